@@ -1,0 +1,89 @@
+# eosaudit - see README.md.  `make run` and `make test` are the two entry points.
+
+CC      ?= cc
+PKGS    := rdkafka libmicrohttpd sqlite3 jansson
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wformat-security -Wvla -fno-common
+WERROR  ?= 1
+OPT     ?= -O2 -g
+CFLAGS  ?= $(OPT)
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) $(if $(filter 1,$(WERROR)),-Werror)
+LDLIBS  += -lpthread -lm
+
+# make SANITIZE=address,undefined test
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+BUILD   ?= build-san
+endif
+BUILD   ?= build
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+DEDUP_SRC   := $(wildcard dedup/*.c)
+AUDITOR_SRC := $(filter-out auditor/main.c,$(wildcard auditor/*.c))
+HTTP_SRC    := $(wildcard http/*.c)
+PROD_SRC    := $(wildcard producer/*.c)
+LIB_SRC     := $(DEDUP_SRC) $(AUDITOR_SRC) $(HTTP_SRC) $(PROD_SRC)
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
+MIGRATIONS  := $(sort $(wildcard schema/[0-9][0-9][0-9][0-9]_*.sql))
+TEST_SRC    := $(wildcard tests/test_*.c)
+TESTS       := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC   := $(wildcard bench/*.c)
+BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps run test unit-test integration-test bench clean
+all: $(BUILD)/eosaudit
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): deploy/install-deps.sh
+	@./deploy/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/gen/migrations.c: schema/embed.sh $(MIGRATIONS)
+	@mkdir -p $(@D)
+	./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libeosaudit.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/eosaudit: $(BUILD)/auditor/main.o $(BUILD)/libeosaudit.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libeosaudit.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libeosaudit.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+run: $(BUILD)/eosaudit
+	$(BUILD)/eosaudit demo
+
+# Unit tests (cmocka, no broker), then the integration tests, which start
+# a real Apache Kafka broker when none is running and stop it afterwards.
+test: unit-test integration-test
+
+unit-test: $(TESTS) $(BUILD)/eosaudit
+	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+
+integration-test: $(BUILD)/eosaudit
+	@BUILD=$(BUILD) ./tests/integration/run.sh
+
+bench: $(BENCHES)
+	@set -e; for b in $(BENCHES); do $$b; done
+
+clean:
+	rm -rf build build-san
+
+-include deploy/kafka/kafka.mk
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

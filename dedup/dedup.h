@@ -1,0 +1,276 @@
+/*
+ * dedup.h - the detection engine: header parsing and per-(partition,
+ * producer) sequence tracking.
+ *
+ * Invariants
+ *  - Pure: no I/O, no clock, no SQLite, no librdkafka.  Time comes in
+ *    through dedup_tracker_begin(); persistence is done by the caller,
+ *    which reads dirty state and events after each batch and writes them
+ *    back with dedup_tracker_restore_*() after a restart.
+ *  - Single-threaded: one tracker belongs to one thread (the consumer).
+ *  - A "part" is a small caller-chosen index (0, 1, 2, ...) standing for
+ *    one (topic, partition); the engine never sees topic names.
+ *  - Every record observed is counted exactly once in its part's
+ *    struct dedup_counts; anomalies are reported as events.
+ *
+ * Classification per (part, producer):
+ *   epoch == highest seen, seq == next       -> OK
+ *   seq > next                               -> gap opened for [next, seq-1]
+ *   seq < next, inside an open gap           -> OUT_OF_ORDER (fills the hole)
+ *   seq < next, not in an open gap           -> DUPLICATE
+ *   epoch < highest seen                     -> FENCED
+ *   epoch > highest seen                     -> new session; must start at 0
+ * The first record of a producer on a part is a baseline unless the part
+ * is audited from its log start (offset 0), in which case seq must be 0.
+ * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
+ * (dedup_tracker_confirm_all) or after the grace period (dedup_tracker_tick).
+ */
+#ifndef EOSAUDIT_DEDUP_H
+#define EOSAUDIT_DEDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DEDUP_PRODUCER_MAX 255 /* bytes in eos.producer */
+#define DEDUP_MSGID_MAX 255    /* bytes in eos.msgid */
+#define DEDUP_EPOCH_MAX INT32_MAX
+#define DEDUP_SEQ_MAX INT64_MAX
+#define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
+
+/* ------------------------------------------------------------------ */
+/* Header parsing                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Bits for struct dedup_hdrs.seen and .bad. */
+#define DEDUP_HDR_PRODUCER 0x01u
+#define DEDUP_HDR_EPOCH 0x02u
+#define DEDUP_HDR_SEQ 0x04u
+#define DEDUP_HDR_PID 0x08u
+#define DEDUP_HDR_MSGID 0x10u
+#define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
+
+enum dedup_hdr_status {
+        DEDUP_HDR_TRACKED,   /* all three required headers, all valid */
+        DEDUP_HDR_UNTRACKED, /* none of the eos.* headers */
+        DEDUP_HDR_MALFORMED, /* some but not all, or an invalid value */
+};
+
+/*
+ * Parsed eos.* headers of one record.  producer and msgid point into the
+ * caller's header memory and are valid only as long as it is.
+ */
+struct dedup_hdrs {
+        const char *producer;
+        size_t producer_len;
+        const char *msgid;
+        size_t msgid_len;
+        int32_t epoch;
+        int64_t seq;
+        int64_t pid; /* -1 when absent */
+        unsigned seen; /* DEDUP_HDR_* present (last occurrence) */
+        unsigned bad;  /* DEDUP_HDR_* whose last occurrence is invalid */
+};
+
+void dedup_hdrs_init(struct dedup_hdrs *h);
+
+/*
+ * Feeds one record header.  Names that are not eos.* are ignored.  When a
+ * header repeats, the last one counts (it replaces the earlier value and
+ * its validity).  value may be NULL (a Kafka null header): invalid.
+ */
+void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
+                     const void *value, size_t size);
+
+enum dedup_hdr_status dedup_hdrs_status(const struct dedup_hdrs *h);
+
+/*
+ * Parses a plain decimal (digits only, no sign, no space, non-empty, no
+ * overflow) of at most max.  Returns 0 and sets *out, or -1.
+ */
+int dedup_parse_decimal(const char *s, size_t len, uint64_t max,
+                        uint64_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Tracker                                                             */
+/* ------------------------------------------------------------------ */
+
+enum dedup_kind {
+        DEDUP_KIND_DUPLICATE = 0,
+        DEDUP_KIND_GAP,          /* a confirmed gap: records lost */
+        DEDUP_KIND_OUT_OF_ORDER, /* a late record filled an open gap */
+        DEDUP_KIND_FENCED,       /* a write from a lower (fenced) epoch */
+        DEDUP_KIND_MALFORMED,
+        DEDUP_KIND__ANOMALY_CNT,
+        /* Not anomalies: state changes the caller must persist or log. */
+        DEDUP_KIND_EXPIRED = DEDUP_KIND__ANOMALY_CNT, /* idle pair dropped */
+        DEDUP_KIND__CNT
+};
+
+/* "duplicate", "gap", ... ; NULL for an unknown kind. */
+const char *dedup_kind_name(enum dedup_kind kind);
+/* Returns 0 and sets *out for a known name, else -1. */
+int dedup_kind_parse(const char *name, enum dedup_kind *out);
+
+/* Per-record verdicts from dedup_tracker_observe(). */
+enum dedup_verdict {
+        DEDUP_V_OK,
+        DEDUP_V_BASELINE,   /* first record of a pair, accepted as-is */
+        DEDUP_V_GAP_OPENED, /* record accepted; it skipped sequences */
+        DEDUP_V_OUT_OF_ORDER,
+        DEDUP_V_DUPLICATE,
+        DEDUP_V_FENCED,
+        DEDUP_V_MALFORMED,
+        DEDUP_V_UNTRACKED,
+};
+
+/* Counters of one part; the caller persists them with the part's offset. */
+struct dedup_counts {
+        uint64_t records;   /* every record observed */
+        uint64_t untracked;
+        uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT]; /* records, or gaps */
+        uint64_t missing;   /* records in confirmed gaps (saturating) */
+};
+
+struct dedup_config {
+        /* An open gap is confirmed once it has been open this many later
+         * records on its part, or this many ms, whichever comes first. */
+        uint64_t gap_grace_records; /* 0 = never by records */
+        int64_t gap_grace_ms;       /* 0 = never by time */
+        int64_t idle_ttl_ms;        /* 0 = never expire idle pairs */
+        uint32_t max_open_gaps;     /* per pair; past it the oldest is
+                                       confirmed early. >= 1 */
+};
+
+void dedup_config_defaults(struct dedup_config *conf);
+
+/* One anomaly (or state change), coalesced: consecutive records of the
+ * same kind, pair and contiguous seq (or, for malformed, contiguous on the
+ * same part) become one event with count > 1. */
+struct dedup_event {
+        enum dedup_kind kind;
+        uint32_t part;
+        const char *producer; /* NULL for malformed without a producer */
+        size_t producer_len;  /* valid until dedup_tracker_events_clear() */
+        int32_t epoch;        /* -1 when unknown */
+        int64_t seq_lo, seq_hi; /* -1 when unknown */
+        int64_t offset_lo, offset_hi; /* records that showed it; for a gap
+                                         the record that opened it */
+        int64_t first_offset; /* duplicate: offset of the first copy of
+                                 seq_lo, -1 if outside recent history */
+        uint64_t count;       /* records, or missing records for a gap */
+        int64_t when_ms;
+        unsigned malformed_bits; /* DEDUP_HDR_* missing or bad */
+};
+
+/* An open gap: [lo, hi] of epoch, not yet confirmed. */
+struct dedup_gap {
+        int32_t epoch;
+        int64_t lo, hi;
+        int64_t opened_offset;
+        int64_t opened_ms;
+        uint64_t opened_rec; /* part record count when it opened */
+};
+
+struct dedup_run {
+        int64_t seq, offset; /* first record of the run */
+        uint32_t len;        /* seq and offset both advance by one */
+};
+
+/* A copy of one pair's state, as read for persistence or restored. */
+struct dedup_pair_view {
+        uint32_t part;
+        const char *producer;
+        size_t producer_len;
+        int32_t epoch;
+        int64_t last_seq;    /* last seq accepted in epoch; -1 = none, so
+                                the next expected is last_seq + 1 */
+        int64_t last_offset;
+        int64_t last_ms;
+        uint64_t records;
+        int rebaseline; /* next record is a baseline */
+        struct dedup_run runs[DEDUP_HISTORY_RUNS];
+        const struct dedup_gap *gaps; /* owned by the tracker (or caller on
+                                         restore) */
+        uint32_t ngaps;
+};
+
+struct dedup_tracker;
+
+/* Returns NULL on allocation failure.  conf is copied. */
+struct dedup_tracker *dedup_tracker_new(const struct dedup_config *conf);
+void dedup_tracker_free(struct dedup_tracker *tr);
+
+/*
+ * Declares part (growing the table as needed).  from_log_start: the part is
+ * audited from offset 0, so a producer's first record must have seq 0.
+ * Returns 0 or -1 on allocation failure.
+ */
+int dedup_tracker_part_add(struct dedup_tracker *tr, uint32_t part,
+                           int from_log_start);
+int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
+                                      uint32_t part);
+
+/*
+ * Records preceding the next one were lost to retention (a coverage gap):
+ * every pair of part restarts from a baseline and the part stops being
+ * audited from its log start.
+ */
+void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part);
+
+struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
+                                               uint32_t part);
+
+/* Sets the clock for the records that follow (wall clock, ms). */
+void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms);
+
+/*
+ * Classifies one record of part at offset.  Returns the verdict; on
+ * allocation failure returns DEDUP_V_MALFORMED with tr's error flag set
+ * (see dedup_tracker_failed()).  The part must have been added.
+ */
+enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
+                                         uint32_t part, int64_t offset,
+                                         const struct dedup_hdrs *h);
+
+/* Non-zero after an allocation failure: state can no longer be trusted. */
+int dedup_tracker_failed(const struct dedup_tracker *tr);
+
+/* Confirms open gaps past the grace period and expires idle pairs. */
+void dedup_tracker_tick(struct dedup_tracker *tr);
+
+/* Confirms every open gap (end of a scan). */
+void dedup_tracker_confirm_all(struct dedup_tracker *tr);
+
+/* Events since the last clear, oldest first. */
+const struct dedup_event *dedup_tracker_events(const struct dedup_tracker *tr,
+                                               size_t *n);
+void dedup_tracker_events_clear(struct dedup_tracker *tr);
+
+/*
+ * Pairs changed since the last dirty_clear: calls cb for each with a view
+ * valid only during the call.  Expired pairs are reported as
+ * DEDUP_KIND_EXPIRED events instead.
+ */
+typedef int(dedup_pair_cb)(void *opaque, const struct dedup_pair_view *pv);
+int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
+                                void *opaque);
+void dedup_tracker_dirty_clear(struct dedup_tracker *tr);
+
+/* Every pair (for reports); same rules as dirty_foreach. */
+int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
+                          void *opaque);
+
+/*
+ * Restores a pair read back from persistence (gaps are copied).  The part
+ * must have been added.  Not marked dirty.  Returns 0, or -1 on allocation
+ * failure or a bad view.
+ */
+int dedup_tracker_restore(struct dedup_tracker *tr,
+                          const struct dedup_pair_view *pv);
+
+size_t dedup_tracker_pairs(const struct dedup_tracker *tr);
+size_t dedup_tracker_open_gaps(const struct dedup_tracker *tr);
+/* Bytes the tracker holds on the heap (tables, names, gaps). */
+size_t dedup_tracker_memory(const struct dedup_tracker *tr);
+
+#endif /* EOSAUDIT_DEDUP_H */

@@ -1,0 +1,99 @@
+/*
+ * hdrs.c - parsing of the eos.* record headers (see schema/HEADERS.md).
+ */
+#include <string.h>
+
+#include "dedup.h"
+
+void dedup_hdrs_init(struct dedup_hdrs *h)
+{
+        memset(h, 0, sizeof(*h));
+        h->pid = -1;
+}
+
+int dedup_parse_decimal(const char *s, size_t len, uint64_t max,
+                        uint64_t *out)
+{
+        uint64_t v = 0;
+        size_t i;
+
+        if (!s || len == 0 || len > 20)
+                return -1;
+        for (i = 0; i < len; i++) {
+                unsigned d = (unsigned char)s[i] - '0';
+                if (d > 9)
+                        return -1;
+                if (v > (max - d) / 10)
+                        return -1;
+                v = v * 10 + d;
+        }
+        *out = v;
+        return 0;
+}
+
+/* Records the last occurrence of header bit: present, and valid or not. */
+static void hdrs_mark(struct dedup_hdrs *h, unsigned bit, int ok)
+{
+        h->seen |= bit;
+        if (ok)
+                h->bad &= ~bit;
+        else
+                h->bad |= bit;
+}
+
+static int hdrs_name_is(const char *name, size_t name_len, const char *want,
+                        size_t want_len)
+{
+        return name_len == want_len && !memcmp(name, want, want_len);
+}
+
+#define NAME_IS(lit) hdrs_name_is(name, name_len, lit, sizeof(lit) - 1)
+
+void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
+                     const void *value, size_t size)
+{
+        const char *v = value;
+        uint64_t n;
+        int ok;
+
+        /* Most headers of most records are not ours: leave fast. */
+        if (name_len < 7 || memcmp(name, "eos.", 4) != 0)
+                return;
+
+        if (NAME_IS("eos.seq")) {
+                ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
+                h->seq = ok ? (int64_t)n : 0;
+                hdrs_mark(h, DEDUP_HDR_SEQ, ok);
+        } else if (NAME_IS("eos.epoch")) {
+                ok = dedup_parse_decimal(v, size, DEDUP_EPOCH_MAX, &n) == 0;
+                h->epoch = ok ? (int32_t)n : 0;
+                hdrs_mark(h, DEDUP_HDR_EPOCH, ok);
+        } else if (NAME_IS("eos.producer")) {
+                ok = v && size >= 1 && size <= DEDUP_PRODUCER_MAX &&
+                     !memchr(v, '\0', size);
+                h->producer = ok ? v : NULL;
+                h->producer_len = ok ? size : 0;
+                hdrs_mark(h, DEDUP_HDR_PRODUCER, ok);
+        } else if (NAME_IS("eos.pid")) {
+                ok = dedup_parse_decimal(v, size, INT64_MAX, &n) == 0;
+                h->pid = ok ? (int64_t)n : -1;
+                hdrs_mark(h, DEDUP_HDR_PID, ok);
+        } else if (NAME_IS("eos.msgid")) {
+                ok = v && size >= 1 && size <= DEDUP_MSGID_MAX;
+                h->msgid = ok ? v : NULL;
+                h->msgid_len = ok ? size : 0;
+                hdrs_mark(h, DEDUP_HDR_MSGID, ok);
+        }
+}
+
+enum dedup_hdr_status dedup_hdrs_status(const struct dedup_hdrs *h)
+{
+        unsigned req = h->seen & DEDUP_HDR_REQUIRED;
+
+        /* eos.pid or eos.msgid alone do not make a record tracked. */
+        if (!req)
+                return DEDUP_HDR_UNTRACKED;
+        if (req != DEDUP_HDR_REQUIRED || h->bad)
+                return DEDUP_HDR_MALFORMED;
+        return DEDUP_HDR_TRACKED;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks to build and test eosaudit.
+# Does nothing (and needs no network) when everything is already there.
+set -euo pipefail
+
+pkgs=(
+  build-essential pkg-config
+  librdkafka-dev libmicrohttpd-dev libsqlite3-dev sqlite3 libcmocka-dev libjansson-dev
+  kcat
+)
+# Tests against the real broker need Java and Maven; they are on the
+# machine image, but install them if a machine lacks them.
+command -v java >/dev/null 2>&1 || pkgs+=(default-jdk-headless)
+command -v mvn  >/dev/null 2>&1 || pkgs+=(maven)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
