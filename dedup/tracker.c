@@ -459,7 +459,7 @@ static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
 
         if (ev && ev->kind == kind && ev->part == pr->part &&
             ev->producer == nm->bytes && ev->epoch == epoch &&
-            ev->seq_hi + 1 == seq && ev->offset_hi < offset) {
+            seq - 1 == ev->seq_hi && ev->offset_hi < offset) {
                 ev->seq_hi = seq;
                 ev->offset_hi = offset;
                 ev->count++;

@@ -557,7 +557,8 @@ static int collect_cb(void *opaque, const struct dedup_pair_view *pv)
         c->v[c->n] = *pv;
         memcpy(c->names[c->n], pv->producer, pv->producer_len);
         c->v[c->n].producer = c->names[c->n];
-        memcpy(c->g[c->n], pv->gaps, pv->ngaps * sizeof(*pv->gaps));
+        if (pv->ngaps)
+                memcpy(c->g[c->n], pv->gaps, pv->ngaps * sizeof(*pv->gaps));
         c->v[c->n].gaps = c->g[c->n];
         c->n++;
         return 0;
