@@ -1,0 +1,94 @@
+/*
+ * audit.h - the consumer loop that feeds Kafka records through the engine
+ * into the ledger.  Shared by `scan` (up to the high watermarks that held
+ * at start, then stop), `serve` and `demo` (follow forever).
+ *
+ * Invariants
+ *  - Partitions are assigned from the ledger's offsets, never from Kafka's
+ *    committed offsets (those are written only so that lag tools see us).
+ *  - A record's offset advances in the same ledger transaction as its
+ *    verdict; malformed and untracked records advance it too.
+ *  - Offsets that retention deleted before they were audited become an
+ *    explicit coverage gap (and the partition restarts from baselines),
+ *    never a silent reset.
+ *  - Transaction markers leave holes in offsets; gaps are inferred from
+ *    eos.seq only, never from offsets.
+ *  - Everything here runs on the thread that calls audit_run().
+ */
+#ifndef EOSAUDIT_AUDIT_H
+#define EOSAUDIT_AUDIT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "../dedup/dedup.h"
+#include "ledger.h"
+
+struct audit;
+
+/* Called for every anomaly (and expiry) before its batch is committed,
+ * once per event. */
+typedef void(audit_event_cb)(void *opaque, const char *topic,
+                             int32_t partition, const struct dedup_event *ev);
+
+struct audit_conf {
+        const char *const *topics;
+        size_t topic_cnt;
+        const char *db_path;     /* ledger file; must be set */
+        int follow;              /* 0: scan to the start watermarks and stop */
+        struct dedup_config dedup;
+        int64_t commit_interval_ms; /* ledger commit at least this often */
+        uint64_t commit_records;    /* ... or after this many records */
+        int64_t kafka_commit_interval_ms; /* lag-visibility commits */
+        int64_t stall_timeout_ms; /* scan: give up on a partition whose
+                                     position stays below its start
+                                     watermark (an open transaction) */
+        int progress;            /* scan: progress line on stderr */
+        audit_event_cb *on_event;
+        void *opaque;
+        volatile sig_atomic_t *run; /* cleared by a signal: finish the batch
+                                       and return */
+        /* follow mode: once *drain is set, the audit turns into a scan up
+         * to the high watermarks of that moment and returns at its end
+         * (the demo sets it when its producer is done).  May be NULL. */
+        volatile sig_atomic_t *drain;
+};
+
+void audit_conf_defaults(struct audit_conf *c);
+
+/*
+ * Connects with kconf (ownership passes to the audit on success and on
+ * failure), discovers the partitions of every topic, opens the ledger and
+ * loads it.  Returns 0, or -1 with errstr (unreachable broker, unknown
+ * topic, ledger in use...).
+ */
+int audit_new(struct audit **out, const struct audit_conf *c,
+              rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size);
+
+/*
+ * Runs until the scan is complete (follow = 0), *run is cleared, or a
+ * fatal error.  At the end of a scan every open gap is confirmed.  Returns
+ * 0, or -1 with errstr.
+ */
+int audit_run(struct audit *a, char *errstr, size_t errstr_size);
+
+/* The ledger, for reports after audit_run(). */
+struct ledger *audit_ledger(struct audit *a);
+
+/* Figures of the run so far. */
+struct audit_stats {
+        uint64_t records;       /* records read in this run */
+        uint64_t commits;
+        int64_t last_commit_us;
+        uint32_t partitions;
+        uint32_t partitions_done; /* scan: reached their end */
+        uint32_t partitions_stalled;
+};
+void audit_stats_get(const struct audit *a, struct audit_stats *st);
+
+void audit_free(struct audit *a);
+
+#endif /* EOSAUDIT_AUDIT_H */

@@ -1,0 +1,305 @@
+/*
+ * demo.c - see demo.h.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include "../producer/producer.h"
+#include "audit.h"
+#include "demo.h"
+#include "kconf.h"
+#include "log.h"
+#include "report.h"
+
+#define DEMO_TOPIC "demo"
+#define DEMO_PARTITIONS 4
+#define DEMO_BROKERS 3
+
+struct demo_producer {
+        struct producer_opts o;
+        struct producer_result res;
+        char errstr[512];
+        int rc;
+        volatile sig_atomic_t *done;
+};
+
+static void *demo_produce(void *arg)
+{
+        struct demo_producer *dp = arg;
+
+        dp->rc = producer_run(&dp->o, &dp->res, dp->errstr,
+                              sizeof(dp->errstr));
+        *dp->done = 1;
+        return NULL;
+}
+
+static void demo_event(void *opaque, const char *topic, int32_t partition,
+                       const struct dedup_event *ev)
+{
+        (void)opaque;
+        (void)topic;
+        if (ev->kind == DEDUP_KIND_EXPIRED)
+                return;
+        printf("found %-12s partition %d, producer '%.*s' epoch %d, "
+               "seq %lld..%lld at offsets %lld..%lld, %s %llu",
+               dedup_kind_name(ev->kind), (int)partition,
+               ev->producer ? (int)ev->producer_len : 1,
+               ev->producer ? ev->producer : "?", (int)ev->epoch,
+               (long long)ev->seq_lo, (long long)ev->seq_hi,
+               (long long)ev->offset_lo, (long long)ev->offset_hi,
+               ev->kind == DEDUP_KIND_GAP ? "missing" : "records",
+               (unsigned long long)ev->count);
+        if (ev->first_offset >= 0)
+                printf(" (first copy at offset %lld)",
+                       (long long)ev->first_offset);
+        putchar('\n');
+        fflush(stdout);
+}
+
+static void demo_usage(FILE *f)
+{
+        fprintf(f,
+"usage: eosaudit demo [-n COUNT] [--rate N] [--db FILE] [--seed N] [-q]\n"
+"\n"
+"Starts librdkafka's in-process mock cluster (%d brokers), a topic '%s'\n"
+"with %d partitions, the reference producer with injected faults\n"
+"(duplicates, gaps and a zombie session), and the auditor, and prints\n"
+"what the audit finds as it goes, then compares it with what was\n"
+"injected.  Exit status 0 when they match.\n"
+"\n"
+"  -n COUNT      records to produce (20000)\n"
+"      --rate N  records per second (4000; 0 = unlimited)\n"
+"      --db FILE ledger file (default: a temporary one)\n"
+"      --seed N  seed of the injected faults (1)\n"
+"  -q            no log lines\n",
+                DEMO_BROKERS, DEMO_TOPIC, DEMO_PARTITIONS);
+}
+
+static int demo_check(const char *what, uint64_t want, uint64_t got)
+{
+        printf("  %-12s injected %-8llu found %-8llu %s\n", what,
+               (unsigned long long)want, (unsigned long long)got,
+               want == got ? "ok" : "MISMATCH");
+        return want == got ? 0 : -1;
+}
+
+int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
+{
+        static const struct option longopts[] = {
+            {"rate", required_argument, NULL, 'r'},
+            {"db", required_argument, NULL, 'd'},
+            {"seed", required_argument, NULL, 's'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
+        };
+        static volatile sig_atomic_t produced;
+        struct demo_producer dp;
+        struct audit_conf ac;
+        struct audit *a = NULL;
+        rd_kafka_mock_cluster_t *mc = NULL;
+        rd_kafka_t *mrk = NULL;
+        rd_kafka_conf_t *kconf;
+        pthread_t thr;
+        int started = 0, rc = 2, opt, quiet = 0;
+        int64_t count = 20000, v;
+        double rate = 4000;
+        uint64_t seed = 1;
+        const char *db = NULL;
+        const char *topics[] = {DEMO_TOPIC};
+        char dbbuf[64] = "", errstr[512] = "";
+        const char *bootstraps;
+
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "n:qh", longopts, NULL)) != -1) {
+                switch (opt) {
+                case 'n':
+                        if (kconf_parse_i64(optarg, 1, 100000000, &count)) {
+                                fprintf(stderr, "eosaudit: invalid -n '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'r':
+                        if (kconf_parse_double(optarg, 0, 1e9, &rate)) {
+                                fprintf(stderr,
+                                        "eosaudit: invalid --rate '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'd':
+                        db = optarg;
+                        break;
+                case 's':
+                        if (kconf_parse_i64(optarg, 0, INT64_MAX, &v)) {
+                                fprintf(stderr,
+                                        "eosaudit: invalid --seed '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        seed = (uint64_t)v;
+                        break;
+                case 'q':
+                        quiet = 1;
+                        log_set_level(LOG_ERROR);
+                        break;
+                case 'h':
+                        demo_usage(stdout);
+                        return 0;
+                default:
+                        fprintf(stderr, "eosaudit: unknown option '%s' (see "
+                                        "`eosaudit demo --help`)\n",
+                                argv[optind - 1]);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "eosaudit: unexpected argument '%s'\n",
+                        argv[optind]);
+                return 2;
+        }
+
+        /* The mock cluster lives inside a throwaway client handle. */
+        kconf = rd_kafka_conf_new();
+        rd_kafka_conf_set(kconf, "log_level", "3", NULL, 0);
+        mrk = rd_kafka_new(RD_KAFKA_PRODUCER, kconf, errstr, sizeof(errstr));
+        if (!mrk) {
+                rd_kafka_conf_destroy(kconf);
+                fprintf(stderr, "eosaudit: demo: %s\n", errstr);
+                return 2;
+        }
+        mc = rd_kafka_mock_cluster_new(mrk, DEMO_BROKERS);
+        if (!mc ||
+            rd_kafka_mock_topic_create(mc, DEMO_TOPIC, DEMO_PARTITIONS, 1)) {
+                fprintf(stderr, "eosaudit: demo: cannot start the mock "
+                                "cluster\n");
+                goto out;
+        }
+        bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
+        if (!db) {
+                snprintf(dbbuf, sizeof(dbbuf), "/tmp/eosaudit-demo-%ld.db",
+                         (long)getpid());
+                db = dbbuf;
+        }
+        printf("demo: mock cluster of %d brokers at %s, topic '%s' with %d "
+               "partitions, ledger %s\n",
+               DEMO_BROKERS, bootstraps, DEMO_TOPIC, DEMO_PARTITIONS, db);
+        printf("demo: producing %lld records as 'orders' (%.0f/s) with "
+               "0.2%% injected duplicates, 0.1%% injected gaps and a zombie "
+               "session\n",
+               (long long)count, rate);
+        fflush(stdout);
+
+        memset(&dp, 0, sizeof(dp));
+        producer_opts_init(&dp.o);
+        dp.o.brokers = bootstraps;
+        dp.o.topic = DEMO_TOPIC;
+        dp.o.name = "orders";
+        dp.o.count = count;
+        dp.o.rate = rate;
+        dp.o.dup_rate = 0.002;
+        dp.o.gap_rate = 0.001;
+        dp.o.zombie = 1;
+        dp.o.seed = seed;
+        dp.o.quiet = 1;
+        dp.o.run = run;
+        dp.done = &produced;
+        if (pthread_create(&thr, NULL, demo_produce, &dp)) {
+                fprintf(stderr, "eosaudit: demo: cannot start the producer\n");
+                goto out;
+        }
+        started = 1;
+
+        audit_conf_defaults(&ac);
+        ac.topics = topics;
+        ac.topic_cnt = 1;
+        ac.db_path = db;
+        ac.follow = 1;
+        ac.run = run;
+        ac.drain = &produced;
+        ac.commit_interval_ms = 200;
+        ac.on_event = demo_event;
+        kconf = rd_kafka_conf_new();
+        if (rd_kafka_conf_set(kconf, "bootstrap.servers", bootstraps, errstr,
+                              sizeof(errstr)) ||
+            rd_kafka_conf_set(kconf, "group.id", "eosaudit-demo", errstr,
+                              sizeof(errstr)) ||
+            rd_kafka_conf_set(kconf, "enable.auto.commit", "false", errstr,
+                              sizeof(errstr)) ||
+            rd_kafka_conf_set(kconf, "enable.partition.eof", "true", errstr,
+                              sizeof(errstr)) ||
+            rd_kafka_conf_set(kconf, "auto.offset.reset", "error", errstr,
+                              sizeof(errstr)) ||
+            rd_kafka_conf_set(kconf, "log_level", quiet ? "3" : "4", errstr,
+                              sizeof(errstr))) {
+                rd_kafka_conf_destroy(kconf);
+                fprintf(stderr, "eosaudit: demo: %s\n", errstr);
+                goto out;
+        }
+        if (audit_new(&a, &ac, kconf, errstr, sizeof(errstr)) ||
+            audit_run(a, errstr, sizeof(errstr))) {
+                fprintf(stderr, "eosaudit: demo: %s\n", errstr);
+                goto out;
+        }
+        pthread_join(thr, NULL);
+        started = 0;
+        if (dp.rc) {
+                fprintf(stderr, "eosaudit: demo: producer: %s\n", dp.errstr);
+                goto out;
+        }
+
+        printf("\n");
+        if (report_summary_print(stdout, audit_ledger(a), topics, 1, 0, errstr,
+                                 sizeof(errstr))) {
+                fprintf(stderr, "eosaudit: demo: %s\n", errstr);
+                goto out;
+        }
+        {
+                struct ledger_summary s;
+                int bad = 0;
+                if (ledger_summary(audit_ledger(a), DEMO_TOPIC, &s, errstr,
+                                   sizeof(errstr))) {
+                        fprintf(stderr, "eosaudit: demo: %s\n", errstr);
+                        goto out;
+                }
+                printf("\nwhat the producer injected vs what the audit "
+                       "found:\n");
+                bad |= demo_check("duplicate", dp.res.duplicates_injected,
+                                  s.anomalies[DEDUP_KIND_DUPLICATE]);
+                bad |= demo_check("missing", dp.res.gaps_injected + dp.res.failed,
+                                  s.missing);
+                bad |= demo_check("fenced", dp.res.zombie_records,
+                                  s.anomalies[DEDUP_KIND_FENCED]);
+                bad |= demo_check("records", dp.res.delivered, s.records);
+                rc = bad ? 1 : 0;
+        }
+out:
+        if (started) {
+                *run = 0;
+                pthread_join(thr, NULL);
+        }
+        audit_free(a);
+        if (mc)
+                rd_kafka_mock_cluster_destroy(mc);
+        if (mrk)
+                rd_kafka_destroy(mrk);
+        if (dbbuf[0]) {
+                char p[96];
+                static const char *const suffix[] = {"", "-wal", "-shm",
+                                                     "-lock"};
+                size_t i;
+                for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+                        snprintf(p, sizeof(p), "%s%s", dbbuf, suffix[i]);
+                        unlink(p);
+                }
+        }
+        return rc;
+}

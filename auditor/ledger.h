@@ -1,0 +1,141 @@
+/*
+ * ledger.h - the durable audit ledger (SQLite, WAL).
+ *
+ * Invariants
+ *  - One process owns a ledger at a time: ledger_open() takes an exclusive
+ *    flock() on "<path>-lock" and fails with a clear message if another
+ *    process holds it.  Read-only handles (ledger_open_reader) for other
+ *    threads of the owning process take no lock.
+ *  - Everything one batch changed - next offsets and counters of its
+ *    parts, the tracker's dirty pairs and open gaps, expired pairs, and
+ *    its anomaly events - is written in ONE transaction by
+ *    ledger_commit().  A crash before COMMIT loses the whole batch and the
+ *    audit replays it from the old offsets; a crash after loses nothing.
+ *    So no record is ever counted twice or missed.
+ *  - The schema lives in schema/NNNN_*.sql, applied in order and tracked
+ *    by PRAGMA user_version; a ledger newer than the binary is refused.
+ *  - A struct ledger is used by one thread at a time.
+ */
+#ifndef EOSAUDIT_LEDGER_H
+#define EOSAUDIT_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../dedup/dedup.h"
+
+struct ledger;
+
+/*
+ * One audited (topic, partition).  Callers keep an array of these indexed
+ * by the tracker's part number: parts[i].part == i.
+ */
+struct ledger_part {
+        const char *topic; /* borrowed */
+        int32_t partition;
+        uint32_t part;       /* the tracker's index; equals the array index */
+        int64_t next_offset; /* next offset to audit; -1 = never audited */
+        int from_log_start;  /* audited from offset 0 (strict first seq);
+                                set by ledger_load().  ledger_commit()
+                                stores the tracker's own value, which a
+                                coverage gap (rebaseline) clears. */
+        /* A coverage gap to record with the next commit: offsets
+         * [coverage_lo, coverage_hi] were deleted by retention before they
+         * were audited.  -1 when none; ledger_commit() resets them. */
+        int64_t coverage_lo, coverage_hi;
+        int dirty; /* include in the next commit; reset by ledger_commit() */
+};
+
+/*
+ * Opens (creating if needed) the ledger at path, applies migrations, sets
+ * WAL mode and takes the process lock.  Returns 0 and *out, or -1 with
+ * errstr filled.
+ */
+int ledger_open(struct ledger **out, const char *path, char *errstr,
+                size_t errstr_size);
+
+/* Opens a read-only connection (no lock, no migrations) for readers such
+ * as HTTP threads.  The ledger must exist and be migrated. */
+int ledger_open_reader(struct ledger **out, const char *path, char *errstr,
+                       size_t errstr_size);
+
+void ledger_close(struct ledger *lg);
+
+/*
+ * Loads the stored state of parts[0..nparts) into tr (which must already
+ * have each part added): next_offset, from_log_start and counters of each
+ * part (a part the ledger has never seen keeps next_offset -1), and every
+ * pair with its open gaps.  The caller then calls dedup_tracker_part_add()
+ * again only for parts with next_offset == -1 once it knows their origin.
+ */
+int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
+                struct ledger_part *parts, size_t nparts, char *errstr,
+                size_t errstr_size);
+
+/*
+ * Writes one batch in one transaction (see invariants), then clears the
+ * tracker's dirty set and events and the parts' dirty flags.  On failure
+ * nothing is written, the tracker is left as it was, and -1 is returned
+ * with errstr filled: the caller must not advance past the batch.
+ * commit_us, when non-NULL, receives the commit's duration in us.
+ */
+int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
+                  struct ledger_part *parts, size_t nparts,
+                  int64_t *commit_us, char *errstr, size_t errstr_size);
+
+/* Figures for one topic (NULL: all topics), summed over its partitions. */
+struct ledger_summary {
+        uint64_t records;
+        uint64_t untracked;
+        uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT];
+        uint64_t missing;
+        uint64_t producers;      /* distinct producer names tracked */
+        uint64_t pairs;          /* tracked (partition, producer) pairs */
+        uint64_t open_gaps;
+        uint64_t coverage_gaps;
+        uint64_t coverage_records; /* offsets lost to retention */
+        uint32_t partitions;
+};
+
+int ledger_summary(struct ledger *lg, const char *topic,
+                   struct ledger_summary *out, char *errstr,
+                   size_t errstr_size);
+
+/* One stored anomaly, newest first. */
+struct ledger_anomaly {
+        int64_t id;
+        const char *topic;
+        int32_t partition;
+        const char *kind; /* dedup_kind_name() or "coverage" */
+        const char *producer; /* NULL when unknown */
+        size_t producer_len;
+        int32_t epoch;        /* -1 unknown */
+        int64_t seq_lo, seq_hi; /* -1 unknown */
+        int64_t offset_lo, offset_hi;
+        int64_t first_offset; /* -1 unknown */
+        uint64_t count;
+        int64_t detected_ms;
+        unsigned malformed_bits; /* DEDUP_HDR_* missing or bad; 0 unless
+                                    kind is "malformed" */
+};
+
+typedef int(ledger_anomaly_cb)(void *opaque, const struct ledger_anomaly *a);
+
+/* Calls cb for up to limit anomalies (limit < 0: all) of topic (NULL: all
+ * topics), newest first; cb returning non-zero stops the walk (and
+ * ledger_anomalies_foreach() returns 0).  Strings are valid only during the
+ * call. */
+int ledger_anomalies_foreach(struct ledger *lg, const char *topic,
+                             int64_t limit, ledger_anomaly_cb *cb,
+                             void *opaque, char *errstr, size_t errstr_size);
+
+/*
+ * Testing only: hook is called by ledger_commit() after every write of the
+ * batch and just before COMMIT, so a test can simulate a crash at the worst
+ * moment (e.g. _exit() in a forked child).  NULL clears it.
+ */
+typedef void(ledger_commit_hook)(void *opaque);
+void ledger_commit_hook_set(struct ledger *lg, ledger_commit_hook *hook,
+                            void *opaque);
+
+#endif /* EOSAUDIT_LEDGER_H */

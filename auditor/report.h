@@ -1,0 +1,46 @@
+/*
+ * report.h - audit reports built from the ledger: the JSON object of
+ * `scan --json` (and, later, /api/v1/summary) and the human report.
+ *
+ * Everything here reads the ledger only; it never sees the live tracker,
+ * so any thread with its own ledger handle may call it.
+ */
+#ifndef EOSAUDIT_REPORT_H
+#define EOSAUDIT_REPORT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "ledger.h"
+
+/* Number of anomalies in s that make an audit fail (exit status 1):
+ * every anomaly kind, and coverage gaps (records nobody could audit). */
+uint64_t report_anomaly_total(const struct ledger_summary *s);
+
+/*
+ * The summary of topics[0..n): totals at the top level (records_total,
+ * untracked, missing_records, producers, anomalies{duplicate, gap,
+ * out_of_order, fenced, malformed}, ...) and one object per topic in
+ * "topics"; with examples > 0, the newest anomalies with their evidence.
+ * Returns a new reference (caller json_decref()s), or NULL with errstr.
+ */
+json_t *report_summary_json(struct ledger *lg, const char *const *topics,
+                            size_t n, int examples, char *errstr,
+                            size_t errstr_size);
+
+/* One anomaly as a JSON object with its evidence.  A producer name that
+ * is not valid UTF-8 is given lossily in "producer" (U+FFFD for each bad
+ * byte) and exactly in "producer_hex". */
+json_t *report_anomaly_json(const struct ledger_anomaly *a);
+
+/* A JSON string from arbitrary bytes: as is when valid UTF-8, else with
+ * U+FFFD for each byte that is not; *lossy (if not NULL) says which. */
+json_t *report_bytes_json(const char *p, size_t len, int *lossy);
+
+/* The human report on f.  Returns 0, or -1 with errstr. */
+int report_summary_print(FILE *f, struct ledger *lg,
+                         const char *const *topics, size_t n, int examples,
+                         char *errstr, size_t errstr_size);
+
+#endif /* EOSAUDIT_REPORT_H */
