@@ -35,6 +35,8 @@ BENCH_SRC   := $(wildcard bench/*.c)
 BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps run test unit-test integration-test bench clean
+# Keep objects of tests and benchmarks between runs.
+.SECONDARY:
 all: $(BUILD)/eosaudit
 
 deps: $(DEPS_STAMP)
