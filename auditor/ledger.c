@@ -1,0 +1,1271 @@
+/*
+ * ledger.c - the durable audit ledger on SQLite (see ledger.h and
+ * schema/0001_init.sql).
+ *
+ * Values the engine marks unknown with -1 (epoch, seq, first offset) are
+ * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
+ * the largest SQLite integer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "ledger.h"
+
+/* Generated from schema/NNNN_*.sql by schema/embed.sh: migration i moves
+ * a ledger from user_version i to i + 1. */
+extern const char *const ledger_migrations[];
+extern const size_t ledger_migrations_cnt;
+
+/* Readers (HTTP threads) and the checkpointer may hold the database for a
+ * moment; wait rather than fail. */
+#define LEDGER_BUSY_TIMEOUT_MS 5000
+
+_Static_assert(DEDUP_HISTORY_RUNS == 2,
+               "pairs has columns for two runs: add a migration");
+_Static_assert(DEDUP_KIND__ANOMALY_CNT == 5,
+               "partitions has one counter per anomaly kind: add a migration");
+
+/* Statements of the commit path, prepared once per writer handle. */
+enum ledger_stmt {
+        LEDGER_ST_BEGIN,
+        LEDGER_ST_COMMIT,
+        LEDGER_ST_ROLLBACK,
+        LEDGER_ST_PART_PUT,
+        LEDGER_ST_PAIR_PUT,
+        LEDGER_ST_PAIR_DEL,
+        LEDGER_ST_GAPS_DEL,
+        LEDGER_ST_GAP_PUT,
+        LEDGER_ST_ANOMALY_PUT,
+        LEDGER_ST_COVERAGE_PUT,
+        LEDGER_ST__CNT
+};
+
+static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
+        [LEDGER_ST_BEGIN] = "BEGIN IMMEDIATE",
+        [LEDGER_ST_COMMIT] = "COMMIT",
+        [LEDGER_ST_ROLLBACK] = "ROLLBACK",
+        /* The counter columns follow enum dedup_kind. */
+        [LEDGER_ST_PART_PUT] =
+                "INSERT OR REPLACE INTO partitions (topic, partition, "
+                "next_offset, from_log_start, records, untracked, duplicate, "
+                "gap, out_of_order, fenced, malformed, missing, updated_ms) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                "?13)",
+        [LEDGER_ST_PAIR_PUT] =
+                "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
+                "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
+                "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
+                "run1_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                "?11, ?12, ?13, ?14, ?15)",
+        [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
+                               "partition = ?2 AND producer = ?3",
+        [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
+                               "partition = ?2 AND producer = ?3",
+        [LEDGER_ST_GAP_PUT] =
+                "INSERT INTO open_gaps (topic, partition, producer, ord, "
+                "epoch, lo, hi, opened_offset, opened_ms, opened_rec) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        [LEDGER_ST_ANOMALY_PUT] =
+                "INSERT INTO anomalies (topic, partition, producer, kind, "
+                "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
+                "count, detected_ms, malformed_bits) VALUES (?1, ?2, ?3, ?4, "
+                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        /* A coverage gap already stored (same start) is not stored again,
+         * nor is its anomaly row. */
+        [LEDGER_ST_COVERAGE_PUT] =
+                "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
+                "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
+                "ON CONFLICT DO NOTHING",
+};
+
+struct ledger {
+        sqlite3 *db;
+        int lock_fd; /* holds the flock; -1 for a reader */
+        int readonly;
+        sqlite3_stmt *st[LEDGER_ST__CNT]; /* writer only */
+        ledger_commit_hook *hook;
+        void *hook_opaque;
+};
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* "what: sqlite's message" */
+static void ledger_err(struct ledger *lg, const char *what, char *errstr,
+                       size_t errstr_size)
+{
+        snprintf(errstr, errstr_size, "%s: %s", what, sqlite3_errmsg(lg->db));
+}
+
+static int64_t ledger_now_ms(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts))
+                return 0;
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t ledger_mono_us(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_MONOTONIC, &ts))
+                return 0;
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t ledger_u64_put(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static uint64_t ledger_u64_get(sqlite3_stmt *st, int col)
+{
+        int64_t v = sqlite3_column_int64(st, col);
+
+        return v < 0 ? 0 : (uint64_t)v;
+}
+
+static uint64_t ledger_sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Binds v, or NULL when it is negative (the engine's "unknown"). */
+static int ledger_bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+        return v < 0 ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
+/* Reads a column written by ledger_bind_opt(). */
+static int64_t ledger_col_opt(sqlite3_stmt *st, int col)
+{
+        if (sqlite3_column_type(st, col) == SQLITE_NULL)
+                return -1;
+        return sqlite3_column_int64(st, col);
+}
+
+/* Binds ?1 topic, ?2 partition and, when producer is non-NULL,
+ * ?3 producer (bytes, not necessarily UTF-8). */
+static int ledger_bind_key(sqlite3_stmt *st, const struct ledger_part *p,
+                           const char *producer, size_t producer_len)
+{
+        int rc;
+
+        rc = sqlite3_bind_text(st, 1, p->topic, -1, SQLITE_STATIC);
+        rc |= sqlite3_bind_int64(st, 2, p->partition);
+        if (producer)
+                rc |= sqlite3_bind_text(st, 3, producer, (int)producer_len,
+                                        SQLITE_STATIC);
+        return rc;
+}
+
+/*
+ * Runs a bound write statement to completion and resets it.  brc is the
+ * OR of the bind results (SQLITE_OK is 0).
+ */
+static int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
+                            const char *what, char *errstr,
+                            size_t errstr_size)
+{
+        int rc = -1;
+
+        if (brc != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        if (sqlite3_step(st) != SQLITE_DONE) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        rc = 0;
+out:
+        sqlite3_reset(st);
+        return rc;
+}
+
+/* Runs SQL without results (possibly several statements). */
+static int ledger_exec(struct ledger *lg, const char *sql, const char *what,
+                       char *errstr, size_t errstr_size)
+{
+        if (sqlite3_exec(lg->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
+/* Ends a failed transaction, if one is open; errors are already said. */
+static void ledger_rollback(struct ledger *lg)
+{
+        if (!sqlite3_get_autocommit(lg->db))
+                sqlite3_exec(lg->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int ledger_prepare(struct ledger *lg, const char *sql,
+                          sqlite3_stmt **st, char *errstr, size_t errstr_size)
+{
+        if (sqlite3_prepare_v2(lg->db, sql, -1, st, NULL) != SQLITE_OK) {
+                ledger_err(lg, "cannot prepare ledger query", errstr,
+                           errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
+/* Prepares sql and steps to its first row; the caller finalizes *st. */
+static int ledger_query_row(struct ledger *lg, const char *sql,
+                            const char *what, sqlite3_stmt **st,
+                            char *errstr, size_t errstr_size)
+{
+        if (sqlite3_prepare_v2(lg->db, sql, -1, st, NULL) != SQLITE_OK ||
+            sqlite3_step(*st) != SQLITE_ROW) {
+                ledger_err(lg, what, errstr, errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
+/*
+ * Reads the schema version into *out and refuses a ledger newer than this
+ * binary or, when exact, one not fully migrated either.
+ */
+static int ledger_version_check(struct ledger *lg, const char *path,
+                                int exact, size_t *out, char *errstr,
+                                size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        int64_t version;
+        int rc = -1;
+
+        if (ledger_query_row(lg, "PRAGMA user_version",
+                             "cannot read ledger schema version", &st, errstr,
+                             errstr_size))
+                goto out;
+        version = sqlite3_column_int64(st, 0);
+        if (version < 0 || (uint64_t)version > ledger_migrations_cnt) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: schema version %lld is newer than this "
+                         "eosaudit (%zu)",
+                         path, (long long)version, ledger_migrations_cnt);
+                goto out;
+        }
+        if (exact && (uint64_t)version < ledger_migrations_cnt) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: schema version %lld is older than this "
+                         "eosaudit (%zu) and must be migrated by the auditor "
+                         "first",
+                         path, (long long)version, ledger_migrations_cnt);
+                goto out;
+        }
+        *out = (size_t)version;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open and close                                                      */
+/* ------------------------------------------------------------------ */
+
+/* The pid written into the lock file by its holder, or -1. */
+static long ledger_lock_owner(int fd)
+{
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        char *end;
+        long pid;
+
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        errno = 0;
+        pid = strtol(buf, &end, 10);
+        if (errno || end == buf || (*end && *end != '\n') || pid <= 0)
+                return -1;
+        return pid;
+}
+
+/*
+ * Takes the process lock: an flock() on "<path>-lock", held for the life of
+ * the handle and released by the kernel however the process ends.  The file
+ * is never removed: unlinking a lock file races with a process that has just
+ * opened it.
+ */
+static int ledger_lock(struct ledger *lg, const char *path, char *errstr,
+                       size_t errstr_size)
+{
+        size_t len = strlen(path) + sizeof("-lock");
+        char *lpath = malloc(len);
+        char pidbuf[32];
+        int fd = -1, n, rc = -1;
+        long owner;
+
+        if (!lpath) {
+                snprintf(errstr, errstr_size, "cannot lock ledger %s: %s",
+                         path, strerror(ENOMEM));
+                goto out;
+        }
+        snprintf(lpath, len, "%s-lock", path);
+        fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                snprintf(errstr, errstr_size, "cannot open lock file %s: %s",
+                         lpath, strerror(errno));
+                goto out;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB)) {
+                if (errno != EWOULDBLOCK) {
+                        snprintf(errstr, errstr_size, "cannot lock %s: %s",
+                                 lpath, strerror(errno));
+                        goto out;
+                }
+                owner = ledger_lock_owner(fd);
+                if (owner > 0)
+                        snprintf(errstr, errstr_size,
+                                 "ledger %s is in use by another eosaudit "
+                                 "process (pid %ld)",
+                                 path, owner);
+                else
+                        snprintf(errstr, errstr_size,
+                                 "ledger %s is in use by another eosaudit "
+                                 "process (pid unknown)",
+                                 path);
+                goto out;
+        }
+        n = snprintf(pidbuf, sizeof(pidbuf), "%ld\n", (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof(pidbuf) || ftruncate(fd, 0) ||
+            pwrite(fd, pidbuf, (size_t)n, 0) != n) {
+                snprintf(errstr, errstr_size, "cannot write pid to %s: %s",
+                         lpath, strerror(errno));
+                goto out;
+        }
+        lg->lock_fd = fd;
+        fd = -1;
+        rc = 0;
+out:
+        if (fd >= 0)
+                close(fd);
+        free(lpath);
+        return rc;
+}
+
+static int ledger_db_open(struct ledger *lg, const char *path, int flags,
+                          char *errstr, size_t errstr_size)
+{
+        /* A handle is used by one thread at a time (see ledger.h). */
+        if (sqlite3_open_v2(path, &lg->db, flags | SQLITE_OPEN_NOMUTEX,
+                            NULL) != SQLITE_OK) {
+                if (lg->db)
+                        snprintf(errstr, errstr_size,
+                                 "cannot open ledger %s: %s", path,
+                                 sqlite3_errmsg(lg->db));
+                else
+                        snprintf(errstr, errstr_size,
+                                 "cannot open ledger %s: out of memory", path);
+                return -1;
+        }
+        if (sqlite3_busy_timeout(lg->db, LEDGER_BUSY_TIMEOUT_MS) !=
+            SQLITE_OK) {
+                ledger_err(lg, "cannot set ledger busy timeout", errstr,
+                           errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
+/*
+ * WAL lets HTTP readers work while the consumer commits.  With WAL,
+ * synchronous=NORMAL syncs only at checkpoints, not at every COMMIT: a
+ * committed transaction is in the WAL file (the kernel's page cache) once
+ * COMMIT returns, so it survives a crash or kill of the process.  A power
+ * loss or kernel crash may roll back the last few commits, never corrupt
+ * the database; since each batch's offsets are in the same transaction as
+ * its counts, that only means those records are audited again.
+ */
+static int ledger_pragmas(struct ledger *lg, const char *path, char *errstr,
+                          size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        const unsigned char *mode;
+        int rc = -1;
+
+        if (ledger_query_row(lg, "PRAGMA journal_mode = WAL",
+                             "cannot set ledger journal mode", &st, errstr,
+                             errstr_size))
+                goto out;
+        mode = sqlite3_column_text(st, 0);
+        if (!mode || strcmp((const char *)mode, "wal") != 0) {
+                snprintf(errstr, errstr_size,
+                         "cannot use WAL for ledger %s: journal mode is %s",
+                         path, mode ? (const char *)mode : "unknown");
+                goto out;
+        }
+        if (ledger_exec(lg, "PRAGMA synchronous = NORMAL",
+                        "cannot set ledger synchronous mode", errstr,
+                        errstr_size))
+                goto out;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+/* Applies the missing migrations, each in its own transaction. */
+static int ledger_migrate(struct ledger *lg, const char *path, char *errstr,
+                          size_t errstr_size)
+{
+        char sql[64], what[96];
+        size_t i;
+
+        if (ledger_version_check(lg, path, 0, &i, errstr, errstr_size))
+                return -1;
+        for (; i < ledger_migrations_cnt; i++) {
+                snprintf(what, sizeof(what),
+                         "cannot apply ledger migration %zu", i + 1);
+                snprintf(sql, sizeof(sql), "PRAGMA user_version = %zu", i + 1);
+                if (ledger_exec(lg, "BEGIN IMMEDIATE", what, errstr,
+                                errstr_size) ||
+                    ledger_exec(lg, ledger_migrations[i], what, errstr,
+                                errstr_size) ||
+                    ledger_exec(lg, sql, what, errstr, errstr_size) ||
+                    ledger_exec(lg, "COMMIT", what, errstr, errstr_size)) {
+                        ledger_rollback(lg);
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+static struct ledger *ledger_new(const char *path, char *errstr,
+                                 size_t errstr_size)
+{
+        struct ledger *lg = calloc(1, sizeof(*lg));
+
+        if (!lg) {
+                snprintf(errstr, errstr_size, "cannot open ledger %s: %s",
+                         path, strerror(ENOMEM));
+                return NULL;
+        }
+        lg->lock_fd = -1;
+        return lg;
+}
+
+int ledger_open(struct ledger **out, const char *path, char *errstr,
+                size_t errstr_size)
+{
+        struct ledger *lg = ledger_new(path, errstr, errstr_size);
+        int i, rc = -1;
+
+        if (!lg)
+                goto out;
+        /* Lock first: no two processes may migrate or write at once. */
+        if (ledger_lock(lg, path, errstr, errstr_size) ||
+            ledger_db_open(lg, path,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, errstr,
+                           errstr_size) ||
+            ledger_pragmas(lg, path, errstr, errstr_size) ||
+            ledger_migrate(lg, path, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < LEDGER_ST__CNT; i++) {
+                if (sqlite3_prepare_v3(lg->db, ledger_stmt_sql[i], -1,
+                                       SQLITE_PREPARE_PERSISTENT, &lg->st[i],
+                                       NULL) != SQLITE_OK) {
+                        ledger_err(lg, "cannot prepare ledger statement",
+                                   errstr, errstr_size);
+                        goto out;
+                }
+        }
+        *out = lg;
+        lg = NULL;
+        rc = 0;
+out:
+        ledger_close(lg);
+        return rc;
+}
+
+int ledger_open_reader(struct ledger **out, const char *path, char *errstr,
+                       size_t errstr_size)
+{
+        struct ledger *lg = ledger_new(path, errstr, errstr_size);
+        size_t version;
+        int rc = -1;
+
+        if (!lg)
+                goto out;
+        lg->readonly = 1;
+        if (ledger_db_open(lg, path, SQLITE_OPEN_READONLY, errstr,
+                           errstr_size) ||
+            ledger_version_check(lg, path, 1, &version, errstr, errstr_size))
+                goto out;
+        *out = lg;
+        lg = NULL;
+        rc = 0;
+out:
+        ledger_close(lg);
+        return rc;
+}
+
+void ledger_close(struct ledger *lg)
+{
+        int i;
+
+        if (!lg)
+                return;
+        for (i = 0; i < LEDGER_ST__CNT; i++)
+                sqlite3_finalize(lg->st[i]);
+        /* Close (and checkpoint) before the lock goes, so that the next
+         * owner finds the database at rest. */
+        sqlite3_close(lg->db);
+        if (lg->lock_fd >= 0)
+                close(lg->lock_fd);
+        free(lg);
+}
+
+void ledger_commit_hook_set(struct ledger *lg, ledger_commit_hook *hook,
+                            void *opaque)
+{
+        lg->hook = hook;
+        lg->hook_opaque = opaque;
+}
+
+/* parts[i].part must be i: events and pairs name parts by that index. */
+static int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
+                              char *errstr, size_t errstr_size)
+{
+        size_t i;
+
+        for (i = 0; i < nparts; i++) {
+                if (parts[i].part != i || !parts[i].topic) {
+                        snprintf(errstr, errstr_size,
+                                 "bad ledger part %zu: part %u, topic %s", i,
+                                 parts[i].part,
+                                 parts[i].topic ? parts[i].topic : "(null)");
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Load                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Reads the open gaps of the pair in pv, oldest first, into *gaps. */
+static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
+                            const struct ledger_part *p,
+                            struct dedup_pair_view *pv,
+                            struct dedup_gap **gaps, size_t *cap,
+                            char *errstr, size_t errstr_size)
+{
+        size_t n = 0;
+        int src, rc = -1;
+
+        if (ledger_bind_key(st, p, pv->producer, pv->producer_len) !=
+            SQLITE_OK) {
+                ledger_err(lg, "cannot read ledger open gaps", errstr,
+                           errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                struct dedup_gap *g;
+                int64_t epoch = sqlite3_column_int64(st, 0);
+                if (n == *cap) {
+                        size_t ncap = *cap ? *cap * 2 : 16;
+                        struct dedup_gap *ng =
+                                realloc(*gaps, ncap * sizeof(*ng));
+                        if (!ng) {
+                                snprintf(errstr, errstr_size,
+                                         "cannot read ledger open gaps: %s",
+                                         strerror(ENOMEM));
+                                goto out;
+                        }
+                        *gaps = ng;
+                        *cap = ncap;
+                }
+                if (epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
+                        snprintf(errstr, errstr_size,
+                                 "bad open gap in ledger for %s [%d]: epoch "
+                                 "%lld",
+                                 p->topic, (int)p->partition,
+                                 (long long)epoch);
+                        goto out;
+                }
+                g = &(*gaps)[n++];
+                g->epoch = (int32_t)epoch;
+                g->lo = sqlite3_column_int64(st, 1);
+                g->hi = sqlite3_column_int64(st, 2);
+                g->opened_offset = sqlite3_column_int64(st, 3);
+                g->opened_ms = sqlite3_column_int64(st, 4);
+                g->opened_rec = ledger_u64_get(st, 5);
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, "cannot read ledger open gaps", errstr,
+                           errstr_size);
+                goto out;
+        }
+        if (n > UINT32_MAX) {
+                snprintf(errstr, errstr_size,
+                         "too many open gaps in ledger for %s [%d]", p->topic,
+                         (int)p->partition);
+                goto out;
+        }
+        pv->gaps = *gaps;
+        pv->ngaps = (uint32_t)n;
+        rc = 0;
+out:
+        sqlite3_reset(st);
+        return rc;
+}
+
+/* Restores every pair of part p (with its gaps) into tr. */
+static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
+                             sqlite3_stmt *pair_st, sqlite3_stmt *gap_st,
+                             const struct ledger_part *p,
+                             struct dedup_gap **gaps, size_t *gaps_cap,
+                             char *errstr, size_t errstr_size)
+{
+        struct dedup_pair_view pv;
+        int src, i, rc = -1;
+
+        if (ledger_bind_key(pair_st, p, NULL, 0) != SQLITE_OK) {
+                ledger_err(lg, "cannot read ledger pairs", errstr,
+                           errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(pair_st)) == SQLITE_ROW) {
+                int64_t epoch = sqlite3_column_int64(pair_st, 1);
+                memset(&pv, 0, sizeof(pv));
+                pv.part = p->part;
+                pv.producer = (const char *)sqlite3_column_text(pair_st, 0);
+                pv.producer_len = (size_t)sqlite3_column_bytes(pair_st, 0);
+                pv.epoch = (int32_t)epoch;
+                pv.last_seq = sqlite3_column_int64(pair_st, 2);
+                pv.last_offset = sqlite3_column_int64(pair_st, 3);
+                pv.last_ms = sqlite3_column_int64(pair_st, 4);
+                pv.records = ledger_u64_get(pair_st, 5);
+                pv.rebaseline = sqlite3_column_int64(pair_st, 6) != 0;
+                for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                        int64_t len =
+                                sqlite3_column_int64(pair_st, 9 + 3 * i);
+                        pv.runs[i].seq =
+                                sqlite3_column_int64(pair_st, 7 + 3 * i);
+                        pv.runs[i].offset =
+                                sqlite3_column_int64(pair_st, 8 + 3 * i);
+                        pv.runs[i].len = len < 0 || len > UINT32_MAX
+                                                 ? 0
+                                                 : (uint32_t)len;
+                }
+                if (!pv.producer || epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
+                        snprintf(errstr, errstr_size,
+                                 "bad pair in ledger for %s [%d]", p->topic,
+                                 (int)p->partition);
+                        goto out;
+                }
+                if (ledger_gaps_load(lg, gap_st, p, &pv, gaps, gaps_cap,
+                                     errstr, errstr_size))
+                        goto out;
+                if (dedup_tracker_restore(tr, &pv)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot restore a pair of %s [%d] from the "
+                                 "ledger: invalid state or out of memory",
+                                 p->topic, (int)p->partition);
+                        goto out;
+                }
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, "cannot read ledger pairs", errstr,
+                           errstr_size);
+                goto out;
+        }
+        rc = 0;
+out:
+        sqlite3_reset(pair_st);
+        return rc;
+}
+
+/* Loads part p's offsets and counters (if stored), then its pairs. */
+static int ledger_part_load(struct ledger *lg, struct dedup_tracker *tr,
+                            sqlite3_stmt *part_st, struct ledger_part *p,
+                            char *errstr, size_t errstr_size)
+{
+        struct dedup_counts *c;
+        int src, k, rc = -1;
+
+        if (ledger_bind_key(part_st, p, NULL, 0) != SQLITE_OK) {
+                ledger_err(lg, "cannot read ledger partitions", errstr,
+                           errstr_size);
+                goto out;
+        }
+        src = sqlite3_step(part_st);
+        if (src == SQLITE_DONE) {
+                rc = 0; /* never audited */
+                goto out;
+        }
+        if (src != SQLITE_ROW) {
+                ledger_err(lg, "cannot read ledger partitions", errstr,
+                           errstr_size);
+                goto out;
+        }
+        p->next_offset = sqlite3_column_int64(part_st, 0);
+        p->from_log_start = sqlite3_column_int64(part_st, 1) != 0;
+        if (dedup_tracker_part_add(tr, p->part, p->from_log_start) ||
+            !(c = dedup_tracker_part_counts(tr, p->part))) {
+                snprintf(errstr, errstr_size,
+                         "cannot add %s [%d] to the tracker: %s", p->topic,
+                         (int)p->partition, strerror(ENOMEM));
+                goto out;
+        }
+        c->records = ledger_u64_get(part_st, 2);
+        c->untracked = ledger_u64_get(part_st, 3);
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                c->anomalies[k] = ledger_u64_get(part_st, 4 + k);
+        c->missing = ledger_u64_get(part_st, 4 + DEDUP_KIND__ANOMALY_CNT);
+        rc = 0;
+out:
+        sqlite3_reset(part_st);
+        return rc;
+}
+
+int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
+                struct ledger_part *parts, size_t nparts, char *errstr,
+                size_t errstr_size)
+{
+        sqlite3_stmt *part_st = NULL, *pair_st = NULL, *gap_st = NULL;
+        struct dedup_gap *gaps = NULL;
+        size_t gaps_cap = 0, i;
+        int rc = -1;
+
+        if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT next_offset, from_log_start, records, "
+                           "untracked, duplicate, gap, out_of_order, fenced, "
+                           "malformed, missing FROM partitions "
+                           "WHERE topic = ?1 AND partition = ?2",
+                           &part_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT producer, epoch, last_seq, last_offset, "
+                           "last_ms, records, rebaseline, run0_seq, "
+                           "run0_offset, run0_len, run1_seq, run1_offset, "
+                           "run1_len FROM pairs "
+                           "WHERE topic = ?1 AND partition = ?2",
+                           &pair_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT epoch, lo, hi, opened_offset, opened_ms, "
+                           "opened_rec FROM open_gaps WHERE topic = ?1 AND "
+                           "partition = ?2 AND producer = ?3 ORDER BY ord",
+                           &gap_st, errstr, errstr_size))
+                goto out;
+        /* One snapshot for all parts. */
+        if (ledger_exec(lg, "BEGIN", "cannot read ledger", errstr,
+                        errstr_size))
+                goto out;
+        for (i = 0; i < nparts; i++) {
+                if (ledger_part_load(lg, tr, part_st, &parts[i], errstr,
+                                     errstr_size) ||
+                    ledger_pairs_load(lg, tr, pair_st, gap_st, &parts[i],
+                                      &gaps, &gaps_cap, errstr, errstr_size))
+                        goto out;
+        }
+        if (ledger_exec(lg, "COMMIT", "cannot read ledger", errstr,
+                        errstr_size))
+                goto out;
+        rc = 0;
+out:
+        ledger_rollback(lg);
+        sqlite3_finalize(part_st);
+        sqlite3_finalize(pair_st);
+        sqlite3_finalize(gap_st);
+        free(gaps);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Commit                                                              */
+/* ------------------------------------------------------------------ */
+
+struct ledger_commit_ctx {
+        struct ledger *lg;
+        struct ledger_part *parts;
+        size_t nparts;
+        unsigned char *touched; /* [nparts]: counters may have changed */
+        char *errstr;
+        size_t errstr_size;
+};
+
+/* dedup_pair_cb: writes one dirty pair and rewrites its open gaps. */
+static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        const struct ledger_part *p;
+        sqlite3_stmt *st;
+        uint32_t i;
+        int brc;
+
+        if (pv->part >= cc->nparts || !pv->producer ||
+            pv->producer_len > DEDUP_PRODUCER_MAX) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write pair of part %u: not among the %zu "
+                         "parts, or bad producer",
+                         pv->part, cc->nparts);
+                return -1;
+        }
+        p = &cc->parts[pv->part];
+        cc->touched[pv->part] = 1;
+
+        st = lg->st[LEDGER_ST_PAIR_PUT];
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        brc |= sqlite3_bind_int64(st, 4, pv->epoch);
+        brc |= sqlite3_bind_int64(st, 5, pv->last_seq);
+        brc |= sqlite3_bind_int64(st, 6, pv->last_offset);
+        brc |= sqlite3_bind_int64(st, 7, pv->last_ms);
+        brc |= sqlite3_bind_int64(st, 8, ledger_u64_put(pv->records));
+        brc |= sqlite3_bind_int(st, 9, !!pv->rebaseline);
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                brc |= sqlite3_bind_int64(st, 10 + 3 * (int)i,
+                                          pv->runs[i].seq);
+                brc |= sqlite3_bind_int64(st, 11 + 3 * (int)i,
+                                          pv->runs[i].offset);
+                brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
+                                          pv->runs[i].len);
+        }
+        if (ledger_step_done(lg, st, brc, "cannot write ledger pair",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+
+        st = lg->st[LEDGER_ST_GAPS_DEL];
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete ledger open gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+
+        st = lg->st[LEDGER_ST_GAP_PUT];
+        for (i = 0; i < pv->ngaps; i++) {
+                const struct dedup_gap *g = &pv->gaps[i];
+                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+                brc |= sqlite3_bind_int64(st, 4, i);
+                brc |= sqlite3_bind_int64(st, 5, g->epoch);
+                brc |= sqlite3_bind_int64(st, 6, g->lo);
+                brc |= sqlite3_bind_int64(st, 7, g->hi);
+                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
+                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc |= sqlite3_bind_int64(st, 10,
+                                          ledger_u64_put(g->opened_rec));
+                if (ledger_step_done(lg, st, brc,
+                                     "cannot write ledger open gap",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
+/* Deletes an expired pair and its open gaps. */
+static int ledger_pair_del(struct ledger_commit_ctx *cc,
+                           const struct dedup_event *ev)
+{
+        struct ledger *lg = cc->lg;
+        const struct ledger_part *p = &cc->parts[ev->part];
+        sqlite3_stmt *st;
+        int brc;
+
+        st = lg->st[LEDGER_ST_PAIR_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete expired ledger pair",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_GAPS_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        return ledger_step_done(lg, st, brc,
+                                "cannot delete expired ledger open gaps",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Appends one anomaly row; ev->producer may be NULL. */
+static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
+                              const struct ledger_part *p, const char *kind,
+                              const struct dedup_event *ev)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_ANOMALY_PUT];
+        int brc;
+
+        brc = ledger_bind_key(st, p, NULL, 0);
+        if (ev->producer)
+                brc |= sqlite3_bind_text(st, 3, ev->producer,
+                                         (int)ev->producer_len,
+                                         SQLITE_STATIC);
+        else
+                brc |= sqlite3_bind_null(st, 3);
+        brc |= sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+        brc |= ledger_bind_opt(st, 5, ev->epoch);
+        brc |= ledger_bind_opt(st, 6, ev->seq_lo);
+        brc |= ledger_bind_opt(st, 7, ev->seq_hi);
+        brc |= sqlite3_bind_int64(st, 8, ev->offset_lo);
+        brc |= sqlite3_bind_int64(st, 9, ev->offset_hi);
+        brc |= ledger_bind_opt(st, 10, ev->first_offset);
+        brc |= sqlite3_bind_int64(st, 11, ledger_u64_put(ev->count));
+        brc |= sqlite3_bind_int64(st, 12, ev->when_ms);
+        brc |= sqlite3_bind_int64(st, 13, ev->malformed_bits);
+        return ledger_step_done(lg, st, brc, "cannot write ledger anomaly",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Events of the batch, oldest first: expiries delete, the rest append. */
+static int ledger_events_put(struct ledger_commit_ctx *cc,
+                             struct dedup_tracker *tr)
+{
+        const struct dedup_event *evs, *ev;
+        const char *kind;
+        size_t n, i;
+
+        evs = dedup_tracker_events(tr, &n);
+        for (i = 0; i < n; i++) {
+                ev = &evs[i];
+                kind = dedup_kind_name(ev->kind);
+                if (ev->part >= cc->nparts || !kind) {
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot write event of kind %d for part %u: "
+                                 "unknown kind or part",
+                                 (int)ev->kind, ev->part);
+                        return -1;
+                }
+                cc->touched[ev->part] = 1;
+                if (ev->kind == DEDUP_KIND_EXPIRED) {
+                        if (!ev->producer) {
+                                snprintf(cc->errstr, cc->errstr_size,
+                                         "cannot delete expired pair of part "
+                                         "%u: no producer",
+                                         ev->part);
+                                return -1;
+                        }
+                        if (ledger_pair_del(cc, ev))
+                                return -1;
+                } else if (ledger_anomaly_put(cc, &cc->parts[ev->part], kind,
+                                              ev)) {
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* Stores a coverage gap and, if it is new, its anomaly row. */
+static int ledger_coverage_put(struct ledger_commit_ctx *cc,
+                               const struct ledger_part *p, int64_t now_ms)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_COVERAGE_PUT];
+        struct dedup_event ev;
+        int brc;
+
+        if (p->coverage_hi < p->coverage_lo) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "bad coverage gap for %s [%d]: offsets %lld..%lld",
+                         p->topic, (int)p->partition,
+                         (long long)p->coverage_lo, (long long)p->coverage_hi);
+                return -1;
+        }
+        brc = ledger_bind_key(st, p, NULL, 0);
+        brc |= sqlite3_bind_int64(st, 3, p->coverage_lo);
+        brc |= sqlite3_bind_int64(st, 4, p->coverage_hi);
+        brc |= sqlite3_bind_int64(st, 5, now_ms);
+        if (ledger_step_done(lg, st, brc, "cannot write ledger coverage gap",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        if (sqlite3_changes(lg->db) == 0)
+                return 0; /* already stored */
+
+        memset(&ev, 0, sizeof(ev));
+        ev.part = p->part;
+        ev.epoch = -1;
+        ev.seq_lo = ev.seq_hi = -1;
+        ev.offset_lo = p->coverage_lo;
+        ev.offset_hi = p->coverage_hi;
+        ev.first_offset = -1;
+        /* Differences, not sums: offsets may be near INT64_MAX. */
+        ev.count = (uint64_t)(p->coverage_hi - p->coverage_lo) + 1;
+        ev.when_ms = now_ms;
+        return ledger_anomaly_put(cc, p, "coverage", &ev);
+}
+
+/* Writes the row of part p: the caller's offset, the tracker's counters. */
+static int ledger_part_put(struct ledger_commit_ctx *cc,
+                           struct dedup_tracker *tr,
+                           const struct ledger_part *p, int64_t now_ms)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_PART_PUT];
+        const struct dedup_counts *c = dedup_tracker_part_counts(tr, p->part);
+        int brc, k;
+
+        if (!c) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write %s [%d]: part %u is not in the tracker",
+                         p->topic, (int)p->partition, p->part);
+                return -1;
+        }
+        brc = ledger_bind_key(st, p, NULL, 0);
+        brc |= sqlite3_bind_int64(st, 3, p->next_offset);
+        brc |= sqlite3_bind_int(
+                st, 4, !!dedup_tracker_part_from_log_start(tr, p->part));
+        brc |= sqlite3_bind_int64(st, 5, ledger_u64_put(c->records));
+        brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(c->untracked));
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                brc |= sqlite3_bind_int64(st, 7 + k,
+                                          ledger_u64_put(c->anomalies[k]));
+        brc |= sqlite3_bind_int64(st, 7 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->missing));
+        brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        return ledger_step_done(lg, st, brc, "cannot write ledger partition",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Runs one of the prepared transaction statements. */
+static int ledger_txn(struct ledger *lg, enum ledger_stmt which,
+                      const char *what, char *errstr, size_t errstr_size)
+{
+        return ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
+                                errstr_size);
+}
+
+int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
+                  struct ledger_part *parts, size_t nparts,
+                  int64_t *commit_us, char *errstr, size_t errstr_size)
+{
+        struct ledger_commit_ctx cc = {
+                .lg = lg,
+                .parts = parts,
+                .nparts = nparts,
+                .errstr = errstr,
+                .errstr_size = errstr_size,
+        };
+        int64_t t0 = ledger_mono_us(), now_ms = ledger_now_ms();
+        int in_txn = 0, rc = -1;
+        size_t i;
+
+        if (lg->readonly) {
+                snprintf(errstr, errstr_size,
+                         "cannot commit to a read-only ledger handle");
+                goto out;
+        }
+        if (dedup_tracker_failed(tr)) {
+                snprintf(errstr, errstr_size,
+                         "cannot commit: the tracker ran out of memory and "
+                         "its state is not trustworthy");
+                goto out;
+        }
+        if (ledger_parts_check(parts, nparts, errstr, errstr_size))
+                goto out;
+        cc.touched = calloc(nparts ? nparts : 1, 1);
+        if (!cc.touched) {
+                snprintf(errstr, errstr_size, "cannot commit: %s",
+                         strerror(ENOMEM));
+                goto out;
+        }
+        if (ledger_txn(lg, LEDGER_ST_BEGIN,
+                       "cannot begin ledger transaction", errstr, errstr_size))
+                goto out;
+        in_txn = 1;
+        /*
+         * Events first, in order: a pair that expired and came back in
+         * the same batch is deleted, then written again as it is now.
+         */
+        if (ledger_events_put(&cc, tr) ||
+            dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc))
+                goto out;
+        /*
+         * A part's counters change without the caller marking it dirty
+         * when dedup_tracker_tick() confirms or expires: write every part
+         * that a pair or event touched as well.
+         */
+        for (i = 0; i < nparts; i++) {
+                if (!parts[i].dirty && !cc.touched[i] &&
+                    parts[i].coverage_lo < 0)
+                        continue;
+                if (ledger_part_put(&cc, tr, &parts[i], now_ms))
+                        goto out;
+                if (parts[i].coverage_lo >= 0 &&
+                    ledger_coverage_put(&cc, &parts[i], now_ms))
+                        goto out;
+        }
+        if (lg->hook)
+                lg->hook(lg->hook_opaque);
+        if (ledger_txn(lg, LEDGER_ST_COMMIT,
+                       "cannot commit ledger transaction", errstr,
+                       errstr_size))
+                goto out;
+        in_txn = 0;
+
+        dedup_tracker_dirty_clear(tr);
+        dedup_tracker_events_clear(tr);
+        for (i = 0; i < nparts; i++) {
+                parts[i].dirty = 0;
+                parts[i].coverage_lo = parts[i].coverage_hi = -1;
+        }
+        rc = 0;
+out:
+        if (in_txn)
+                ledger_rollback(lg);
+        free(cc.touched);
+        if (commit_us)
+                *commit_us = ledger_mono_us() - t0;
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Binds ?1 to topic, or NULL for all topics. */
+static int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
+{
+        return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(st, 1);
+}
+
+int ledger_summary(struct ledger *lg, const char *topic,
+                   struct ledger_summary *out, char *errstr,
+                   size_t errstr_size)
+{
+        static const char *const what = "cannot read ledger summary";
+        struct ledger_summary s;
+        sqlite3_stmt *part_st = NULL, *agg_st = NULL;
+        int src, k, rc = -1;
+
+        memset(&s, 0, sizeof(s));
+        /* Counters are summed here, saturating, as SQL SUM() would fail
+         * on overflow. */
+        if (ledger_prepare(lg,
+                           "SELECT records, untracked, duplicate, gap, "
+                           "out_of_order, fenced, malformed, missing "
+                           "FROM partitions WHERE ?1 IS NULL OR topic = ?1",
+                           &part_st, errstr, errstr_size) ||
+            ledger_prepare(
+                    lg,
+                    "SELECT (SELECT COUNT(DISTINCT producer) FROM pairs "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM pairs "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM open_gaps "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM coverage_gaps "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT SUM(offset_hi - offset_lo + 1) "
+                    "        FROM coverage_gaps "
+                    "        WHERE ?1 IS NULL OR topic = ?1)",
+                    &agg_st, errstr, errstr_size))
+                goto out;
+        if (ledger_bind_topic(part_st, topic) != SQLITE_OK ||
+            ledger_bind_topic(agg_st, topic) != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        /* Both queries see the same snapshot. */
+        if (ledger_exec(lg, "BEGIN", what, errstr, errstr_size))
+                goto out;
+        while ((src = sqlite3_step(part_st)) == SQLITE_ROW) {
+                s.partitions++;
+                s.records = ledger_sat_add(s.records,
+                                           ledger_u64_get(part_st, 0));
+                s.untracked = ledger_sat_add(s.untracked,
+                                             ledger_u64_get(part_st, 1));
+                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                        s.anomalies[k] = ledger_sat_add(
+                                s.anomalies[k], ledger_u64_get(part_st, 2 + k));
+                s.missing = ledger_sat_add(
+                        s.missing,
+                        ledger_u64_get(part_st, 2 + DEDUP_KIND__ANOMALY_CNT));
+        }
+        if (src != SQLITE_DONE || sqlite3_step(agg_st) != SQLITE_ROW) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        s.producers = ledger_u64_get(agg_st, 0);
+        s.pairs = ledger_u64_get(agg_st, 1);
+        s.open_gaps = ledger_u64_get(agg_st, 2);
+        s.coverage_gaps = ledger_u64_get(agg_st, 3);
+        s.coverage_records = ledger_u64_get(agg_st, 4);
+        sqlite3_reset(part_st);
+        sqlite3_reset(agg_st);
+        if (ledger_exec(lg, "COMMIT", what, errstr, errstr_size))
+                goto out;
+        *out = s;
+        rc = 0;
+out:
+        sqlite3_finalize(part_st);
+        sqlite3_finalize(agg_st);
+        ledger_rollback(lg);
+        return rc;
+}
+
+int ledger_anomalies_foreach(struct ledger *lg, const char *topic,
+                             int64_t limit, ledger_anomaly_cb *cb,
+                             void *opaque, char *errstr, size_t errstr_size)
+{
+        static const char *const what = "cannot read ledger anomalies";
+        /* Two texts rather than "?1 IS NULL OR topic = ?1", which would
+         * keep SQLite from using the (topic, id) index. */
+        static const char cols[] =
+                "SELECT id, topic, partition, kind, producer, epoch, seq_lo, "
+                "seq_hi, offset_lo, offset_hi, first_offset, count, "
+                "detected_ms, malformed_bits FROM anomalies ";
+        char sql[sizeof(cols) + 64];
+        struct ledger_anomaly a;
+        sqlite3_stmt *st = NULL;
+        int src, brc, rc = -1;
+
+        snprintf(sql, sizeof(sql), "%s%s", cols,
+                 topic ? "WHERE topic = ?2 ORDER BY id DESC LIMIT ?1"
+                       : "ORDER BY id DESC LIMIT ?1");
+        if (ledger_prepare(lg, sql, &st, errstr, errstr_size))
+                goto out;
+        brc = sqlite3_bind_int64(st, 1, limit < 0 ? -1 : limit);
+        if (topic)
+                brc |= sqlite3_bind_text(st, 2, topic, -1, SQLITE_STATIC);
+        if (brc != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                memset(&a, 0, sizeof(a));
+                a.id = sqlite3_column_int64(st, 0);
+                a.topic = (const char *)sqlite3_column_text(st, 1);
+                a.partition = (int32_t)sqlite3_column_int64(st, 2);
+                a.kind = (const char *)sqlite3_column_text(st, 3);
+                a.producer = (const char *)sqlite3_column_text(st, 4);
+                a.producer_len = (size_t)sqlite3_column_bytes(st, 4);
+                a.epoch = (int32_t)ledger_col_opt(st, 5);
+                a.seq_lo = ledger_col_opt(st, 6);
+                a.seq_hi = ledger_col_opt(st, 7);
+                a.offset_lo = sqlite3_column_int64(st, 8);
+                a.offset_hi = sqlite3_column_int64(st, 9);
+                a.first_offset = ledger_col_opt(st, 10);
+                a.count = ledger_u64_get(st, 11);
+                a.detected_ms = sqlite3_column_int64(st, 12);
+                a.malformed_bits = (unsigned)sqlite3_column_int64(st, 13);
+                if (!a.topic || !a.kind) {
+                        ledger_err(lg, what, errstr, errstr_size);
+                        goto out;
+                }
+                if (cb(opaque, &a))
+                        break;
+        }
+        if (src != SQLITE_ROW && src != SQLITE_DONE) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}

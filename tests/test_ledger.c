@@ -1,0 +1,1299 @@
+/*
+ * test_ledger.c - the SQLite ledger: open, lock, migrations, commit and
+ * load round trips, crash between batches, anomalies, coverage, expiry.
+ *
+ * Each test works in its own directory under /tmp, removed afterwards.
+ * State is compared as text dumps (of the tracker, and of the ledger's
+ * tables through a separate SQLite connection) so that a mismatch shows
+ * exactly what differs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "../auditor/ledger.h"
+
+extern const size_t ledger_migrations_cnt;
+
+/* ------------------------------------------------------------------ */
+/* Fixture: a temporary directory holding a.db and b.db                */
+/* ------------------------------------------------------------------ */
+
+struct fx {
+        char dir[64];
+        char a[128]; /* ledger paths */
+        char b[128];
+};
+
+static int fx_setup(void **state)
+{
+        struct fx *fx = calloc(1, sizeof(*fx));
+
+        if (!fx)
+                return -1;
+        snprintf(fx->dir, sizeof(fx->dir), "/tmp/eosaudit-ledger-XXXXXX");
+        if (!mkdtemp(fx->dir)) {
+                free(fx);
+                return -1;
+        }
+        snprintf(fx->a, sizeof(fx->a), "%s/a.db", fx->dir);
+        snprintf(fx->b, sizeof(fx->b), "%s/b.db", fx->dir);
+        *state = fx;
+        return 0;
+}
+
+static int fx_teardown(void **state)
+{
+        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
+                                          "-journal"};
+        struct fx *fx = *state;
+        char p[160];
+        size_t i;
+
+        for (i = 0; i < 2 * sizeof(sfx) / sizeof(sfx[0]); i++) {
+                snprintf(p, sizeof(p), "%s%s", i % 2 ? fx->b : fx->a,
+                         sfx[i / 2]);
+                unlink(p);
+        }
+        rmdir(fx->dir);
+        free(fx);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text dumps                                                          */
+/* ------------------------------------------------------------------ */
+
+struct sb {
+        char *s;
+        size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b,
+                                                            const char *fmt,
+                                                            ...)
+{
+        va_list ap;
+        int n;
+
+        for (;;) {
+                va_start(ap, fmt);
+                n = vsnprintf(b->s ? b->s + b->len : NULL,
+                              b->s ? b->cap - b->len : 0, fmt, ap);
+                va_end(ap);
+                assert_true(n >= 0);
+                if (b->s && (size_t)n < b->cap - b->len)
+                        break;
+                b->cap = (b->cap + (size_t)n + 1) * 2;
+                b->s = realloc(b->s, b->cap);
+                assert_non_null(b->s);
+        }
+        b->len += (size_t)n;
+}
+
+static void sb_hex(struct sb *b, const char *p, size_t len)
+{
+        size_t i;
+
+        for (i = 0; i < len; i++)
+                sb_printf(b, "%02x", (unsigned char)p[i]);
+}
+
+static int str_cmp(const void *x, const void *y)
+{
+        return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+struct lines {
+        char **v;
+        size_t n;
+};
+
+static int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
+{
+        struct lines *ls = opaque;
+        struct sb b = {0};
+        uint32_t i;
+
+        sb_printf(&b, "pair part=%u producer=", pv->part);
+        sb_hex(&b, pv->producer, pv->producer_len);
+        sb_printf(&b,
+                  " epoch=%d last_seq=%lld last_offset=%lld last_ms=%lld "
+                  "records=%llu rebaseline=%d",
+                  (int)pv->epoch, (long long)pv->last_seq,
+                  (long long)pv->last_offset, (long long)pv->last_ms,
+                  (unsigned long long)pv->records, pv->rebaseline);
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
+                sb_printf(&b, " run(%lld,%lld,%u)",
+                          (long long)pv->runs[i].seq,
+                          (long long)pv->runs[i].offset, pv->runs[i].len);
+        for (i = 0; i < pv->ngaps; i++) {
+                const struct dedup_gap *g = &pv->gaps[i];
+                sb_printf(&b, " gap(e%d,%lld..%lld,@%lld,%lldms,#%llu)",
+                          (int)g->epoch, (long long)g->lo, (long long)g->hi,
+                          (long long)g->opened_offset,
+                          (long long)g->opened_ms,
+                          (unsigned long long)g->opened_rec);
+        }
+        ls->v = realloc(ls->v, (ls->n + 1) * sizeof(*ls->v));
+        assert_non_null(ls->v);
+        ls->v[ls->n++] = b.s;
+        return 0;
+}
+
+/* Everything the tracker and the parts hold, pairs sorted. */
+static char *tracker_dump(struct dedup_tracker *tr,
+                          const struct ledger_part *parts, size_t nparts)
+{
+        struct lines ls = {0};
+        struct sb b = {0};
+        size_t i;
+        int k;
+
+        for (i = 0; i < nparts; i++) {
+                const struct dedup_counts *c =
+                        dedup_tracker_part_counts(tr, (uint32_t)i);
+                assert_non_null(c);
+                sb_printf(&b,
+                          "part %zu next_offset=%lld from_log_start=%d/%d "
+                          "records=%llu untracked=%llu missing=%llu",
+                          i, (long long)parts[i].next_offset,
+                          parts[i].from_log_start,
+                          dedup_tracker_part_from_log_start(tr, (uint32_t)i),
+                          (unsigned long long)c->records,
+                          (unsigned long long)c->untracked,
+                          (unsigned long long)c->missing);
+                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                        sb_printf(&b, " %s=%llu",
+                                  dedup_kind_name((enum dedup_kind)k),
+                                  (unsigned long long)c->anomalies[k]);
+                sb_printf(&b, "\n");
+        }
+        assert_int_equal(dedup_tracker_foreach(tr, dump_pair_cb, &ls), 0);
+        if (ls.n)
+                qsort(ls.v, ls.n, sizeof(*ls.v), str_cmp);
+        for (i = 0; i < ls.n; i++) {
+                sb_printf(&b, "%s\n", ls.v[i]);
+                free(ls.v[i]);
+        }
+        free(ls.v);
+        sb_printf(&b, "pairs=%zu open_gaps=%zu\n", dedup_tracker_pairs(tr),
+                  dedup_tracker_open_gaps(tr));
+        return b.s;
+}
+
+/*
+ * Every table of the ledger at path, through a connection of its own.
+ * Wall-clock columns (updated_ms, coverage detected_ms) are left out.
+ */
+static char *db_dump(const char *path)
+{
+        static const char *const queries[] = {
+                "SELECT topic, partition, next_offset, from_log_start, "
+                "records, untracked, duplicate, gap, out_of_order, fenced, "
+                "malformed, missing FROM partitions ORDER BY 1, 2",
+                "SELECT topic, partition, hex(producer), epoch, last_seq, "
+                "last_offset, last_ms, records, rebaseline, run0_seq, "
+                "run0_offset, run0_len, run1_seq, run1_offset, run1_len "
+                "FROM pairs ORDER BY topic, partition, producer",
+                "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
+                "opened_offset, opened_ms, opened_rec FROM open_gaps "
+                "ORDER BY topic, partition, producer, ord",
+                "SELECT id, topic, partition, kind, hex(producer), epoch, "
+                "seq_lo, seq_hi, offset_lo, offset_hi, first_offset, count, "
+                "CASE kind WHEN 'coverage' THEN 0 ELSE detected_ms END, "
+                "malformed_bits FROM anomalies ORDER BY id",
+                "SELECT topic, partition, offset_lo, offset_hi "
+                "FROM coverage_gaps ORDER BY 1, 2, 3",
+                "SELECT name, seq FROM sqlite_sequence ORDER BY name",
+        };
+        struct sb b = {0};
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st;
+        size_t q;
+        int i, rc;
+
+        assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
+                                         NULL),
+                         SQLITE_OK);
+        for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+                sb_printf(&b, "-- %zu\n", q);
+                if (sqlite3_prepare_v2(db, queries[q], -1, &st, NULL) !=
+                    SQLITE_OK) {
+                        /* sqlite_sequence appears with the first anomaly */
+                        sb_printf(&b, "(%s)\n", sqlite3_errmsg(db));
+                        continue;
+                }
+                while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                        for (i = 0; i < sqlite3_column_count(st); i++) {
+                                const unsigned char *t =
+                                        sqlite3_column_text(st, i);
+                                sb_printf(&b, "%s%s", i ? "|" : "",
+                                          t ? (const char *)t : "NULL");
+                        }
+                        sb_printf(&b, "\n");
+                }
+                assert_int_equal(rc, SQLITE_DONE);
+                sqlite3_finalize(st);
+        }
+        sqlite3_close(db);
+        return b.s;
+}
+
+/* Compares a dump with want, then frees the dump. */
+static void assert_dump(char *got, const char *want)
+{
+        assert_string_equal(got, want);
+        free(got);
+}
+
+/* Runs SQL on the ledger through a connection of its own. */
+static void db_exec(const char *path, const char *sql)
+{
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE,
+                                         NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_busy_timeout(db, 5000), SQLITE_OK);
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+                fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+        sqlite3_close(db);
+}
+
+static int64_t db_int(const char *path, const char *sql)
+{
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int64_t v;
+
+        assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
+                                         NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records and parts                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Producer names that must survive the round trip byte for byte. */
+#define P1 "p1"
+#define PQ "it's \"q\" \\ ;--"
+#define PBIN "\xff\xfe\x80 bin\x01\xc3("
+
+#define NPARTS 3
+
+struct rec {
+        int batch;
+        uint32_t part;
+        int64_t offset;
+        const char *producer; /* NULL: no eos.producer */
+        int32_t epoch;        /* -1: no eos.epoch */
+        int64_t seq;          /* -1: no eos.seq */
+};
+
+static void parts_init(struct ledger_part *parts)
+{
+        static const char *const topics[NPARTS] = {"orders", "orders",
+                                                   "pay\"ments"};
+        static const int32_t partitions[NPARTS] = {0, 1, 0};
+        uint32_t i;
+
+        for (i = 0; i < NPARTS; i++) {
+                memset(&parts[i], 0, sizeof(parts[i]));
+                parts[i].topic = topics[i];
+                parts[i].partition = partitions[i];
+                parts[i].part = i;
+                parts[i].next_offset = -1;
+                parts[i].from_log_start = i == 0; /* only part 0 */
+                parts[i].coverage_lo = parts[i].coverage_hi = -1;
+        }
+}
+
+static void conf_init(struct dedup_config *conf)
+{
+        dedup_config_defaults(conf);
+        conf->gap_grace_records = 0;
+        conf->gap_grace_ms = 1500;
+        conf->idle_ttl_ms = 0;
+}
+
+static struct dedup_tracker *tracker_new(const struct dedup_config *conf,
+                                         const struct ledger_part *parts)
+{
+        struct dedup_tracker *tr = dedup_tracker_new(conf);
+        uint32_t i;
+
+        assert_non_null(tr);
+        for (i = 0; i < NPARTS; i++)
+                assert_int_equal(dedup_tracker_part_add(
+                                         tr, i, parts[i].from_log_start),
+                                 0);
+        return tr;
+}
+
+static enum dedup_verdict observe(struct dedup_tracker *tr,
+                                  const struct rec *r)
+{
+        struct dedup_hdrs h;
+        char num[32];
+        int n;
+
+        dedup_hdrs_init(&h);
+        if (r->producer)
+                dedup_hdrs_feed(&h, "eos.producer", 12, r->producer,
+                                strlen(r->producer));
+        if (r->epoch >= 0) {
+                n = snprintf(num, sizeof(num), "%d", (int)r->epoch);
+                dedup_hdrs_feed(&h, "eos.epoch", 9, num, (size_t)n);
+        }
+        if (r->seq >= 0) {
+                n = snprintf(num, sizeof(num), "%lld", (long long)r->seq);
+                dedup_hdrs_feed(&h, "eos.seq", 7, num, (size_t)n);
+        }
+        return dedup_tracker_observe(tr, r->part, r->offset, &h);
+}
+
+/*
+ * Audits the records of batch that lie at or past each part's next
+ * offset, as the consumer would after a restart, then ticks.
+ */
+static void audit(struct dedup_tracker *tr, struct ledger_part *parts,
+                  const struct rec *log, size_t nlog, int batch,
+                  int64_t now_ms)
+{
+        size_t i;
+
+        dedup_tracker_begin(tr, now_ms);
+        for (i = 0; i < nlog; i++) {
+                const struct rec *r = &log[i];
+                struct ledger_part *p = &parts[r->part];
+                if (r->batch != batch || r->offset < p->next_offset)
+                        continue;
+                if (p->next_offset >= 0 && r->offset > p->next_offset) {
+                        /* Retention deleted what lies in between. */
+                        p->coverage_lo = p->next_offset;
+                        p->coverage_hi = r->offset - 1;
+                        dedup_tracker_part_rebaseline(tr, r->part);
+                }
+                observe(tr, r);
+                p->next_offset = r->offset + 1;
+                p->dirty = 1;
+        }
+        dedup_tracker_tick(tr);
+}
+
+static void commit_ok(struct ledger *lg, struct dedup_tracker *tr,
+                      struct ledger_part *parts)
+{
+        char err[256];
+        int64_t us = -1;
+
+        if (ledger_commit(lg, tr, parts, NPARTS, &us, err, sizeof(err)))
+                fail_msg("ledger_commit: %s", err);
+        assert_true(us >= 0);
+}
+
+static struct ledger *open_ok(const char *path)
+{
+        struct ledger *lg = NULL;
+        char err[256];
+
+        if (ledger_open(&lg, path, err, sizeof(err)))
+                fail_msg("ledger_open: %s", err);
+        assert_non_null(lg);
+        return lg;
+}
+
+/* Opens path and loads it into a new tracker, as at start-up. */
+static struct dedup_tracker *reload(const char *path, struct ledger **lgp,
+                                    struct ledger_part *parts)
+{
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+        char err[256];
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        *lgp = open_ok(path);
+        if (ledger_load(*lgp, tr, parts, NPARTS, err, sizeof(err)))
+                fail_msg("ledger_load: %s", err);
+        return tr;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open, lock, migrations                                              */
+/* ------------------------------------------------------------------ */
+
+static void test_open_reopen(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *lg, *rd = NULL;
+        char err[256];
+
+        lg = open_ok(fx->a);
+        assert_int_equal(db_int(fx->a, "PRAGMA user_version"),
+                         (int64_t)ledger_migrations_cnt);
+        assert_int_equal(db_int(fx->a, "SELECT journal_mode = 'wal' "
+                                       "FROM pragma_journal_mode"),
+                         1);
+        ledger_close(lg);
+
+        /* A second open applies nothing again (CREATE TABLE would fail). */
+        lg = open_ok(fx->a);
+        assert_int_equal(db_int(fx->a, "PRAGMA user_version"),
+                         (int64_t)ledger_migrations_cnt);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM sqlite_master "
+                                       "WHERE name = 'anomalies'"),
+                         1);
+
+        /* A reader works next to the writer, but cannot commit. */
+        if (ledger_open_reader(&rd, fx->a, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+        {
+                struct ledger_part parts[NPARTS];
+                struct dedup_config conf;
+                struct dedup_tracker *tr;
+                parts_init(parts);
+                conf_init(&conf);
+                tr = tracker_new(&conf, parts);
+                assert_int_equal(ledger_commit(rd, tr, parts, NPARTS, NULL,
+                                               err, sizeof(err)),
+                                 -1);
+                assert_non_null(strstr(err, "read-only"));
+                dedup_tracker_free(tr);
+        }
+        ledger_close(rd);
+        ledger_close(lg);
+}
+
+static void test_reader_needs_ledger(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *rd = NULL;
+        char err[256] = "";
+
+        assert_int_equal(ledger_open_reader(&rd, fx->b, err, sizeof(err)),
+                         -1);
+        assert_null(rd);
+        assert_non_null(strstr(err, "cannot open ledger"));
+}
+
+static void test_lock(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *lg, *lg2 = NULL;
+        char err[256], want[320];
+
+        lg = open_ok(fx->a);
+        assert_int_equal(ledger_open(&lg2, fx->a, err, sizeof(err)), -1);
+        assert_null(lg2);
+        snprintf(want, sizeof(want),
+                 "ledger %s is in use by another eosaudit process (pid %ld)",
+                 fx->a, (long)getpid());
+        assert_string_equal(err, want);
+        ledger_close(lg);
+
+        lg2 = open_ok(fx->a);
+        ledger_close(lg2);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *lg = NULL;
+        char err[256], sql[64], want[320];
+
+        ledger_close(open_ok(fx->a));
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %zu",
+                 ledger_migrations_cnt + 1);
+        db_exec(fx->a, sql);
+
+        snprintf(want, sizeof(want),
+                 "ledger %s: schema version %zu is newer than this eosaudit "
+                 "(%zu)",
+                 fx->a, ledger_migrations_cnt + 1, ledger_migrations_cnt);
+        assert_int_equal(ledger_open(&lg, fx->a, err, sizeof(err)), -1);
+        assert_string_equal(err, want);
+        assert_int_equal(ledger_open_reader(&lg, fx->a, err, sizeof(err)),
+                         -1);
+        assert_string_equal(err, want);
+        assert_null(lg);
+        /* Refusing changed nothing. */
+        assert_int_equal(db_int(fx->a, "PRAGMA user_version"),
+                         (int64_t)ledger_migrations_cnt + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Commit and load                                                     */
+/* ------------------------------------------------------------------ */
+
+/* One of each verdict on three parts; gaps stay open (batch 1 only). */
+static const struct rec mixed_log[] = {
+        /* part 0 is audited from its log start */
+        {1, 0, 0, P1, 0, 0},        /* ok */
+        {1, 0, 1, P1, 0, 1},        /* ok */
+        {1, 0, 2, P1, 0, 5},        /* gap 2..4 opened */
+        {1, 0, 3, P1, 0, 3},        /* out of order: gaps 2..2, 4..4 */
+        {1, 0, 4, P1, 0, 1},        /* duplicate of offset 1 */
+        {1, 0, 5, PQ, 0, 0},        /* ok */
+        {1, 0, 6, PQ, 1, 0},        /* new session */
+        {1, 0, 7, PQ, 0, 1},        /* fenced */
+        {1, 0, 8, P1, -1, -1},      /* malformed: no epoch, no seq */
+        {1, 0, 9, NULL, -1, -1},    /* untracked */
+        {1, 0, 10, PBIN, 3, 7},     /* from log start: gap 0..6 */
+        /* part 1 */
+        {1, 1, 100, P1, 2, 40},     /* baseline */
+        {1, 1, 101, P1, 2, 41},     /* ok */
+        {1, 1, 102, PBIN, 7, 9},    /* baseline */
+        /* part 2 */
+        {1, 2, 0, PQ, 0, 3},        /* baseline */
+        {1, 2, 1, PQ, 0, 3},        /* duplicate */
+        {1, 2, 2, PQ, 0, 4},        /* ok */
+};
+#define MIXED_N (sizeof(mixed_log) / sizeof(mixed_log[0]))
+
+/* What happens next to a tracker; run on the original and the reloaded. */
+static const struct rec mixed_next[] = {
+        {2, 0, 11, P1, 0, 2},   /* fills gap 2..2 */
+        {2, 0, 12, P1, 0, 1},   /* duplicate of offset 1 (history) */
+        {2, 0, 13, PQ, 0, 9},   /* fenced */
+        {2, 0, 14, PBIN, 3, 3}, /* fills the gap */
+        {2, 1, 103, PBIN, 7, 9}, /* duplicate */
+        {2, 2, 3, PQ, 0, 2},    /* duplicate */
+};
+#define NEXT_N (sizeof(mixed_next) / sizeof(mixed_next[0]))
+
+static void test_commit_load_roundtrip(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS], parts2[NPARTS];
+        struct dedup_tracker *tr, *tr2;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char *d1, *db1;
+        size_t i, n;
+
+        conf_init(&conf);
+        conf.gap_grace_ms = 0; /* keep every gap open */
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, mixed_log, MIXED_N, 1, 1000);
+        assert_int_equal(dedup_tracker_open_gaps(tr), 3);
+        commit_ok(lg, tr, parts);
+        for (i = 0; i < NPARTS; i++)
+                assert_int_equal(parts[i].dirty, 0);
+        assert_int_equal(dedup_tracker_dirty_foreach(tr, dump_pair_cb, NULL),
+                         0); /* nothing dirty: cb not called */
+        dedup_tracker_events(tr, &n);
+        assert_int_equal(n, 0);
+        ledger_close(lg);
+
+        db1 = db_dump(fx->a);
+        d1 = tracker_dump(tr, parts, NPARTS);
+        tr2 = reload(fx->a, &lg, parts2);
+        assert_dump(tracker_dump(tr2, parts2, NPARTS), d1);
+
+        /* The reloaded tracker behaves as the original from here on. */
+        dedup_tracker_begin(tr, 2000);
+        dedup_tracker_begin(tr2, 2000);
+        for (i = 0; i < NEXT_N; i++)
+                assert_int_equal(observe(tr, &mixed_next[i]),
+                                 observe(tr2, &mixed_next[i]));
+        {
+                const struct dedup_event *e1, *e2;
+                size_t n1, n2;
+                e1 = dedup_tracker_events(tr, &n1);
+                e2 = dedup_tracker_events(tr2, &n2);
+                assert_int_equal(n1, n2);
+                for (i = 0; i < n1; i++) {
+                        assert_int_equal(e1[i].kind, e2[i].kind);
+                        assert_int_equal(e1[i].first_offset,
+                                         e2[i].first_offset);
+                        assert_int_equal(e1[i].seq_lo, e2[i].seq_lo);
+                }
+                /* the history of runs was restored: offset 1 is named */
+                assert_int_equal(e1[1].kind, DEDUP_KIND_DUPLICATE);
+                assert_int_equal(e1[1].first_offset, 1);
+        }
+        free(d1);
+        d1 = tracker_dump(tr, parts, NPARTS);
+        assert_dump(tracker_dump(tr2, parts2, NPARTS), d1);
+        /* Loading changed nothing in the ledger. */
+        assert_dump(db_dump(fx->a), db1);
+
+        free(d1);
+        free(db1);
+        dedup_tracker_free(tr);
+        dedup_tracker_free(tr2);
+        ledger_close(lg);
+}
+
+static void test_unknown_parts_keep_minus_one(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+
+        tr = reload(fx->a, &lg, parts);
+        assert_int_equal(parts[0].next_offset, -1);
+        assert_int_equal(parts[1].next_offset, -1);
+        assert_int_equal(dedup_tracker_pairs(tr), 0);
+        /* Only part 1 is audited and committed. */
+        audit(tr, parts, mixed_log + 11, 3, 1, 1000);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        tr = reload(fx->a, &lg, parts);
+        assert_int_equal(parts[0].next_offset, -1);
+        assert_int_equal(parts[1].next_offset, 103);
+        assert_int_equal(parts[2].next_offset, -1);
+        assert_int_equal(dedup_tracker_part_counts(tr, 1)->records, 3);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)->records, 0);
+        assert_int_equal(dedup_tracker_pairs(tr), 2);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Anomalies and summary                                               */
+/* ------------------------------------------------------------------ */
+
+struct seen {
+        struct ledger_anomaly a[32];
+        char producer[32][DEDUP_PRODUCER_MAX + 1];
+        char topic[32][32];
+        char kind[32][16];
+        size_t n, stop_after;
+};
+
+static int seen_cb(void *opaque, const struct ledger_anomaly *a)
+{
+        struct seen *s = opaque;
+
+        assert_true(s->n < 32);
+        s->a[s->n] = *a;
+        snprintf(s->topic[s->n], sizeof(s->topic[0]), "%s", a->topic);
+        snprintf(s->kind[s->n], sizeof(s->kind[0]), "%s", a->kind);
+        if (a->producer) {
+                assert_true(a->producer_len <= DEDUP_PRODUCER_MAX);
+                memcpy(s->producer[s->n], a->producer, a->producer_len);
+                s->producer[s->n][a->producer_len] = '\0';
+        }
+        s->n++;
+        return s->stop_after && s->n == s->stop_after;
+}
+
+static void test_anomalies_and_summary(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger_summary sum;
+        struct ledger *lg, *rd = NULL;
+        struct seen s;
+        char err[256];
+        size_t i;
+
+        conf_init(&conf);
+        conf.gap_grace_ms = 0;
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, mixed_log, MIXED_N, 1, 1000);
+        commit_ok(lg, tr, parts);
+        /* A later batch confirms the open gaps: newer rows. */
+        dedup_tracker_begin(tr, 5000);
+        dedup_tracker_confirm_all(tr);
+        commit_ok(lg, tr, parts);
+
+        if (ledger_open_reader(&rd, fx->a, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(rd, "orders", -1, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        /* Newest first; in a batch, events in the engine's order. */
+        assert_int_equal(s.n, 7);
+        for (i = 1; i < s.n; i++)
+                assert_true(s.a[i - 1].id > s.a[i].id);
+        {
+                static const char *const kinds[] = {
+                        "gap", "gap", "gap", "malformed", "fenced",
+                        "duplicate", "out_of_order"};
+                for (i = 0; i < s.n; i++)
+                        assert_string_equal(s.kind[i], kinds[i]);
+        }
+        /* Evidence of the duplicate: seq 1 at offset 4, first seen at 1. */
+        assert_string_equal(s.producer[5], P1);
+        assert_int_equal(s.a[5].producer_len, strlen(P1));
+        assert_int_equal(s.a[5].partition, 0);
+        assert_int_equal(s.a[5].epoch, 0);
+        assert_int_equal(s.a[5].seq_lo, 1);
+        assert_int_equal(s.a[5].seq_hi, 1);
+        assert_int_equal(s.a[5].offset_lo, 4);
+        assert_int_equal(s.a[5].offset_hi, 4);
+        assert_int_equal(s.a[5].first_offset, 1);
+        assert_int_equal(s.a[5].count, 1);
+        assert_int_equal(s.a[5].detected_ms, 1000);
+        /* The fenced write names its (lower) epoch and a quoted producer. */
+        assert_string_equal(s.producer[4], PQ);
+        assert_int_equal(s.a[4].epoch, 0);
+        assert_int_equal(s.a[4].first_offset, -1);
+        /* Malformed: no producer, no epoch, the missing headers. */
+        assert_null(s.a[3].producer);
+        assert_int_equal(s.a[3].epoch, -1);
+        assert_int_equal(s.a[3].seq_lo, -1);
+        assert_int_equal(s.a[3].offset_lo, 8);
+        assert_int_equal(s.a[3].malformed_bits,
+                         DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ);
+        /* The gaps, with their missing records; one of a binary name
+         * (compared through the copy: a.producer was valid in cb only). */
+        {
+                uint64_t missing = 0;
+                int bin = 0;
+                for (i = 0; i < 3; i++) {
+                        missing += s.a[i].count;
+                        assert_int_equal(s.a[i].detected_ms, 5000);
+                        assert_true(s.a[i].seq_hi >= s.a[i].seq_lo);
+                        if (strcmp(s.producer[i], PBIN) != 0)
+                                continue;
+                        bin++;
+                        assert_int_equal(s.a[i].producer_len, strlen(PBIN));
+                        assert_int_equal(s.a[i].seq_lo, 0);
+                        assert_int_equal(s.a[i].seq_hi, 6);
+                        assert_int_equal(s.a[i].offset_lo, 10);
+                        assert_int_equal(s.a[i].count, 7);
+                }
+                assert_int_equal(missing, 1 + 1 + 7);
+                assert_int_equal(bin, 1);
+        }
+
+        /* Limit, topic filter, early stop. */
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(rd, "orders", 2, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 2);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(rd, "pay\"ments", -1,
+                                                  seen_cb, &s, err,
+                                                  sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 1);
+        assert_string_equal(s.kind[0], "duplicate");
+        assert_string_equal(s.topic[0], "pay\"ments");
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(rd, NULL, 100, seen_cb, &s,
+                                                  err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 8);
+        assert_string_equal(s.kind[7], "out_of_order");
+        memset(&s, 0, sizeof(s));
+        s.stop_after = 3;
+        assert_int_equal(ledger_anomalies_foreach(rd, NULL, -1, seen_cb, &s,
+                                                  err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 3);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(rd, "none", -1, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 0);
+
+        /* Summary of a topic from the reader handle. */
+        assert_int_equal(ledger_summary(rd, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.partitions, 2);
+        assert_int_equal(sum.records, 14);
+        assert_int_equal(sum.untracked, 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_DUPLICATE], 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_GAP], 3);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_OUT_OF_ORDER], 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_FENCED], 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_MALFORMED], 1);
+        assert_int_equal(sum.missing, 9);
+        assert_int_equal(sum.producers, 3); /* p1, PQ, PBIN */
+        assert_int_equal(sum.pairs, 5);
+        assert_int_equal(sum.open_gaps, 0);
+        assert_int_equal(sum.coverage_gaps, 0);
+        assert_int_equal(sum.coverage_records, 0);
+        assert_int_equal(ledger_summary(rd, "none", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.partitions, 0);
+        assert_int_equal(sum.records, 0);
+        assert_int_equal(ledger_summary(rd, NULL, &sum, err, sizeof(err)), 0);
+        assert_int_equal(sum.partitions, 3);
+        assert_int_equal(sum.records, 17);
+        assert_int_equal(sum.pairs, 6);
+
+        ledger_close(rd);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Coverage gaps and expiry                                            */
+/* ------------------------------------------------------------------ */
+
+static void test_coverage_gap(void **state)
+{
+        static const struct rec log[] = {
+                {1, 0, 0, P1, 0, 0},
+                {1, 0, 1, P1, 0, 1},
+                {2, 0, 50, P1, 0, 70}, /* offsets 2..49 deleted */
+                {2, 0, 51, P1, 0, 71},
+        };
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger_summary sum;
+        struct ledger *lg;
+        struct seen s;
+        char err[256];
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, log, 2, 1, 1000);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(db_int(fx->a, "SELECT from_log_start FROM "
+                                       "partitions WHERE partition = 0 AND "
+                                       "topic = 'orders'"),
+                         1);
+
+        audit(tr, parts, log, 4, 2, 2000);
+        assert_int_equal(parts[0].coverage_lo, 2);
+        assert_int_equal(parts[0].coverage_hi, 49);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(parts[0].coverage_lo, -1);
+        assert_int_equal(parts[0].coverage_hi, -1);
+
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(sum.coverage_records, 48);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_GAP], 0); /* baseline */
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(lg, "orders", -1, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 1);
+        assert_string_equal(s.kind[0], "coverage");
+        assert_null(s.a[0].producer);
+        assert_int_equal(s.a[0].offset_lo, 2);
+        assert_int_equal(s.a[0].offset_hi, 49);
+        assert_int_equal(s.a[0].count, 48);
+        assert_int_equal(s.a[0].epoch, -1);
+        assert_true(s.a[0].detected_ms > 0);
+        /* The part is no longer audited from its log start. */
+        assert_int_equal(db_int(fx->a, "SELECT from_log_start FROM "
+                                       "partitions WHERE partition = 0 AND "
+                                       "topic = 'orders'"),
+                         0);
+
+        /* The same gap reported again (a replay) is stored once. */
+        parts[0].coverage_lo = 2;
+        parts[0].coverage_hi = 49;
+        parts[0].dirty = 1;
+        commit_ok(lg, tr, parts);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies"), 1);
+
+        /* A bad range fails the commit and is kept for the caller. */
+        parts[0].coverage_lo = 9;
+        parts[0].coverage_hi = 3;
+        assert_int_equal(ledger_commit(lg, tr, parts, NPARTS, NULL, err,
+                                       sizeof(err)),
+                         -1);
+        assert_non_null(strstr(err, "bad coverage gap"));
+        assert_int_equal(parts[0].coverage_lo, 9);
+
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+static void test_expired_pair_deleted(void **state)
+{
+        static const struct rec log[] = {
+                {1, 1, 0, P1, 0, 10},
+                {1, 1, 1, P1, 0, 15},   /* gap 11..14 stays open */
+                {1, 1, 2, PBIN, 0, 5},
+                {3, 1, 3, PBIN, 0, 6},  /* after P1 expired */
+                {4, 1, 4, PBIN, 0, 90}, /* expired and back in one batch */
+        };
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger_summary sum;
+        struct ledger *lg;
+        char err[256], *d1;
+
+        conf_init(&conf);
+        conf.gap_grace_ms = 0;
+        conf.idle_ttl_ms = 500;
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, log, 5, 1, 1000);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM open_gaps"), 1);
+
+        /* A tick alone (no record, no dirty part) expires P1 and PBIN: its
+         * open gap is confirmed on the way, and counted. */
+        audit(tr, parts, log, 5, 2, 2000);
+        assert_int_equal(dedup_tracker_pairs(tr), 0);
+        assert_int_equal(parts[1].dirty, 0);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs"), 0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM open_gaps"), 0);
+        assert_int_equal(db_int(fx->a, "SELECT gap FROM partitions "
+                                       "WHERE partition = 1"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT missing FROM partitions "
+                                       "WHERE partition = 1"),
+                         4);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies "
+                                       "WHERE kind = 'gap' AND seq_lo = 11 "
+                                       "AND seq_hi = 14"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies "
+                                       "WHERE kind = 'expired'"),
+                         0);
+
+        /* PBIN comes back; then, in one batch, it expires again and comes
+         * back again: deleted, then written as it is now. */
+        audit(tr, parts, log, 5, 3, 2100);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs"), 1);
+        dedup_tracker_begin(tr, 3000);
+        dedup_tracker_tick(tr); /* PBIN expires */
+        audit(tr, parts, log, 5, 4, 3000);
+        assert_int_equal(dedup_tracker_pairs(tr), 1);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.pairs, 1);
+        assert_int_equal(sum.records, 5);
+
+        d1 = tracker_dump(tr, parts, NPARTS);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        {
+                struct ledger_part parts2[NPARTS];
+                tr = reload(fx->a, &lg, parts2);
+                assert_dump(tracker_dump(tr, parts2, NPARTS), d1);
+        }
+        free(d1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Crash between batches, failed commits                               */
+/* ------------------------------------------------------------------ */
+
+/* Two batches on three parts: batch 2 fills, confirms (grace 1500 ms,
+ * batches 2000 ms apart), fences, duplicates, and finds a coverage gap. */
+static const struct rec crash_log[] = {
+        {1, 0, 0, P1, 0, 0},
+        {1, 0, 1, P1, 0, 1},
+        {1, 0, 2, P1, 0, 4},      /* gap 2..3 */
+        {1, 0, 3, PQ, 0, 0},
+        {1, 0, 4, P1, 0, 5},
+        {1, 0, 5, P1, 0, 1},      /* duplicate */
+        {1, 0, 6, PQ, -1, -1},    /* malformed */
+        {1, 1, 10, PBIN, 1, 100}, /* baseline */
+        {1, 1, 11, PBIN, 1, 101},
+        {1, 1, 12, PBIN, 1, 103}, /* gap 102..102 */
+        {1, 2, 0, NULL, -1, -1},  /* untracked */
+        {1, 2, 1, PQ, 0, 0},
+        {2, 0, 7, P1, 0, 2},      /* out of order; 3..3 confirmed */
+        {2, 0, 8, P1, 0, 6},
+        {2, 0, 9, PQ, 1, 0},      /* new session */
+        {2, 0, 10, PQ, 0, 1},     /* fenced */
+        {2, 0, 11, P1, 0, 6},     /* duplicate of offset 8 */
+        {2, 1, 13, PBIN, 1, 102}, /* out of order, gap closed */
+        {2, 1, 14, PBIN, 1, 104},
+        {2, 2, 5, PQ, 0, 7},      /* offsets 2..4 deleted: baseline */
+        {2, 2, 6, NULL, -1, -1},
+};
+#define CRASH_N (sizeof(crash_log) / sizeof(crash_log[0]))
+#define CRASH_HOOK_EXIT 42
+
+static void crash_hook(void *opaque)
+{
+        (void)opaque;
+        _exit(CRASH_HOOK_EXIT); /* as if killed just before COMMIT */
+}
+
+/* The child's side: no cmocka here, only exit codes. */
+static int crash_child(const char *path)
+{
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg = NULL;
+        char err[256];
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = dedup_tracker_new(&conf);
+        if (!tr || dedup_tracker_part_add(tr, 0, 1) ||
+            dedup_tracker_part_add(tr, 1, 0) ||
+            dedup_tracker_part_add(tr, 2, 0))
+                return 1;
+        if (ledger_open(&lg, path, err, sizeof(err)) ||
+            ledger_load(lg, tr, parts, NPARTS, err, sizeof(err)))
+                return 2;
+        audit(tr, parts, crash_log, CRASH_N, 1, 1000);
+        if (ledger_commit(lg, tr, parts, NPARTS, NULL, err, sizeof(err)))
+                return 3;
+        audit(tr, parts, crash_log, CRASH_N, 2, 3000);
+        ledger_commit_hook_set(lg, crash_hook, NULL);
+        ledger_commit(lg, tr, parts, NPARTS, NULL, err, sizeof(err));
+        return 4; /* the hook did not run */
+}
+
+static void test_crash_between_batches(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger_summary sum;
+        struct ledger *lg;
+        char *tr1, *db1, *tr2, *db2, err[256];
+        int status;
+        pid_t pid;
+
+        /* The reference: both batches without interruption, in a. */
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, crash_log, CRASH_N, 1, 1000);
+        commit_ok(lg, tr, parts);
+        tr1 = tracker_dump(tr, parts, NPARTS);
+        db1 = db_dump(fx->a);
+        audit(tr, parts, crash_log, CRASH_N, 2, 3000);
+        commit_ok(lg, tr, parts);
+        tr2 = tracker_dump(tr, parts, NPARTS);
+        db2 = db_dump(fx->a);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_string_not_equal(db1, db2);
+
+        /* A process commits batch 1 and dies inside batch 2's commit. */
+        fflush(NULL);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(crash_child(fx->b));
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), CRASH_HOOK_EXIT);
+
+        /* Restart: the lock is free, the state is exactly batch 1's. */
+        tr = reload(fx->b, &lg, parts);
+        assert_dump(tracker_dump(tr, parts, NPARTS), tr1);
+        assert_dump(db_dump(fx->b), db1);
+
+        /* Replaying batch 2 from the stored offsets gives the reference. */
+        audit(tr, parts, crash_log, CRASH_N, 2, 3000);
+        commit_ok(lg, tr, parts);
+        assert_dump(tracker_dump(tr, parts, NPARTS), tr2);
+        assert_dump(db_dump(fx->b), db2);
+
+        /* Every record counted once. */
+        assert_int_equal(ledger_summary(lg, NULL, &sum, err, sizeof(err)), 0);
+        assert_int_equal(sum.records, CRASH_N);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_GAP], 1);
+        assert_int_equal(sum.missing, 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_DUPLICATE], 2);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_OUT_OF_ORDER], 2);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_FENCED], 1);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_MALFORMED], 1);
+        assert_int_equal(sum.untracked, 2);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(sum.coverage_records, 3);
+
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        free(tr1);
+        free(db1);
+        free(tr2);
+        free(db2);
+}
+
+static int count_cb(void *opaque, const struct dedup_pair_view *pv)
+{
+        (void)pv;
+        ++*(size_t *)opaque;
+        return 0;
+}
+
+/* A commit that fails half-way writes nothing and keeps the batch. */
+static void test_failed_commit_keeps_batch(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char *db1, *tr2, *db2, err[256];
+        size_t nev, ndirty = 0;
+
+        /* Reference run in a. */
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, crash_log, CRASH_N, 1, 1000);
+        commit_ok(lg, tr, parts);
+        audit(tr, parts, crash_log, CRASH_N, 2, 3000);
+        commit_ok(lg, tr, parts);
+        tr2 = tracker_dump(tr, parts, NPARTS);
+        db2 = db_dump(fx->a);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* In b, batch 2's commit fails on its last write, a partition
+         * row, after its anomalies and pairs are written. */
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->b);
+        audit(tr, parts, crash_log, CRASH_N, 1, 1000);
+        commit_ok(lg, tr, parts);
+        db1 = db_dump(fx->b);
+        audit(tr, parts, crash_log, CRASH_N, 2, 3000);
+        db_exec(fx->b, "CREATE TRIGGER fail BEFORE INSERT ON partitions "
+                       "WHEN NEW.topic = 'pay\"ments' "
+                       "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+        dedup_tracker_events(tr, &nev);
+        assert_true(nev > 0);
+        assert_int_equal(ledger_commit(lg, tr, parts, NPARTS, NULL, err,
+                                       sizeof(err)),
+                         -1);
+        assert_string_equal(err,
+                            "cannot write ledger partition: injected failure");
+        /* Tracker and parts untouched, ledger as after batch 1. */
+        dedup_tracker_events(tr, &nev);
+        assert_true(nev > 0);
+        assert_int_equal(dedup_tracker_dirty_foreach(tr, count_cb, &ndirty),
+                         0);
+        assert_true(ndirty > 0);
+        assert_int_equal(parts[0].dirty, 1);
+        assert_int_equal(parts[2].coverage_lo, 2);
+        db_exec(fx->b, "DROP TRIGGER fail");
+        assert_dump(db_dump(fx->b), db1);
+
+        /* Retried, it gives the reference. */
+        commit_ok(lg, tr, parts);
+        assert_dump(tracker_dump(tr, parts, NPARTS), tr2);
+        assert_dump(db_dump(fx->b), db2);
+
+        /* Parts must be indexed by part. */
+        parts[1].part = 2;
+        assert_int_equal(ledger_commit(lg, tr, parts, NPARTS, NULL, err,
+                                       sizeof(err)),
+                         -1);
+        assert_non_null(strstr(err, "bad ledger part 1"));
+
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        free(db1);
+        free(tr2);
+        free(db2);
+}
+
+/* A producer name of 255 arbitrary bytes (no NUL) round-trips. */
+static void test_long_binary_producer(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS], parts2[NPARTS];
+        struct dedup_tracker *tr, *tr2;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char name[DEDUP_PRODUCER_MAX + 1], *d1;
+        struct rec r = {1, 1, 0, name, 5, 0};
+        size_t i;
+
+        for (i = 0; i < DEDUP_PRODUCER_MAX; i++)
+                name[i] = (char)(1 + (i * 37) % 255);
+        name[DEDUP_PRODUCER_MAX] = '\0';
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        dedup_tracker_begin(tr, 1000);
+        assert_int_equal(observe(tr, &r), DEDUP_V_BASELINE);
+        r.offset = 1;
+        r.seq = 3;
+        assert_int_equal(observe(tr, &r), DEDUP_V_GAP_OPENED);
+        parts[1].next_offset = 2;
+        parts[1].dirty = 1;
+        commit_ok(lg, tr, parts);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT length(CAST(producer AS "
+                                       "BLOB)) FROM pairs"),
+                         DEDUP_PRODUCER_MAX);
+
+        tr2 = reload(fx->a, &lg, parts2);
+        d1 = tracker_dump(tr, parts, NPARTS);
+        assert_dump(tracker_dump(tr2, parts2, NPARTS), d1);
+        free(d1);
+        dedup_tracker_free(tr);
+        dedup_tracker_free(tr2);
+        ledger_close(lg);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                T(test_open_reopen),
+                T(test_reader_needs_ledger),
+                T(test_lock),
+                T(test_newer_schema_refused),
+                T(test_commit_load_roundtrip),
+                T(test_unknown_parts_keep_minus_one),
+                T(test_anomalies_and_summary),
+                T(test_coverage_gap),
+                T(test_expired_pair_deleted),
+                T(test_crash_between_batches),
+                T(test_failed_commit_keeps_batch),
+                T(test_long_binary_producer),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
