@@ -1118,6 +1118,7 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
 {
         struct dedup_pair *pr;
         uint32_t slot, name, i;
+        size_t nev;
 
         if (pv->part >= tr->nparts || !tr->parts[pv->part].added ||
             !pv->producer || pv->producer_len < 1 ||
@@ -1140,12 +1141,18 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         if (pv->rebaseline)
                 pr->flags |= PAIR_REBASELINE;
         memcpy(pr->runs, pv->runs, sizeof(pr->runs));
+        nev = tr->nev;
         for (i = 0; i < pv->ngaps; i++) {
                 if (pv->gaps[i].lo < 0 || pv->gaps[i].hi < pv->gaps[i].lo)
                         return -1;
-                if (gap_insert_at(tr, slot, i, &pv->gaps[i]))
+                if (gap_insert_at(tr, slot, pr->gaps ? pr->gaps->n : 0,
+                                  &pv->gaps[i]))
                         return -1;
         }
+        /* A lower max_open_gaps than when it was stored confirmed some:
+         * the ledger must learn that they are no longer open. */
+        if (tr->nev != nev)
+                pair_dirty(tr, slot);
         return 0;
 }
 

@@ -613,6 +613,41 @@ static void test_restore(void **state)
         dedup_tracker_free(b);
 }
 
+/* Restoring more open gaps than max_open_gaps now allows confirms the
+ * oldest and marks the pair dirty, so the ledger does not keep it open
+ * (it would be confirmed again on every restart). */
+static void test_restore_fewer_gaps(void **state)
+{
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+        struct dedup_gap g[3] = {
+            {0, 1, 1, 10, 0, 0}, {0, 3, 3, 12, 0, 0}, {0, 5, 5, 14, 0, 0}};
+        struct dedup_pair_view pv;
+        struct collect col = {0};
+        size_t n;
+
+        (void)state;
+        dedup_config_defaults(&conf);
+        conf.max_open_gaps = 2;
+        tr = dedup_tracker_new(&conf);
+        assert_int_equal(dedup_tracker_part_add(tr, 0, 1), 0);
+        memset(&pv, 0, sizeof(pv));
+        pv.producer = "a";
+        pv.producer_len = 1;
+        pv.last_seq = 6;
+        pv.gaps = g;
+        pv.ngaps = 3;
+        assert_int_equal(dedup_tracker_restore(tr, &pv), 0);
+        assert_int_equal(dedup_tracker_open_gaps(tr), 2);
+        dedup_tracker_events(tr, &n);
+        assert_int_equal(n, 1);
+        dedup_tracker_dirty_foreach(tr, collect_cb, &col);
+        assert_int_equal(col.n, 1);
+        assert_int_equal(col.v[0].ngaps, 2);
+        assert_int_equal(col.v[0].gaps[0].lo, 3);
+        dedup_tracker_free(tr);
+}
+
 /* Many producers: the index grows, memory per pair stays bounded. */
 static void test_many_pairs(void **state)
 {
@@ -667,6 +702,7 @@ int main(void)
             cmocka_unit_test(test_rebaseline),
             cmocka_unit_test(test_max_open_gaps),
             cmocka_unit_test(test_restore),
+            cmocka_unit_test(test_restore_fewer_gaps),
             cmocka_unit_test(test_many_pairs),
             cmocka_unit_test(test_kind_names),
         };
