@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "audit.h"
 #include "log.h"
 
@@ -47,6 +49,9 @@ struct audit {
         int64_t last_progress_print_ms, started_ms;
         struct audit_stats stats;
         int commit_failing;
+        struct status_view view; /* what status_publish() copies */
+        int64_t last_publish_ms;
+        int brokers_up;          /* from librdkafka statistics */
 };
 
 static int64_t wall_ms(void)
@@ -65,6 +70,89 @@ void audit_conf_defaults(struct audit_conf *c)
         c->commit_records = 100000;
         c->kafka_commit_interval_ms = 5000;
         c->stall_timeout_ms = 30000;
+}
+
+/* librdkafka statistics (consumer thread): how many brokers are UP. */
+static int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
+                          void *opaque)
+{
+        struct audit *a = opaque;
+        json_t *root = json_loadb(json, json_len, 0, NULL);
+        json_t *brokers, *b;
+        const char *key;
+        int up = 0;
+
+        (void)rk;
+        if (!root)
+                return 0;
+        brokers = json_object_get(root, "brokers");
+        json_object_foreach(brokers, key, b) {
+                const char *state =
+                    json_string_value(json_object_get(b, "state"));
+                json_int_t id =
+                    json_integer_value(json_object_get(b, "nodeid"));
+                /* Bootstrap entries (nodeid -1) are not real brokers. */
+                if (id >= 0 && state && !strcmp(state, "UP"))
+                        up++;
+        }
+        a->brokers_up = up;
+        json_decref(root);
+        return 0; /* librdkafka frees json */
+}
+
+static void audit_publish(struct audit *a, int64_t now)
+{
+        uint32_t i;
+
+        if (!a->conf.status)
+                return;
+        for (i = 0; i < a->nparts; i++) {
+                int64_t lo = -1, hi = -1;
+                rd_kafka_get_watermark_offsets(a->rk, a->parts[i].topic,
+                                               a->parts[i].partition, &lo,
+                                               &hi);
+                /* librdkafka reports -1001 (invalid) until it knows. */
+                if (hi >= 0)
+                        a->view.parts[i].high_watermark = hi;
+                else if (a->view.parts[i].high_watermark < 0)
+                        a->view.parts[i].high_watermark = a->rt[i].end;
+                a->view.parts[i].next_offset = a->parts[i].next_offset;
+        }
+        a->view.updated_ms = now;
+        a->view.ledger_open = 1;
+        a->view.assigned = 1;
+        a->view.brokers_up = a->brokers_up;
+        a->view.ledger_paused = a->commit_failing;
+        a->view.records = a->stats.records;
+        a->view.live_pairs = dedup_tracker_pairs(a->tr);
+        a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
+        status_publish(a->conf.status, &a->view);
+        a->last_publish_ms = now;
+}
+
+static int audit_view_init(struct audit *a)
+{
+        const char **names = calloc(a->ntopics, sizeof(*names));
+        uint32_t i;
+        size_t t;
+        int rc;
+
+        if (!names)
+                return -1;
+        for (t = 0; t < a->ntopics; t++)
+                names[t] = a->topics[t].name;
+        rc = status_view_init(&a->view, names, a->ntopics, a->nparts);
+        free(names);
+        if (rc)
+                return -1;
+        for (i = 0; i < a->nparts; i++) {
+                a->view.parts[i].topic = strdup(a->parts[i].topic);
+                a->view.parts[i].partition = a->parts[i].partition;
+                if (!a->view.parts[i].topic)
+                        return -1;
+        }
+        a->view.started_ms = wall_ms();
+        return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -244,6 +332,16 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
 
+        if (c->status) {
+                rd_kafka_conf_set_opaque(kconf, a);
+                rd_kafka_conf_set_stats_cb(kconf, audit_stats_cb);
+                if (rd_kafka_conf_set(kconf, "statistics.interval.ms", "1000",
+                                      errstr, errstr_size) !=
+                    RD_KAFKA_CONF_OK) {
+                        rd_kafka_conf_destroy(kconf);
+                        goto out;
+                }
+        }
         a->rk = rd_kafka_new(RD_KAFKA_CONSUMER, kconf, errstr, errstr_size);
         if (!a->rk) {
                 rd_kafka_conf_destroy(kconf);
@@ -255,6 +353,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
 
         if (audit_discover(a, brokers, errstr, errstr_size))
                 goto out;
+        if (audit_view_init(a)) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
         if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
                 goto out;
         a->tr = dedup_tracker_new(&c->dedup);
@@ -279,6 +381,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         a->stats.partitions = a->nparts;
         a->started_ms = a->last_commit_ms = a->last_tick_ms = wall_ms();
         a->last_kafka_commit_ms = a->started_ms;
+        audit_publish(a, a->started_ms);
         rc = 0;
 out:
         if (rc) {
@@ -364,6 +467,13 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                         dedup_hdrs_feed(&h, name, strlen(name), val, size);
         }
         dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
+        if (a->conf.status) {
+                int64_t ts = rd_kafka_message_timestamp(rkm, NULL);
+                if (ts > 0 && ts <= now)
+                        status_hist_observe(
+                            &a->view.topics[a->last_topic].latency,
+                            (double)(now - ts) / 1000.0);
+        }
         lp->next_offset = rkm->offset + 1;
         lp->dirty = 1;
         rt->eof = 0;
@@ -506,6 +616,10 @@ static int audit_commit(struct audit *a, int64_t now)
         a->last_commit_ms = now;
         a->stats.commits++;
         a->stats.last_commit_us = us;
+        if (a->conf.status) {
+                status_hist_observe(&a->view.commit, (double)us / 1e6);
+                audit_publish(a, now);
+        }
         if (now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
                 audit_kafka_commit(a);
                 a->last_kafka_commit_ms = now;
@@ -630,6 +744,7 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                          * ledger takes it. */
                         sleep(1);
                         audit_commit(a, wall_ms());
+                        audit_publish(a, wall_ms());
                         continue;
                 }
                 n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
@@ -659,6 +774,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_commit(a, now);
                 if (!a->conf.follow)
                         audit_check_stalls(a, now);
+                if (a->conf.status && now - a->last_publish_ms >= 1000)
+                        audit_publish(a, now);
                 audit_progress(a, now, 0);
         }
         if (fatal)
@@ -712,6 +829,7 @@ void audit_free(struct audit *a)
         }
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
+        status_view_release(&a->view);
         for (t = 0; t < a->ntopics; t++)
                 free(a->topics[t].name);
         free(a->topics);

@@ -26,6 +26,7 @@
 
 #include "../dedup/dedup.h"
 #include "ledger.h"
+#include "status.h"
 
 struct audit;
 
@@ -55,6 +56,9 @@ struct audit_conf {
          * to the high watermarks of that moment and returns at its end
          * (the demo sets it when its producer is done).  May be NULL. */
         volatile sig_atomic_t *drain;
+        /* Where live figures are published for HTTP threads (after each
+         * commit and at least every second); NULL: none. */
+        struct status *status;
 };
 
 void audit_conf_defaults(struct audit_conf *c);

@@ -1,0 +1,182 @@
+/*
+ * status.c - see status.h.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+const double status_latency_bounds[STATUS_LATENCY_BUCKETS] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+const double status_commit_bounds[STATUS_COMMIT_BUCKETS] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5};
+
+struct status {
+        pthread_mutex_t lock;
+        struct status_view view;
+        int published;
+};
+
+struct status *status_new(void)
+{
+        struct status *st = calloc(1, sizeof(*st));
+
+        if (!st)
+                return NULL;
+        pthread_mutex_init(&st->lock, NULL);
+        return st;
+}
+
+void status_free(struct status *st)
+{
+        if (!st)
+                return;
+        status_view_release(&st->view);
+        pthread_mutex_destroy(&st->lock);
+        free(st);
+}
+
+static int hist_init(struct status_hist *h, const double *bounds, size_t n)
+{
+        memset(h, 0, sizeof(*h));
+        h->counts = calloc(n + 1, sizeof(*h->counts));
+        h->nbuckets = n;
+        h->bounds = bounds;
+        return h->counts ? 0 : -1;
+}
+
+static int hist_copy(struct status_hist *dst, const struct status_hist *src)
+{
+        *dst = *src;
+        dst->counts = malloc((src->nbuckets + 1) * sizeof(*dst->counts));
+        if (!dst->counts)
+                return -1;
+        memcpy(dst->counts, src->counts,
+               (src->nbuckets + 1) * sizeof(*dst->counts));
+        return 0;
+}
+
+void status_hist_observe(struct status_hist *h, double seconds)
+{
+        size_t lo = 0, hi = h->nbuckets;
+
+        /* First bound >= seconds (Prometheus "le"), else +Inf. */
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (h->bounds[mid] >= seconds)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        h->counts[lo]++;
+        h->sum += seconds;
+        h->count++;
+}
+
+int status_view_init(struct status_view *v, const char *const *topics,
+                     size_t ntopics, size_t nparts)
+{
+        size_t i;
+
+        memset(v, 0, sizeof(*v));
+        if (hist_init(&v->commit, status_commit_bounds, STATUS_COMMIT_BUCKETS))
+                goto fail;
+        v->topics = calloc(ntopics ? ntopics : 1, sizeof(*v->topics));
+        v->parts = calloc(nparts ? nparts : 1, sizeof(*v->parts));
+        if (!v->topics || !v->parts)
+                goto fail;
+        v->ntopics = ntopics;
+        v->nparts = nparts;
+        for (i = 0; i < ntopics; i++) {
+                v->topics[i].name = strdup(topics[i]);
+                if (!v->topics[i].name ||
+                    hist_init(&v->topics[i].latency, status_latency_bounds,
+                              STATUS_LATENCY_BUCKETS))
+                        goto fail;
+        }
+        for (i = 0; i < nparts; i++)
+                v->parts[i].next_offset = v->parts[i].high_watermark = -1;
+        return 0;
+fail:
+        status_view_release(v);
+        return -1;
+}
+
+void status_view_release(struct status_view *v)
+{
+        size_t i;
+
+        free(v->commit.counts);
+        for (i = 0; v->topics && i < v->ntopics; i++) {
+                free(v->topics[i].name);
+                free(v->topics[i].latency.counts);
+        }
+        for (i = 0; v->parts && i < v->nparts; i++)
+                free(v->parts[i].topic);
+        free(v->topics);
+        free(v->parts);
+        memset(v, 0, sizeof(*v));
+}
+
+static int view_copy(struct status_view *dst, const struct status_view *src)
+{
+        size_t i;
+
+        *dst = *src;
+        dst->commit.counts = NULL;
+        dst->topics = calloc(src->ntopics ? src->ntopics : 1,
+                             sizeof(*dst->topics));
+        dst->parts = calloc(src->nparts ? src->nparts : 1,
+                            sizeof(*dst->parts));
+        if (!dst->topics || !dst->parts)
+                goto fail;
+        if (hist_copy(&dst->commit, &src->commit))
+                goto fail;
+        for (i = 0; i < src->ntopics; i++) {
+                dst->topics[i].name = strdup(src->topics[i].name);
+                if (!dst->topics[i].name ||
+                    hist_copy(&dst->topics[i].latency,
+                              &src->topics[i].latency))
+                        goto fail;
+        }
+        for (i = 0; i < src->nparts; i++) {
+                dst->parts[i] = src->parts[i];
+                dst->parts[i].topic = src->parts[i].topic
+                                          ? strdup(src->parts[i].topic)
+                                          : NULL;
+                if (src->parts[i].topic && !dst->parts[i].topic)
+                        goto fail;
+        }
+        return 0;
+fail:
+        status_view_release(dst);
+        return -1;
+}
+
+int status_publish(struct status *st, const struct status_view *v)
+{
+        struct status_view copy;
+
+        if (view_copy(&copy, v))
+                return -1;
+        pthread_mutex_lock(&st->lock);
+        status_view_release(&st->view);
+        st->view = copy;
+        st->published = 1;
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+}
+
+int status_read(struct status *st, struct status_view *out)
+{
+        int rc = -1;
+
+        pthread_mutex_lock(&st->lock);
+        if (st->published)
+                rc = view_copy(out, &st->view);
+        pthread_mutex_unlock(&st->lock);
+        if (rc)
+                memset(out, 0, sizeof(*out));
+        return rc;
+}

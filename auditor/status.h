@@ -1,0 +1,85 @@
+/*
+ * status.h - the live figures of a running audit that the ledger does not
+ * hold (lag, readiness, latency histograms), handed from the consumer
+ * thread to HTTP threads under a lock.
+ *
+ * Invariants
+ *  - The consumer thread is the only writer: it fills a struct status_view
+ *    of its own and publishes a copy with status_publish().
+ *  - Readers get a private deep copy with status_read(); nothing they hold
+ *    points into the consumer's memory.
+ *  - Histograms count since process start (Prometheus handles resets);
+ *    counters that must survive a restart come from the ledger instead.
+ */
+#ifndef EOSAUDIT_STATUS_H
+#define EOSAUDIT_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Upper bounds (seconds) of the histogram buckets, +Inf implied. */
+#define STATUS_LATENCY_BUCKETS 14
+#define STATUS_COMMIT_BUCKETS 12
+extern const double status_latency_bounds[STATUS_LATENCY_BUCKETS];
+extern const double status_commit_bounds[STATUS_COMMIT_BUCKETS];
+
+struct status_hist {
+        uint64_t *counts; /* nbuckets + 1 (the last is +Inf), not cumulative */
+        size_t nbuckets;
+        const double *bounds;
+        double sum;       /* seconds */
+        uint64_t count;
+};
+
+struct status_part {
+        char *topic;      /* owned by the view */
+        int32_t partition;
+        int64_t next_offset; /* -1 unknown */
+        int64_t high_watermark; /* -1 unknown */
+};
+
+struct status_topic {
+        char *name; /* owned by the view */
+        struct status_hist latency; /* record timestamp -> audit time */
+};
+
+struct status_view {
+        int64_t started_ms;
+        int64_t updated_ms;
+        int ledger_open;
+        int assigned;       /* partitions assigned to the consumer */
+        int brokers_up;     /* number of brokers the client sees as UP */
+        int ledger_paused;  /* commits are failing; ingest is held */
+        uint64_t records;   /* read in this process */
+        uint64_t live_pairs;
+        uint64_t live_open_gaps;
+        struct status_hist commit; /* ledger commit duration */
+        struct status_part *parts;
+        size_t nparts;
+        struct status_topic *topics;
+        size_t ntopics;
+};
+
+struct status;
+
+struct status *status_new(void);
+void status_free(struct status *st);
+
+/* Initializes v for topics and parts (copying names); -1 on OOM. */
+int status_view_init(struct status_view *v, const char *const *topics,
+                     size_t ntopics, size_t nparts);
+void status_view_release(struct status_view *v);
+
+/* Adds one observation of seconds to h. */
+void status_hist_observe(struct status_hist *h, double seconds);
+
+/* Publishes a copy of v (the consumer thread).  -1 on OOM (the previous
+ * copy stays). */
+int status_publish(struct status *st, const struct status_view *v);
+
+/* Copies the last published view into *out (HTTP threads); the caller
+ * releases it with status_view_release().  Returns 0, or -1 when nothing
+ * was published yet or on OOM. */
+int status_read(struct status *st, struct status_view *out);
+
+#endif /* EOSAUDIT_STATUS_H */
