@@ -3,9 +3,11 @@
  *
  * Layout: producer names are interned once (struct dedup_name, refcounted
  * by the pairs that use them); pairs live in a slab indexed by uint32 and
- * are found through an open-addressing index keyed by (part, name id).
- * Each part caches its last pair, since a consumer delivers records in
- * producer batches.  Slots freed by expiry are reused only after
+ * are found through a per-part open-addressing index keyed by name id.
+ * A consumer delivers a batch of one partition at a time, so each part's
+ * index and pairs are kept together (pairs are taken from per-part chunks
+ * of the slab) and a batch touches little memory beyond its own part.
+ * Each part also caches its last pair: records come in producer runs.  Slots freed by expiry are reused only after
  * dedup_tracker_dirty_clear(), so indices in the dirty list stay valid for
  * one batch; names freed by expiry outlive the events that point to them
  * until dedup_tracker_events_clear().
@@ -49,6 +51,10 @@ struct dedup_pair {
 
 struct dedup_part {
         struct dedup_counts counts;
+        uint32_t *idx;  /* pair slot + 1 by name id, 0 = empty */
+        uint32_t mask;
+        uint32_t live;  /* pairs of this part */
+        uint32_t chunk_next, chunk_end; /* slab slots reserved for it */
         uint32_t cache; /* last pair seen on this part, or NONE */
         int added;
         int from_log_start;
@@ -74,8 +80,6 @@ struct dedup_tracker {
         size_t live_pairs;
         struct u32vec pair_free;    /* reusable now */
         struct u32vec pair_pending; /* reusable after dirty_clear */
-        uint32_t *pair_idx;         /* index: pair slot + 1, 0 = empty */
-        uint32_t pair_idx_mask;
 
         struct dedup_name **names;
         uint32_t nnames_slab, names_cap;
@@ -179,9 +183,9 @@ static uint64_t hash_bytes(const char *p, size_t len)
         return mix64(h ^ w);
 }
 
-static uint64_t pair_key_hash(uint32_t part, uint32_t name)
+static uint64_t pair_key_hash(uint32_t name)
 {
-        return mix64(((uint64_t)part << 32) | name);
+        return mix64(name);
 }
 
 /* Open-addressing index of uint32 (slot + 1), linear probing. */
@@ -251,7 +255,7 @@ static uint64_t name_keyhash(struct dedup_tracker *tr, uint32_t slot)
 
 static uint64_t pair_keyhash(struct dedup_tracker *tr, uint32_t slot)
 {
-        return pair_key_hash(tr->pairs[slot].part, tr->pairs[slot].name);
+        return pair_key_hash(tr->pairs[slot].name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -343,14 +347,14 @@ static void name_unref(struct dedup_tracker *tr, uint32_t id)
 static uint32_t pair_find(struct dedup_tracker *tr, uint32_t part,
                           uint32_t name)
 {
+        const struct dedup_part *p = &tr->parts[part];
         uint32_t i, s;
 
-        if (!tr->pair_idx)
+        if (!p->idx)
                 return NONE;
-        for (i = (uint32_t)pair_key_hash(part, name) & tr->pair_idx_mask;
-             (s = tr->pair_idx[i]); i = (i + 1) & tr->pair_idx_mask) {
-                const struct dedup_pair *pr = &tr->pairs[s - 1];
-                if (pr->part == part && pr->name == name)
+        for (i = (uint32_t)pair_key_hash(name) & p->mask; (s = p->idx[i]);
+             i = (i + 1) & p->mask) {
+                if (tr->pairs[s - 1].name == name)
                         return s - 1;
         }
         return NONE;
@@ -360,26 +364,37 @@ static uint32_t pair_find(struct dedup_tracker *tr, uint32_t part,
 static uint32_t pair_new(struct dedup_tracker *tr, uint32_t part,
                          const char *producer, size_t len)
 {
+        struct dedup_part *p = &tr->parts[part];
         uint32_t name, slot, i;
         struct dedup_pair *pr;
 
-        if (idx_resize(tr, &tr->pair_idx, &tr->pair_idx_mask, tr->live_pairs,
-                       pair_keyhash))
+        if (idx_resize(tr, &p->idx, &p->mask, p->live, pair_keyhash))
                 return NONE;
         name = name_ref(tr, producer, len);
         if (name == NONE)
                 return NONE;
-        if (tr->pair_free.n) {
+        if (p->chunk_next < p->chunk_end) {
+                slot = p->chunk_next++;
+        } else if (tr->pair_free.n) {
                 slot = tr->pair_free.v[--tr->pair_free.n];
         } else {
+                /* A new chunk for this part: 4..64 slots, so that parts
+                 * with few producers waste little. */
+                uint32_t chunk = p->live < 4 ? 4 : p->live > 64 ? 64 : p->live;
                 size_t cap = tr->pairs_cap;
                 if (tr_grow(tr, (void **)&tr->pairs, &cap,
-                            (size_t)tr->npairs_slab + 1, sizeof(*tr->pairs))) {
+                            (size_t)tr->npairs_slab + chunk,
+                            sizeof(*tr->pairs))) {
                         name_unref(tr, name);
                         return NONE;
                 }
                 tr->pairs_cap = (uint32_t)cap;
-                slot = tr->npairs_slab++;
+                memset(&tr->pairs[tr->npairs_slab], 0,
+                       chunk * sizeof(*tr->pairs));
+                slot = tr->npairs_slab;
+                p->chunk_next = slot + 1;
+                p->chunk_end = slot + chunk;
+                tr->npairs_slab += chunk;
         }
         pr = &tr->pairs[slot];
         memset(pr, 0, sizeof(*pr));
@@ -391,10 +406,11 @@ static uint32_t pair_new(struct dedup_tracker *tr, uint32_t part,
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
                 pr->runs[i].seq = pr->runs[i].offset = -1;
         tr->live_pairs++;
-        for (i = (uint32_t)pair_key_hash(part, name) & tr->pair_idx_mask;
-             tr->pair_idx[i]; i = (i + 1) & tr->pair_idx_mask)
+        p->live++;
+        for (i = (uint32_t)pair_key_hash(name) & p->mask; p->idx[i];
+             i = (i + 1) & p->mask)
                 ;
-        tr->pair_idx[i] = slot + 1;
+        p->idx[i] = slot + 1;
         return slot;
 }
 
@@ -706,12 +722,13 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         free(tr->name_idx);
         free(tr->name_free.v);
         free(tr->pairs);
-        free(tr->pair_idx);
         free(tr->pair_free.v);
         free(tr->pair_pending.v);
         free(tr->dirty.v);
         free(tr->gap_pairs.v);
         free(tr->ev);
+        for (i = 0; i < tr->nparts; i++)
+                free(tr->parts[i].idx);
         free(tr->parts);
         free(tr);
 }
@@ -993,8 +1010,9 @@ static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
         }
         if (tr->parts[pr->part].cache == slot)
                 tr->parts[pr->part].cache = NONE;
-        idx_remove(tr, tr->pair_idx, tr->pair_idx_mask, slot,
-                   pair_key_hash(pr->part, pr->name), pair_keyhash);
+        idx_remove(tr, tr->parts[pr->part].idx, tr->parts[pr->part].mask,
+                   slot, pair_key_hash(pr->name), pair_keyhash);
+        tr->parts[pr->part].live--;
         name_unref(tr, pr->name);
         pr->flags = 0; /* not live, not dirty: dirty_foreach skips it */
         tr->live_pairs--;
