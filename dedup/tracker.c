@@ -7,7 +7,8 @@
  * A consumer delivers a batch of one partition at a time, so each part's
  * index and pairs are kept together (pairs are taken from per-part chunks
  * of the slab) and a batch touches little memory beyond its own part.
- * Each part also caches its last pair: records come in producer runs.  Slots freed by expiry are reused only after
+ * Each part also caches its last pair: records come in producer runs.
+ * Slots freed by expiry are reused only after
  * dedup_tracker_dirty_clear(), so indices in the dirty list stay valid for
  * one batch; names freed by expiry outlive the events that point to them
  * until dedup_tracker_events_clear().
@@ -42,12 +43,21 @@ struct dedup_pair {
         int32_t epoch;
         uint32_t flags;
         int64_t last_seq; /* -1: none accepted in this epoch yet */
-        int64_t last_offset;
         int64_t last_ms;
         uint64_t records;
         struct dedup_gapset *gaps;
-        struct dedup_run runs[DEDUP_HISTORY_RUNS];
+        /* The DEDUP_HISTORY_RUNS latest runs, newest first, as arrays so
+         * that no padding is paid per run; run 0 ends at the last accepted
+         * record, so its offset needs no field of its own. */
+        int64_t run_seq[DEDUP_HISTORY_RUNS];
+        int64_t run_off[DEDUP_HISTORY_RUNS];
+        uint32_t run_len[DEDUP_HISTORY_RUNS];
 };
+
+/* The slab grows by blocks, never by realloc: no copy of the whole slab,
+ * and at most one block of slack. */
+#define PAIR_BLOCK_SHIFT 12
+#define PAIR_BLOCK ((uint32_t)1 << PAIR_BLOCK_SHIFT)
 
 struct dedup_part {
         struct dedup_counts counts;
@@ -75,8 +85,9 @@ struct dedup_tracker {
         struct dedup_part *parts;
         uint32_t nparts;
 
-        struct dedup_pair *pairs; /* slab */
-        uint32_t npairs_slab, pairs_cap;
+        struct dedup_pair **blocks; /* slab: PAIR_BLOCK pairs each */
+        size_t nblocks, blocks_cap;
+        uint32_t npairs_slab;       /* slots handed out so far */
         size_t live_pairs;
         struct u32vec pair_free;    /* reusable now */
         struct u32vec pair_pending; /* reusable after dirty_clear */
@@ -97,6 +108,12 @@ struct dedup_tracker {
         struct dedup_event *ev;
         size_t nev, ev_cap;
 };
+
+static struct dedup_pair *pair_at(const struct dedup_tracker *tr,
+                                  uint32_t slot)
+{
+        return &tr->blocks[slot >> PAIR_BLOCK_SHIFT][slot & (PAIR_BLOCK - 1)];
+}
 
 /* ------------------------------------------------------------------ */
 /* Allocation with accounting                                          */
@@ -255,7 +272,7 @@ static uint64_t name_keyhash(struct dedup_tracker *tr, uint32_t slot)
 
 static uint64_t pair_keyhash(struct dedup_tracker *tr, uint32_t slot)
 {
-        return pair_key_hash(tr->pairs[slot].name);
+        return pair_key_hash(pair_at(tr, slot)->name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -354,10 +371,29 @@ static uint32_t pair_find(struct dedup_tracker *tr, uint32_t part,
                 return NONE;
         for (i = (uint32_t)pair_key_hash(name) & p->mask; (s = p->idx[i]);
              i = (i + 1) & p->mask) {
-                if (tr->pairs[s - 1].name == name)
+                if (pair_at(tr, s - 1)->name == name)
                         return s - 1;
         }
         return NONE;
+}
+
+/* Makes slots [0, n) addressable; new blocks are zeroed (not live). */
+static int slab_reserve(struct dedup_tracker *tr, size_t n)
+{
+        while (tr->nblocks << PAIR_BLOCK_SHIFT < n) {
+                struct dedup_pair *b;
+                if (n > (size_t)UINT32_MAX - PAIR_BLOCK)
+                        return -1;
+                if (tr_grow(tr, (void **)&tr->blocks, &tr->blocks_cap,
+                            tr->nblocks + 1, sizeof(*tr->blocks)))
+                        return -1;
+                b = tr_realloc(tr, NULL, 0, PAIR_BLOCK * sizeof(*b));
+                if (!b)
+                        return -1;
+                memset(b, 0, PAIR_BLOCK * sizeof(*b));
+                tr->blocks[tr->nblocks++] = b;
+        }
+        return 0;
 }
 
 /* Creates a pair for (part, producer); takes a name reference. */
@@ -381,30 +417,21 @@ static uint32_t pair_new(struct dedup_tracker *tr, uint32_t part,
                 /* A new chunk for this part: 4..64 slots, so that parts
                  * with few producers waste little. */
                 uint32_t chunk = p->live < 4 ? 4 : p->live > 64 ? 64 : p->live;
-                size_t cap = tr->pairs_cap;
-                if (tr_grow(tr, (void **)&tr->pairs, &cap,
-                            (size_t)tr->npairs_slab + chunk,
-                            sizeof(*tr->pairs))) {
+                if (slab_reserve(tr, tr->npairs_slab + chunk)) {
                         name_unref(tr, name);
                         return NONE;
                 }
-                tr->pairs_cap = (uint32_t)cap;
-                memset(&tr->pairs[tr->npairs_slab], 0,
-                       chunk * sizeof(*tr->pairs));
                 slot = tr->npairs_slab;
                 p->chunk_next = slot + 1;
                 p->chunk_end = slot + chunk;
                 tr->npairs_slab += chunk;
         }
-        pr = &tr->pairs[slot];
+        pr = pair_at(tr, slot);
         memset(pr, 0, sizeof(*pr));
         pr->part = part;
         pr->name = name;
         pr->flags = PAIR_LIVE;
         pr->last_seq = -1;
-        pr->last_offset = -1;
-        for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
-                pr->runs[i].seq = pr->runs[i].offset = -1;
         tr->live_pairs++;
         p->live++;
         for (i = (uint32_t)pair_key_hash(name) & p->mask; p->idx[i];
@@ -416,7 +443,7 @@ static uint32_t pair_new(struct dedup_tracker *tr, uint32_t part,
 
 static void pair_dirty(struct dedup_tracker *tr, uint32_t slot)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
 
         if (pr->flags & PAIR_DIRTY)
                 return;
@@ -557,7 +584,7 @@ static void gap_remove_at(struct dedup_tracker *tr, struct dedup_pair *pr,
 static int gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
                          const struct dedup_gap *g)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
         struct dedup_gapset *gs = pr->gaps;
 
         if (gs && gs->n >= tr->conf.max_open_gaps) {
@@ -593,7 +620,7 @@ static int gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
 static int gap_open(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
                     int64_t lo, int64_t hi, int64_t offset)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
         struct dedup_gap g = {
             .epoch = epoch,
             .lo = lo,
@@ -610,7 +637,7 @@ static int gap_open(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
 static int gap_fill(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
                     int64_t seq)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
         struct dedup_gapset *gs = pr->gaps;
         uint32_t i;
 
@@ -711,7 +738,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         if (!tr)
                 return;
         for (i = 0; i < tr->npairs_slab; i++)
-                free(tr->pairs[i].flags & PAIR_LIVE ? tr->pairs[i].gaps
+                free(pair_at(tr, i)->flags & PAIR_LIVE ? pair_at(tr, i)->gaps
                                                     : NULL);
         for (i = 0; i < tr->nnames_slab; i++)
                 free(tr->names[i]);
@@ -721,7 +748,9 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         free(tr->names);
         free(tr->name_idx);
         free(tr->name_free.v);
-        free(tr->pairs);
+        for (i = 0; i < tr->nblocks; i++)
+                free(tr->blocks[i]);
+        free(tr->blocks);
         free(tr->pair_free.v);
         free(tr->pair_pending.v);
         free(tr->dirty.v);
@@ -772,7 +801,7 @@ void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
                 return;
         tr->parts[part].from_log_start = 0;
         for (i = 0; i < tr->npairs_slab; i++) {
-                struct dedup_pair *pr = &tr->pairs[i];
+                struct dedup_pair *pr = pair_at(tr, i);
                 if ((pr->flags & PAIR_LIVE) && pr->part == part) {
                         pr->flags |= PAIR_REBASELINE;
                         pair_dirty(tr, i);
@@ -798,19 +827,28 @@ int dedup_tracker_failed(const struct dedup_tracker *tr)
 
 static void run_note(struct dedup_pair *pr, int64_t seq, int64_t offset)
 {
-        struct dedup_run *r = &pr->runs[0];
+        uint32_t len = pr->run_len[0];
 
         /* Differences, not sums: seq may be near INT64_MAX. */
-        if (r->len && r->len < UINT32_MAX && seq - r->seq == r->len &&
-            offset - r->offset == r->len) {
-                r->len++;
+        if (len && len < UINT32_MAX && seq - pr->run_seq[0] == len &&
+            offset - pr->run_off[0] == len) {
+                pr->run_len[0]++;
                 return;
         }
-        memmove(&pr->runs[1], &pr->runs[0],
-                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->runs[0]));
-        r->seq = seq;
-        r->offset = offset;
-        r->len = 1;
+        memmove(&pr->run_seq[1], &pr->run_seq[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_seq[0]));
+        memmove(&pr->run_off[1], &pr->run_off[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_off[0]));
+        memmove(&pr->run_len[1], &pr->run_len[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_len[0]));
+        pr->run_seq[0] = seq;
+        pr->run_off[0] = offset;
+        pr->run_len[0] = 1;
+}
+
+static void runs_reset(struct dedup_pair *pr)
+{
+        memset(pr->run_len, 0, sizeof(pr->run_len));
 }
 
 static int64_t run_offset_of(const struct dedup_pair *pr, int64_t seq)
@@ -818,11 +856,17 @@ static int64_t run_offset_of(const struct dedup_pair *pr, int64_t seq)
         unsigned i;
 
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
-                const struct dedup_run *r = &pr->runs[i];
-                if (r->len && seq >= r->seq && seq - r->seq < r->len)
-                        return r->offset + (seq - r->seq);
+                if (pr->run_len[i] && seq >= pr->run_seq[i] &&
+                    seq - pr->run_seq[i] < pr->run_len[i])
+                        return pr->run_off[i] + (seq - pr->run_seq[i]);
         }
         return -1;
+}
+
+/* Offset of the last accepted record, -1 when none in this epoch. */
+static int64_t pair_last_offset(const struct dedup_pair *pr)
+{
+        return pr->run_len[0] ? pr->run_off[0] + pr->run_len[0] - 1 : -1;
 }
 
 static uint32_t pair_lookup(struct dedup_tracker *tr, struct dedup_part *p,
@@ -833,7 +877,7 @@ static uint32_t pair_lookup(struct dedup_tracker *tr, struct dedup_part *p,
 
         *created = 0;
         if (slot != NONE) {
-                const struct dedup_pair *pr = &tr->pairs[slot];
+                const struct dedup_pair *pr = pair_at(tr, slot);
                 const struct dedup_name *nm = tr->names[pr->name];
                 if (nm->len == h->producer_len &&
                     !memcmp(nm->bytes, h->producer, nm->len))
@@ -883,7 +927,7 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                 c->anomalies[DEDUP_KIND_MALFORMED]++;
                 return DEDUP_V_MALFORMED; /* tr->failed is set */
         }
-        pr = &tr->pairs[slot];
+        pr = pair_at(tr, slot);
         pr->records++;
         pr->last_ms = tr->now_ms;
         pair_dirty(tr, slot);
@@ -912,13 +956,9 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
         if (h->epoch > pr->epoch) {
                 /* A new session: numbering restarts; gaps of the old
                  * session stay open until confirmed. */
-                unsigned i;
                 pr->epoch = h->epoch;
                 pr->last_seq = -1;
-                for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
-                        pr->runs[i].len = 0;
-                        pr->runs[i].seq = pr->runs[i].offset = -1;
-                }
+                runs_reset(pr);
         }
 
         /* Compared as seq - 1 against last_seq so that seq = INT64_MAX
@@ -945,7 +985,6 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
 
 accept:
         pr->last_seq = seq;
-        pr->last_offset = offset;
         run_note(pr, seq, offset);
         return v;
 }
@@ -953,7 +992,7 @@ accept:
 /* Confirms the gaps of pair slot that pass the test (all when force). */
 static void pair_gaps_sweep(struct dedup_tracker *tr, uint32_t slot, int force)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
         const struct dedup_counts *c = &tr->parts[pr->part].counts;
         uint32_t i = 0;
 
@@ -982,7 +1021,7 @@ static void gaps_sweep_all(struct dedup_tracker *tr, int force)
 
         while (i < tr->gap_pairs.n) {
                 uint32_t slot = tr->gap_pairs.v[i];
-                struct dedup_pair *pr = &tr->pairs[slot];
+                struct dedup_pair *pr = pair_at(tr, slot);
                 if (pr->flags & PAIR_LIVE)
                         pair_gaps_sweep(tr, slot, force);
                 if (!(pr->flags & PAIR_LIVE) || !pr->gaps) {
@@ -996,7 +1035,7 @@ static void gaps_sweep_all(struct dedup_tracker *tr, int force)
 
 static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
 {
-        struct dedup_pair *pr = &tr->pairs[slot];
+        struct dedup_pair *pr = pair_at(tr, slot);
         struct dedup_event *ev;
 
         pair_gaps_sweep(tr, slot, 1);
@@ -1005,7 +1044,7 @@ static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
                 pair_event_fill(tr, ev, pr);
                 ev->epoch = pr->epoch;
                 ev->seq_lo = ev->seq_hi = pr->last_seq;
-                ev->offset_lo = ev->offset_hi = pr->last_offset;
+                ev->offset_lo = ev->offset_hi = pair_last_offset(pr);
                 ev->count = pr->records;
         }
         if (tr->parts[pr->part].cache == slot)
@@ -1034,7 +1073,7 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
                 return;
         tr->last_expire_ms = tr->now_ms;
         for (i = 0; i < tr->npairs_slab; i++) {
-                struct dedup_pair *pr = &tr->pairs[i];
+                struct dedup_pair *pr = pair_at(tr, i);
                 if ((pr->flags & PAIR_LIVE) && tr->now_ms - pr->last_ms > ttl)
                         pair_expire(tr, i);
         }
@@ -1067,19 +1106,24 @@ void dedup_tracker_events_clear(struct dedup_tracker *tr)
 static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
                       struct dedup_pair_view *pv)
 {
-        const struct dedup_pair *pr = &tr->pairs[slot];
+        const struct dedup_pair *pr = pair_at(tr, slot);
         const struct dedup_name *nm = tr->names[pr->name];
+        unsigned i;
 
         pv->part = pr->part;
         pv->producer = nm->bytes;
         pv->producer_len = nm->len;
         pv->epoch = pr->epoch;
         pv->last_seq = pr->last_seq;
-        pv->last_offset = pr->last_offset;
+        pv->last_offset = pair_last_offset(pr);
         pv->last_ms = pr->last_ms;
         pv->records = pr->records;
         pv->rebaseline = !!(pr->flags & PAIR_REBASELINE);
-        memcpy(pv->runs, pr->runs, sizeof(pv->runs));
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                pv->runs[i].seq = pr->run_len[i] ? pr->run_seq[i] : -1;
+                pv->runs[i].offset = pr->run_len[i] ? pr->run_off[i] : -1;
+                pv->runs[i].len = pr->run_len[i];
+        }
         pv->gaps = pr->gaps ? pr->gaps->g : NULL;
         pv->ngaps = pr->gaps ? pr->gaps->n : 0;
 }
@@ -1093,7 +1137,7 @@ int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
 
         for (i = 0; i < tr->dirty.n; i++) {
                 uint32_t slot = tr->dirty.v[i];
-                if (!(tr->pairs[slot].flags & PAIR_DIRTY))
+                if (!(pair_at(tr, slot)->flags & PAIR_DIRTY))
                         continue; /* expired since */
                 pair_view(tr, slot, &pv);
                 if ((r = cb(opaque, &pv)))
@@ -1107,7 +1151,7 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
         size_t i;
 
         for (i = 0; i < tr->dirty.n; i++)
-                tr->pairs[tr->dirty.v[i]].flags &= ~PAIR_DIRTY;
+                pair_at(tr, tr->dirty.v[i])->flags &= ~PAIR_DIRTY;
         tr->dirty.n = 0;
         for (i = 0; i < tr->pair_pending.n; i++)
                 u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);
@@ -1122,7 +1166,7 @@ int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
         int r;
 
         for (i = 0; i < tr->npairs_slab; i++) {
-                if (!(tr->pairs[i].flags & PAIR_LIVE))
+                if (!(pair_at(tr, i)->flags & PAIR_LIVE))
                         continue;
                 pair_view(tr, i, &pv);
                 if ((r = cb(opaque, &pv)))
@@ -1150,15 +1194,18 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         slot = pair_new(tr, pv->part, pv->producer, pv->producer_len);
         if (slot == NONE)
                 return -1;
-        pr = &tr->pairs[slot];
+        pr = pair_at(tr, slot);
         pr->epoch = pv->epoch;
         pr->last_seq = pv->last_seq;
-        pr->last_offset = pv->last_offset;
         pr->last_ms = pv->last_ms;
         pr->records = pv->records;
         if (pv->rebaseline)
                 pr->flags |= PAIR_REBASELINE;
-        memcpy(pr->runs, pv->runs, sizeof(pr->runs));
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                pr->run_seq[i] = pv->runs[i].seq;
+                pr->run_off[i] = pv->runs[i].offset;
+                pr->run_len[i] = pv->runs[i].len;
+        }
         nev = tr->nev;
         for (i = 0; i < pv->ngaps; i++) {
                 if (pv->gaps[i].lo < 0 || pv->gaps[i].hi < pv->gaps[i].lo)
