@@ -1,0 +1,51 @@
+/*
+ * kconf.h - librdkafka configuration and strict number parsing shared by
+ * every subcommand.
+ *
+ * Invariants
+ *  - Nothing here owns the rd_kafka_conf_t: the caller creates it, passes
+ *    it in, and frees it (or hands it to rd_kafka_new()).
+ *  - Properties are passed to librdkafka verbatim (security.protocol,
+ *    sasl.*, ssl.* included); librdkafka decides what is valid.
+ *  - Messages for a rejected value come from librdkafka and may quote it.
+ *  - errstr is written only on failure.
+ */
+#ifndef EOSAUDIT_KCONF_H
+#define EOSAUDIT_KCONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+/*
+ * Applies one "key=value" string (a -X argument): the key is everything
+ * before the first '=', the value everything after it (it may contain '='
+ * and may be empty).  Returns 0, or -1 with errstr filled.
+ */
+int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
+              size_t errstr_size);
+
+/*
+ * Applies a kcat-style properties file (-F): one key=value per line,
+ * blank lines and lines whose first non-blank character is '#' are
+ * skipped, blanks around key and value are trimmed.  Stops at the first
+ * bad line.  Returns 0, or -1 with errstr "PATH:LINE: message" (or
+ * "PATH: message" when the file cannot be read).
+ */
+int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
+                    size_t errstr_size);
+
+/*
+ * Strict parsers for command-line numbers: plain decimal (an optional
+ * leading '-' for kconf_parse_i64), no surrounding blanks, nothing after
+ * the number, within [min, max].  Return 0 and set *out, or -1 leaving
+ * *out untouched.
+ */
+int kconf_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+int kconf_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* As above for a finite decimal or exponent number (no hex, inf or nan). */
+int kconf_parse_double(const char *s, double min, double max, double *out);
+
+#endif /* EOSAUDIT_KCONF_H */
