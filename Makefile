@@ -10,8 +10,14 @@ CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) $(if $(filter 1,$(WERROR)),-Werror)
 LDLIBS  += -lpthread -lm
 
+# librdkafka allocates and frees every header of every record it hands
+# out; glibc's malloc made that half of a scan's CPU time (perf), and
+# tcmalloc halves it.  Sanitizer builds keep the allocator ASan brings.
+ALLOC_LIBS ?= -ltcmalloc_minimal
+
 # make SANITIZE=address,undefined test
 ifneq ($(SANITIZE),)
+ALLOC_LIBS :=
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 BUILD   ?= build-san
@@ -60,7 +66,7 @@ $(BUILD)/libeosaudit.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/eosaudit: $(BUILD)/auditor/main.o $(BUILD)/libeosaudit.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(ALLOC_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libeosaudit.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
   build-essential pkg-config
   librdkafka-dev libmicrohttpd-dev libsqlite3-dev sqlite3 libcmocka-dev libjansson-dev
+  libgoogle-perftools-dev
   kcat
 )
 # Tests against the real broker need Java and Maven; they are on the
