@@ -19,6 +19,7 @@ struct audit_topic {
         char *name;
         uint32_t base;  /* part index of partition 0 */
         int32_t npart;
+        int compacted;  /* cleanup.policy includes compact */
 };
 
 /* Per-part state that is not persisted. */
@@ -234,6 +235,61 @@ oom:
 }
 
 /*
+ * Whether topic is compacted (cleanup.policy contains "compact").  When
+ * the configuration cannot be read (an ACL, an old broker), says so and
+ * assumes not: gaps are then reported as usual.
+ */
+static int audit_compacted(struct audit *a, const char *topic)
+{
+        rd_kafka_ConfigResource_t *res =
+            rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+        rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(
+            a->rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+        rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
+        rd_kafka_event_t *ev = NULL;
+        const rd_kafka_DescribeConfigs_result_t *r;
+        const rd_kafka_ConfigResource_t **rs;
+        const rd_kafka_ConfigEntry_t **ce;
+        size_t n = 0, nce = 0, i;
+        int compacted = 0;
+
+        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_META_TIMEOUT_MS,
+                                                  NULL, 0);
+        rd_kafka_DescribeConfigs(a->rk, &res, 1, opt, q);
+        ev = rd_kafka_queue_poll(q, AUDIT_META_TIMEOUT_MS + 2000);
+        r = ev ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
+        if (!r || rd_kafka_event_error(ev)) {
+                log_warn("cannot read the configuration of topic '%s' (%s): "
+                         "assuming it is not compacted",
+                         topic, ev ? rd_kafka_event_error_string(ev)
+                                   : "timed out");
+                goto out;
+        }
+        rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
+        if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
+                log_warn("cannot read the configuration of topic '%s': "
+                         "assuming it is not compacted",
+                         topic);
+                goto out;
+        }
+        ce = rd_kafka_ConfigResource_configs(rs[0], &nce);
+        for (i = 0; i < nce; i++) {
+                const char *v = rd_kafka_ConfigEntry_value(ce[i]);
+                if (!strcmp(rd_kafka_ConfigEntry_name(ce[i]),
+                            "cleanup.policy") &&
+                    v && strstr(v, "compact"))
+                        compacted = 1;
+        }
+out:
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        rd_kafka_queue_destroy(q);
+        rd_kafka_AdminOptions_destroy(opt);
+        rd_kafka_ConfigResource_destroy(res);
+        return compacted;
+}
+
+/*
  * Decides where each part starts: from the ledger, or (never audited)
  * from the log start.  Offsets the ledger expected but retention deleted
  * become a coverage gap.
@@ -319,6 +375,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         size_t bsz = sizeof(brokers);
         struct audit *a;
         uint32_t i;
+        size_t t;
         int rc = -1;
 
         a = calloc(1, sizeof(*a));
@@ -376,6 +433,18 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         for (i = 0; i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
                         goto out;
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
+                a->topics[t].compacted = audit_compacted(a, a->topics[t].name);
+                if (a->topics[t].compacted)
+                        log_info("topic '%s' is compacted: a seq that jumps "
+                                 "ahead is a new baseline, not a gap",
+                                 a->topics[t].name);
+                for (p = 0; p < a->topics[t].npart; p++)
+                        dedup_tracker_part_set_compacted(
+                            a->tr, a->topics[t].base + (uint32_t)p,
+                            a->topics[t].compacted);
+        }
         if (audit_assign(a, errstr, errstr_size))
                 goto out;
         a->stats.partitions = a->nparts;

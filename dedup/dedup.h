@@ -217,6 +217,15 @@ int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
  */
 void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part);
 
+/*
+ * A compacted topic's partition: the log cleaner removes records on
+ * purpose, so a seq that jumps ahead is accepted as a new baseline instead
+ * of opening a gap (duplicates and fenced writes are still found).  Not
+ * persisted: the caller sets it from the topic's cleanup.policy on start.
+ */
+void dedup_tracker_part_set_compacted(struct dedup_tracker *tr, uint32_t part,
+                                      int compacted);
+
 struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
                                                uint32_t part);
 

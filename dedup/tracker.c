@@ -68,6 +68,7 @@ struct dedup_part {
         uint32_t cache; /* last pair seen on this part, or NONE */
         int added;
         int from_log_start;
+        int compacted;
 };
 
 struct u32vec {
@@ -809,6 +810,13 @@ void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
         }
 }
 
+void dedup_tracker_part_set_compacted(struct dedup_tracker *tr, uint32_t part,
+                                      int compacted)
+{
+        if (part < tr->nparts)
+                tr->parts[part].compacted = !!compacted;
+}
+
 struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
                                                uint32_t part)
 {
@@ -936,7 +944,8 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
         if (created || (pr->flags & PAIR_REBASELINE)) {
                 pr->flags &= ~PAIR_REBASELINE;
                 pr->epoch = h->epoch;
-                if (created && p->from_log_start && seq > 0) {
+                if (created && p->from_log_start && !p->compacted &&
+                    seq > 0) {
                         /* The whole log was audited: records 0..seq-1 of
                          * this session never appeared. */
                         gap_open(tr, slot, h->epoch, 0, seq - 1, offset);
@@ -965,6 +974,10 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
          * needs no next_seq beyond the range. */
         if (seq - 1 == pr->last_seq)
                 goto accept;
+        if (seq - 1 > pr->last_seq && p->compacted) {
+                v = DEDUP_V_BASELINE; /* the cleaner removed records */
+                goto accept;
+        }
         if (seq - 1 > pr->last_seq) {
                 gap_open(tr, slot, pr->epoch, pr->last_seq + 1, seq - 1,
                          offset);

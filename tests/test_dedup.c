@@ -521,6 +521,30 @@ static void test_rebaseline(void **state)
         dedup_tracker_free(tr);
 }
 
+/* Compacted topics: the cleaner's holes are not gaps, duplicates still
+ * count. */
+static void test_compacted(void **state)
+{
+        struct dedup_tracker *tr = tracker_new(1);
+        enum dedup_verdict v;
+
+        (void)state;
+        dedup_tracker_part_set_compacted(tr, 0, 1);
+        observe(tr, &(struct rec){0, "a", 0, 3, BASE}, 0, &v);
+        assert_int_equal(v, DEDUP_V_OK);
+        observe(tr, &(struct rec){0, "a", 0, 9, BASE}, 1, &v);
+        assert_int_equal(v, DEDUP_V_BASELINE);
+        observe(tr, &(struct rec){0, "a", 0, 9, DUP}, 2, &v);
+        assert_int_equal(v, DEDUP_V_DUPLICATE);
+        observe(tr, &(struct rec){0, "a", 1, 4, BASE}, 3, &v);
+        assert_int_equal(v, DEDUP_V_BASELINE);
+        dedup_tracker_confirm_all(tr);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)->missing, 0);
+        assert_int_equal(
+            dedup_tracker_part_counts(tr, 0)->anomalies[DEDUP_KIND_DUPLICATE], 1);
+        dedup_tracker_free(tr);
+}
+
 static void test_max_open_gaps(void **state)
 {
         struct dedup_config conf;
@@ -700,6 +724,7 @@ int main(void)
             cmocka_unit_test(test_grace),
             cmocka_unit_test(test_expiry),
             cmocka_unit_test(test_rebaseline),
+            cmocka_unit_test(test_compacted),
             cmocka_unit_test(test_max_open_gaps),
             cmocka_unit_test(test_restore),
             cmocka_unit_test(test_restore_fewer_gaps),
