@@ -156,6 +156,39 @@ static int audit_view_init(struct audit *a)
         return 0;
 }
 
+/*
+ * Failpoint for crash tests: EOSAUDIT_FAILPOINT_COMMIT=N makes the process
+ * die (_exit, like kill -9: no cleanup, no COMMIT) inside the Nth ledger
+ * commit, after all of its writes.  Unset in normal use.
+ */
+static unsigned long audit_failpoint_left;
+
+static void audit_failpoint(void *opaque)
+{
+        (void)opaque;
+        if (audit_failpoint_left && --audit_failpoint_left == 0) {
+                log_error("failpoint: dying inside a ledger commit");
+                _exit(137);
+        }
+}
+
+static void audit_failpoint_arm(struct audit *a)
+{
+        const char *v = getenv("EOSAUDIT_FAILPOINT_COMMIT");
+        char *end;
+        unsigned long n;
+
+        if (!v || !*v)
+                return;
+        n = strtoul(v, &end, 10);
+        if (*end || n == 0) {
+                log_warn("ignoring EOSAUDIT_FAILPOINT_COMMIT='%s'", v);
+                return;
+        }
+        audit_failpoint_left = n;
+        ledger_commit_hook_set(a->lg, audit_failpoint, NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* Set-up                                                              */
 /* ------------------------------------------------------------------ */
@@ -416,6 +449,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         }
         if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
                 goto out;
+        audit_failpoint_arm(a);
         a->tr = dedup_tracker_new(&c->dedup);
         if (!a->tr) {
                 snprintf(errstr, errstr_size, "out of memory");
