@@ -82,6 +82,7 @@ run: $(BUILD)/eosaudit
 test: unit-test integration-test
 
 unit-test: $(TESTS) $(BUILD)/eosaudit
+	@./tests/check_banned.sh
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 integration-test: $(BUILD)/eosaudit

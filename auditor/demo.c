@@ -11,6 +11,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include "../http/http.h"
 #include "../producer/producer.h"
 #include "audit.h"
 #include "demo.h"
@@ -66,7 +67,8 @@ static void demo_event(void *opaque, const char *topic, int32_t partition,
 static void demo_usage(FILE *f)
 {
         fprintf(f,
-"usage: eosaudit demo [-n COUNT] [--rate N] [--db FILE] [--seed N] [-q]\n"
+"usage: eosaudit demo [-n COUNT] [--rate N] [--db FILE] [--seed N]\n"
+"                     [--listen ADDR:PORT [--no-linger]] [-q]\n"
 "\n"
 "Starts librdkafka's in-process mock cluster (%d brokers), a topic '%s'\n"
 "with %d partitions, the reference producer with injected faults\n"
@@ -78,6 +80,13 @@ static void demo_usage(FILE *f)
 "      --rate N  records per second (4000; 0 = unlimited)\n"
 "      --db FILE ledger file (default: a temporary one)\n"
 "      --seed N  seed of the injected faults (1)\n"
+"      --listen ADDR:PORT  serve the dashboard, /metrics and /api/v1/...\n"
+"                while the demo runs (e.g. 127.0.0.1:8080; port 0 picks a\n"
+"                free one) and print its URL; after the comparison the\n"
+"                demo keeps serving until Ctrl-C (SIGINT) or SIGTERM, so\n"
+"                that a person can look; its exit status stays that of\n"
+"                the comparison\n"
+"      --no-linger  with --listen: exit right after the comparison\n"
 "  -q            no log lines\n",
                 DEMO_BROKERS, DEMO_TOPIC, DEMO_PARTITIONS);
 }
@@ -90,15 +99,34 @@ static int demo_check(const char *what, uint64_t want, uint64_t got)
         return want == got ? 0 : -1;
 }
 
-int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
+/* Serves until *run is cleared (a signal). */
+static void demo_linger(const struct http_server *hs,
+                        volatile sig_atomic_t *run)
+{
+        printf("\ndemo: still serving the dashboard at %s; Ctrl-C to "
+               "stop\n",
+               http_url(hs));
+        fflush(stdout);
+        while (*run)
+                usleep(100 * 1000);
+}
+
+int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
+              const char *version)
 {
         static const struct option longopts[] = {
             {"rate", required_argument, NULL, 'r'},
             {"db", required_argument, NULL, 'd'},
             {"seed", required_argument, NULL, 's'},
+            {"listen", required_argument, NULL, 'l'},
+            {"no-linger", no_argument, NULL, 'L'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
+        struct http_conf hc;
+        struct http_server *hs = NULL;
+        struct status *st = NULL;
+        int linger = 1;
         static volatile sig_atomic_t produced;
         struct demo_producer dp;
         struct audit_conf ac;
@@ -116,6 +144,8 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
         char dbbuf[64] = "", errstr[512] = "";
         const char *bootstraps;
 
+        http_conf_defaults(&hc);
+        hc.listen = NULL;
         optind = 1;
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "n:qh", longopts, NULL)) != -1) {
@@ -137,6 +167,12 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
                         break;
                 case 'd':
                         db = optarg;
+                        break;
+                case 'l':
+                        hc.listen = optarg;
+                        break;
+                case 'L':
+                        linger = 0;
                         break;
                 case 's':
                         if (kconf_parse_i64(optarg, 0, INT64_MAX, &v)) {
@@ -192,6 +228,20 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
         printf("demo: mock cluster of %d brokers at %s, topic '%s' with %d "
                "partitions, ledger %s\n",
                DEMO_BROKERS, bootstraps, DEMO_TOPIC, DEMO_PARTITIONS, db);
+        if (hc.listen) {
+                st = status_new();
+                hc.db_path = db;
+                hc.topics = topics;
+                hc.topic_cnt = 1;
+                hc.status = st;
+                hc.version = version;
+                if (!st || http_start(&hs, &hc, errstr, sizeof(errstr))) {
+                        fprintf(stderr, "eosaudit: demo: %s\n",
+                                st ? errstr : "out of memory");
+                        goto out;
+                }
+                printf("demo: dashboard at %s\n", http_url(hs));
+        }
         printf("demo: producing %lld records as 'orders' (%.0f/s) with "
                "0.2%% injected duplicates, 0.1%% injected gaps and a zombie "
                "session\n",
@@ -227,6 +277,7 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
         ac.drain = &produced;
         ac.commit_interval_ms = 200;
         ac.on_event = demo_event;
+        ac.status = st;
         kconf = rd_kafka_conf_new();
         if (rd_kafka_conf_set(kconf, "bootstrap.servers", bootstraps, errstr,
                               sizeof(errstr)) ||
@@ -281,12 +332,17 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run)
                 bad |= demo_check("records", dp.res.delivered, s.records);
                 rc = bad ? 1 : 0;
         }
+        fflush(stdout);
+        if (hs && linger)
+                demo_linger(hs, run);
 out:
         if (started) {
                 *run = 0;
                 pthread_join(thr, NULL);
         }
+        http_stop(hs);
         audit_free(a);
+        status_free(st);
         if (mc)
                 rd_kafka_mock_cluster_destroy(mc);
         if (mrk)

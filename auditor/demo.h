@@ -8,7 +8,9 @@
 
 #include <signal.h>
 
-/* argv[0] is "demo".  *run is cleared by SIGINT/SIGTERM. */
-int demo_main(int argc, char **argv, volatile sig_atomic_t *run);
+/* argv[0] is "demo".  *run is cleared by SIGINT/SIGTERM.  version is
+ * eosaudit's, for the HTTP server's build info. */
+int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
+              const char *version);
 
 #endif /* EOSAUDIT_DEMO_H */

@@ -129,6 +129,84 @@ int ledger_anomalies_foreach(struct ledger *lg, const char *topic,
                              int64_t limit, ledger_anomaly_cb *cb,
                              void *opaque, char *errstr, size_t errstr_size);
 
+/* Which anomalies ledger_anomalies_query() walks; every field set narrows
+ * the walk (all of them must match).  The strings are borrowed. */
+struct ledger_anomaly_filter {
+        const char *topic;    /* NULL: any */
+        const char *kind;     /* NULL: any; a kind name or "coverage" */
+        const char *producer; /* NULL: any; bytes, producer_len of them */
+        size_t producer_len;
+        int64_t since_ms;     /* detected_ms >= since_ms; < 0: any */
+        int64_t before_id;    /* id < before_id (the next page); <= 0: any */
+        int64_t limit;        /* < 0: all */
+};
+
+/* As ledger_anomalies_foreach() for the anomalies that match f, newest
+ * (highest id) first. */
+int ledger_anomalies_query(struct ledger *lg,
+                           const struct ledger_anomaly_filter *f,
+                           ledger_anomaly_cb *cb, void *opaque, char *errstr,
+                           size_t errstr_size);
+
+/* The stored state of one (partition, producer) pair. */
+struct ledger_pair {
+        const char *topic;
+        int32_t partition;
+        const char *producer; /* bytes, not necessarily UTF-8 */
+        size_t producer_len;
+        int32_t epoch;
+        int64_t last_seq; /* -1 none */
+        int64_t last_offset;
+        int64_t last_ms;
+        uint64_t records;
+        uint64_t open_gaps;
+};
+
+/* Pairs are listed in (topic, partition, producer) order, producers
+ * compared as bytes; a listing resumes after such a key. */
+struct ledger_pair_key {
+        const char *topic;
+        int32_t partition;
+        const char *producer;
+        size_t producer_len;
+};
+
+struct ledger_pair_filter {
+        const char *topic;    /* NULL: any */
+        const char *producer; /* NULL: any; producer_len bytes */
+        size_t producer_len;
+        const struct ledger_pair_key *after; /* NULL: from the first */
+        int64_t limit;        /* < 0: all */
+};
+
+typedef int(ledger_pair_cb)(void *opaque, const struct ledger_pair *p);
+
+/* Calls cb for the pairs that match f, in key order; cb returning
+ * non-zero stops the walk.  Strings are valid only during the call. */
+int ledger_pairs_foreach(struct ledger *lg, const struct ledger_pair_filter *f,
+                         ledger_pair_cb *cb, void *opaque, char *errstr,
+                         size_t errstr_size);
+
+/* The stored row of one audited partition. */
+struct ledger_partition {
+        const char *topic;
+        int32_t partition;
+        int64_t next_offset; /* -1: none */
+        int from_log_start;
+        struct dedup_counts counts;
+        uint64_t open_gaps;
+        int64_t updated_ms;
+};
+
+typedef int(ledger_partition_cb)(void *opaque,
+                                 const struct ledger_partition *p);
+
+/* Calls cb for every stored partition of topic (NULL: all topics) in
+ * (topic, partition) order; cb returning non-zero stops the walk. */
+int ledger_partitions_foreach(struct ledger *lg, const char *topic,
+                              ledger_partition_cb *cb, void *opaque,
+                              char *errstr, size_t errstr_size);
+
 /*
  * Testing only: hook is called by ledger_commit() after every write of the
  * batch and just before COMMIT, so a test can simulate a crash at the worst

@@ -11,6 +11,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "../http/http.h"
 #include "../producer/producer.h"
 #include "audit.h"
 #include "demo.h"
@@ -62,6 +63,8 @@ struct cli {
         int quiet;
         int progress;
         struct audit_conf ac;
+        const char *listen; /* NULL: serve's default, scan none; "off" */
+        struct http_conf hc;
 };
 
 enum {
@@ -76,6 +79,10 @@ enum {
         OPT_COMMIT_RECORDS,
         OPT_STALL_MS,
         OPT_NO_PROGRESS,
+        OPT_LISTEN,
+        OPT_TOKEN_FILE,
+        OPT_TLS_CERT,
+        OPT_TLS_KEY,
         OPT_HELP,
 };
 
@@ -93,6 +100,10 @@ static const struct option audit_longopts[] = {
     {"commit-records", required_argument, NULL, OPT_COMMIT_RECORDS},
     {"stall-timeout-ms", required_argument, NULL, OPT_STALL_MS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"http-token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, OPT_HELP},
@@ -119,6 +130,13 @@ static void usage_scan(FILE *f)
 "      --stall-timeout-ms N  give up on a partition held below its end by\n"
 "                            an open transaction after N ms (30000)\n"
 "      --no-progress         no progress line on stderr\n"
+"      --listen ADDR:PORT    serve /metrics, /api/v1/... and the dashboard\n"
+"                            while the scan runs (e.g. 127.0.0.1:8080,\n"
+"                            [::1]:8080; port 0 picks a free one); see\n"
+"                            `eosaudit serve --help` for the endpoints\n"
+"      --http-token-file F   require 'Authorization: Bearer <token>', the\n"
+"                            token being the first line of F\n"
+"      --tls-cert F, --tls-key F  serve HTTPS with this PEM pair\n"
 "  -X KEY=VALUE              any librdkafka property (security.protocol,\n"
 "                            sasl.*, ssl.*, ...); repeatable\n"
 "  -F FILE                   librdkafka properties file (key=value lines)\n"
@@ -153,11 +171,38 @@ static void usage_serve(FILE *f)
 "                            past it the oldest is confirmed (1024)\n"
 "      --commit-interval-ms N  ledger commit at least every N ms (1000)\n"
 "      --commit-records N    ... or every N records (100000)\n"
+"      --listen ADDR:PORT    HTTP address (default 127.0.0.1:8080; if that\n"
+"                            is taken, serve goes on without HTTP and says\n"
+"                            so; an explicit address must be free); IPv6 as\n"
+"                            [::1]:8080; port 0 picks a free one; 'off'\n"
+"                            serves no HTTP\n"
+"      --http-token-file F   require 'Authorization: Bearer <token>' (the\n"
+"                            first line of F) on everything but /healthz\n"
+"                            and the dashboard page itself\n"
+"      --tls-cert F, --tls-key F  serve HTTPS with this PEM certificate\n"
+"                            and key\n"
 "  -X KEY=VALUE              any librdkafka property; repeatable\n"
 "  -F FILE                   librdkafka properties file\n"
 "  -q, --quiet               only errors on stderr\n"
 "  -v, --verbose             debug logging\n"
-"      --help                this text\n");
+"      --help                this text\n"
+"\n"
+"HTTP endpoints (GET and HEAD only):\n"
+"  /                         the dashboard (one self-contained page)\n"
+"  /metrics                  Prometheus text format: counters from the\n"
+"                            ledger (they survive restarts), lag per\n"
+"                            partition, latency and commit histograms\n"
+"  /api/v1/summary           what `scan --json` prints, plus live figures\n"
+"  /api/v1/anomalies         newest first with evidence; ?topic= &kind=\n"
+"                            &producer= &since=MS &limit=N (50, max 1000)\n"
+"                            &cursor=ID (the previous page's next_cursor)\n"
+"  /api/v1/producers         per (partition, producer) state; ?topic=\n"
+"                            &producer= &limit=N (1000, max 10000) &cursor=\n"
+"  /api/v1/partitions        per partition counters, offsets and lag\n"
+"  /healthz                  200 while the process is up\n"
+"  /readyz                   200 when the ledger is open, partitions are\n"
+"                            assigned, a broker is up and commits succeed;\n"
+"                            503 with the reasons otherwise\n");
 }
 
 static void usage_main(FILE *f)
@@ -173,7 +218,8 @@ static void usage_main(FILE *f)
 "  scan      audit topics up to their current end, report, exit\n"
 "  serve     audit topics continuously\n"
 "  produce   the reference producer (stamps the header contract)\n"
-"  demo      an embedded demo on librdkafka's mock cluster\n"
+"  demo      an embedded demo on librdkafka's mock cluster (with\n"
+"            --listen, a dashboard to look at)\n"
 "  version   print the version\n"
 "\n"
 "`eosaudit COMMAND --help` describes each command.\n");
@@ -192,17 +238,22 @@ static int opt_i64(const char *opt, const char *val, int64_t min, int64_t max,
         return 0;
 }
 
+/* Splits "a,b,,c" into topics a, b, c (empty items are skipped). */
 static int cli_topics(struct cli *c, const char *arg)
 {
-        char *save = NULL, *tok;
+        char *tok, *comma;
 
         free(c->topics_buf);
         c->topics_buf = strdup(arg);
         c->ntopics = 0;
         if (!c->topics_buf)
                 return -1;
-        for (tok = strtok_r(c->topics_buf, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
+        for (tok = c->topics_buf; tok; tok = comma ? comma + 1 : NULL) {
+                comma = strchr(tok, ',');
+                if (comma)
+                        *comma = '\0';
+                if (!*tok)
+                        continue;
                 if (c->ntopics == TOPICS_MAX) {
                         fprintf(stderr, "eosaudit: at most %d topics\n",
                                 TOPICS_MAX);
@@ -230,6 +281,7 @@ static int cli_parse(struct cli *c, int argc, char **argv, int serve)
         c->kv = kv;
         c->progress = isatty(STDERR_FILENO);
         audit_conf_defaults(&c->ac);
+        http_conf_defaults(&c->hc);
         c->ac.follow = serve;
         optind = 1;
         opterr = 0;
@@ -317,6 +369,18 @@ static int cli_parse(struct cli *c, int argc, char **argv, int serve)
                 case OPT_NO_PROGRESS:
                         c->progress = 0;
                         break;
+                case OPT_LISTEN:
+                        c->listen = optarg;
+                        break;
+                case OPT_TOKEN_FILE:
+                        c->hc.token_file = optarg;
+                        break;
+                case OPT_TLS_CERT:
+                        c->hc.tls_cert_file = optarg;
+                        break;
+                case OPT_TLS_KEY:
+                        c->hc.tls_key_file = optarg;
+                        break;
                 case OPT_HELP:
                         return 1;
                 case ':':
@@ -381,6 +445,12 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                      errstr_size) ||
             conf_set(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
                 goto fail;
+        /* Set now and again below: a value that differs then came from the
+         * user (librdkafka's own defaults are no reason to warn). */
+        for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++)
+                if (conf_set(conf, forced[i][0], forced[i][1], errstr,
+                             errstr_size))
+                        goto fail;
         if (c->conf_file && kconf_file_load(conf, c->conf_file, errstr,
                                             errstr_size))
                 goto fail;
@@ -398,7 +468,7 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                 if (rd_kafka_conf_get(conf, forced[i][0], val, &vsz) ==
                         RD_KAFKA_CONF_OK &&
                     strcmp(val, forced[i][1]))
-                        log_warn("ignoring %s=%s: the audit needs %s", 
+                        log_warn("ignoring %s=%s: the audit needs %s",
                                  forced[i][0], val, forced[i][1]);
                 if (conf_set(conf, forced[i][0], forced[i][1], errstr,
                              errstr_size))
@@ -474,11 +544,65 @@ static void serve_event(void *opaque, const char *topic, int32_t partition,
                  (unsigned long long)ev->count);
 }
 
+/*
+ * Starts the HTTP server of scan (only with --listen) or serve (on
+ * 127.0.0.1:8080 unless told otherwise) and the status it reads.  serve's
+ * default address is best effort: when it is taken, serve goes on without
+ * HTTP.  Returns 0 (*hs may stay NULL), or -1 after saying why.
+ */
+static int cli_http_start(struct cli *c, int serve, struct status **st,
+                          struct http_server **hs)
+{
+        int optional = serve && !c->listen && !c->hc.token_file &&
+                       !c->hc.tls_cert_file && !c->hc.tls_key_file;
+        char errstr[512];
+
+        if (c->listen && !strcmp(c->listen, "off"))
+                return 0;
+        if (!serve && !c->listen) {
+                if (c->hc.token_file || c->hc.tls_cert_file ||
+                    c->hc.tls_key_file) {
+                        fprintf(stderr, "eosaudit: --http-token-file and "
+                                        "--tls-* need --listen\n");
+                        return -1;
+                }
+                return 0;
+        }
+        *st = status_new();
+        if (!*st) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return -1;
+        }
+        c->ac.status = *st;
+        if (c->listen)
+                c->hc.listen = c->listen;
+        c->hc.db_path = c->db;
+        c->hc.topics = c->topics;
+        c->hc.topic_cnt = c->ntopics;
+        c->hc.status = *st;
+        c->hc.version = EOSAUDIT_VERSION;
+        if (http_start(hs, &c->hc, errstr, sizeof(errstr))) {
+                *hs = NULL;
+                if (!optional) {
+                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                        return -1;
+                }
+                log_warn("%s: serving no HTTP (--listen picks another "
+                         "address)",
+                         errstr);
+                return 0;
+        }
+        log_info("http: listening on %s", http_url(*hs));
+        return 0;
+}
+
 static int cmd_audit(int argc, char **argv, int serve)
 {
         struct cli c;
         struct tmpdb tmp;
         struct audit *a = NULL;
+        struct status *st = NULL;
+        struct http_server *hs = NULL;
         rd_kafka_conf_t *kconf;
         char errstr[512] = "";
         int rc = EXIT_ERROR, r;
@@ -521,6 +645,10 @@ static int cmd_audit(int argc, char **argv, int serve)
                 log_info("auditing %zu topic(s) into ledger %s", c.ntopics,
                          c.db);
         }
+        if (cli_http_start(&c, serve, &st, &hs)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         if (audit_new(&a, &c.ac, kconf, errstr, sizeof(errstr))) {
                 fprintf(stderr, "eosaudit: %s\n", errstr);
                 goto out;
@@ -529,6 +657,9 @@ static int cmd_audit(int argc, char **argv, int serve)
                 fprintf(stderr, "eosaudit: %s\n", errstr);
                 goto out;
         }
+        /* scan serves only while it scans. */
+        http_stop(hs);
+        hs = NULL;
         if (serve) {
                 log_info("stopped; the ledger is committed");
                 rc = EXIT_CLEAN;
@@ -570,7 +701,9 @@ static int cmd_audit(int argc, char **argv, int serve)
                 rc = bad ? EXIT_ANOMALIES : EXIT_CLEAN;
         }
 out:
+        http_stop(hs);
         audit_free(a);
+        status_free(st);
         tmpdb_remove(&tmp);
         cli_free(&c);
         return rc;
@@ -598,7 +731,7 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "produce"))
                 return producer_main(argc - 1, argv + 1);
         if (!strcmp(cmd, "demo"))
-                return demo_main(argc - 1, argv + 1, &run);
+                return demo_main(argc - 1, argv + 1, &run, EOSAUDIT_VERSION);
         fprintf(stderr, "eosaudit: unknown command '%s' (see `eosaudit "
                         "--help`)\n",
                 cmd);

@@ -86,15 +86,33 @@ static json_t *report_int(int64_t v)
         return v < 0 ? json_null() : json_integer(v);
 }
 
-static json_t *report_u64(uint64_t v)
+json_t *report_u64_json(uint64_t v)
 {
         return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+void report_producer_set(json_t *o, const char *p, size_t len)
+{
+        char hex[DEDUP_PRODUCER_MAX * 2 + 1];
+        int lossy = 0;
+        size_t i;
+
+        if (!p) {
+                json_object_set_new(o, "producer", json_null());
+                return;
+        }
+        json_object_set_new(o, "producer", report_bytes_json(p, len, &lossy));
+        if (!lossy)
+                return;
+        for (i = 0; i < len && i < DEDUP_PRODUCER_MAX; i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
+        hex[2 * i] = '\0';
+        json_object_set_new(o, "producer_hex", json_string(hex));
 }
 
 json_t *report_anomaly_json(const struct ledger_anomaly *a)
 {
         json_t *o = json_object();
-        int lossy = 0;
 
         if (!o)
                 return NULL;
@@ -104,57 +122,47 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
                                                           NULL));
         json_object_set_new(o, "partition", json_integer(a->partition));
         json_object_set_new(o, "kind", json_string(a->kind));
-        if (a->producer) {
-                json_object_set_new(o, "producer",
-                                    report_bytes_json(a->producer,
-                                                      a->producer_len, &lossy));
-                if (lossy) {
-                        char hex[DEDUP_PRODUCER_MAX * 2 + 1];
-                        size_t i;
-                        for (i = 0; i < a->producer_len &&
-                                    i < DEDUP_PRODUCER_MAX;
-                             i++)
-                                snprintf(hex + 2 * i, 3, "%02x",
-                                         (unsigned char)a->producer[i]);
-                        hex[2 * i] = '\0';
-                        json_object_set_new(o, "producer_hex",
-                                            json_string(hex));
-                }
-        } else {
-                json_object_set_new(o, "producer", json_null());
-        }
+        report_producer_set(o, a->producer, a->producer_len);
         json_object_set_new(o, "epoch", report_int(a->epoch));
         json_object_set_new(o, "seq_lo", report_int(a->seq_lo));
         json_object_set_new(o, "seq_hi", report_int(a->seq_hi));
         json_object_set_new(o, "offset_lo", report_int(a->offset_lo));
         json_object_set_new(o, "offset_hi", report_int(a->offset_hi));
         json_object_set_new(o, "first_offset", report_int(a->first_offset));
-        json_object_set_new(o, "count", report_u64(a->count));
+        json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
+        return o;
+}
+
+json_t *report_kinds_json(const uint64_t *counts)
+{
+        json_t *o = json_object();
+        int k;
+
+        for (k = 0; o && k < DEDUP_KIND__ANOMALY_CNT; k++)
+                json_object_set_new(o, dedup_kind_name((enum dedup_kind)k),
+                                    report_u64_json(counts[k]));
         return o;
 }
 
 static json_t *report_counts_json(const struct ledger_summary *s)
 {
-        json_t *o = json_object(), *an = json_object();
-        int k;
+        json_t *o = json_object();
 
-        json_object_set_new(o, "records_total", report_u64(s->records));
-        json_object_set_new(o, "untracked", report_u64(s->untracked));
-        json_object_set_new(o, "missing_records", report_u64(s->missing));
-        json_object_set_new(o, "producers", report_u64(s->producers));
-        json_object_set_new(o, "pairs", report_u64(s->pairs));
+        json_object_set_new(o, "records_total", report_u64_json(s->records));
+        json_object_set_new(o, "untracked", report_u64_json(s->untracked));
+        json_object_set_new(o, "missing_records", report_u64_json(s->missing));
+        json_object_set_new(o, "producers", report_u64_json(s->producers));
+        json_object_set_new(o, "pairs", report_u64_json(s->pairs));
         json_object_set_new(o, "partitions", json_integer(s->partitions));
-        json_object_set_new(o, "open_gaps", report_u64(s->open_gaps));
-        json_object_set_new(o, "coverage_gaps", report_u64(s->coverage_gaps));
+        json_object_set_new(o, "open_gaps", report_u64_json(s->open_gaps));
+        json_object_set_new(o, "coverage_gaps",
+                            report_u64_json(s->coverage_gaps));
         json_object_set_new(o, "coverage_records",
-                            report_u64(s->coverage_records));
-        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
-                json_object_set_new(an, dedup_kind_name((enum dedup_kind)k),
-                                    report_u64(s->anomalies[k]));
-        json_object_set_new(o, "anomalies", an);
+                            report_u64_json(s->coverage_records));
+        json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
         json_object_set_new(o, "anomalies_total",
-                            report_u64(report_anomaly_total(s)));
+                            report_u64_json(report_anomaly_total(s)));
         return o;
 }
 

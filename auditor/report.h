@@ -34,6 +34,17 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
  * byte) and exactly in "producer_hex". */
 json_t *report_anomaly_json(const struct ledger_anomaly *a);
 
+/* Sets "producer" on o from len bytes at p (JSON null when p is NULL),
+ * lossily when they are not valid UTF-8, and then "producer_hex" too. */
+void report_producer_set(json_t *o, const char *p, size_t len);
+
+/* {"duplicate": n, "gap": n, ...}: counts[DEDUP_KIND__ANOMALY_CNT] indexed
+ * by enum dedup_kind.  A new reference, or NULL on OOM. */
+json_t *report_kinds_json(const uint64_t *counts);
+
+/* A counter as a JSON integer, clamped at INT64_MAX. */
+json_t *report_u64_json(uint64_t v);
+
 /* A JSON string from arbitrary bytes: as is when valid UTF-8, else with
  * U+FFFD for each byte that is not; *lossy (if not NULL) says which. */
 json_t *report_bytes_json(const char *p, size_t len, int *lossy);

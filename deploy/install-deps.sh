@@ -8,6 +8,9 @@ pkgs=(
   librdkafka-dev libmicrohttpd-dev libsqlite3-dev sqlite3 libcmocka-dev libjansson-dev
   libgoogle-perftools-dev
   kcat
+  # HTTP tests: promtool checks /metrics (t_70, with curl and openssl for
+  # HTTPS), headless chromium drives the dashboard (t_75).
+  prometheus curl openssl chromium
 )
 # Tests against the real broker need Java and Maven; they are on the
 # machine image, but install them if a machine lacks them.

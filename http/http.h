@@ -1,0 +1,157 @@
+/*
+ * http.h - the HTTP side of eosaudit: Prometheus /metrics, the JSON API
+ * under /api/v1/, /healthz, /readyz and the dashboard page at /.
+ *
+ * Invariants
+ *  - Handlers never touch the consumer's live state.  Live figures (lag,
+ *    latency, readiness) come from status_read(), a private copy; counters
+ *    and evidence come from the ledger through read-only connections that
+ *    the server opens itself (ledger_open_reader, at most one per worker
+ *    thread, reopened after an error) and uses for short read
+ *    transactions.  Counters therefore survive a restart.
+ *  - Only GET and HEAD are served (405 otherwise); request bodies are never
+ *    read.  Every JSON body is built with jansson.
+ *  - With a token, every path but /healthz and the static page at / needs
+ *    "Authorization: Bearer <token>" (compared in constant time).  The page
+ *    holds no data: it asks for the token and sends it with its requests.
+ *  - Threads: http_start() and http_stop() are called by one thread (main);
+ *    requests are answered on libmicrohttpd's worker threads.
+ */
+#ifndef EOSAUDIT_HTTP_H
+#define EOSAUDIT_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "../auditor/status.h"
+
+#define HTTP_LISTEN_DEFAULT "127.0.0.1:8080"
+
+/*
+ * Everything borrowed here must outlive the server; files are read by
+ * http_start() and not kept open.
+ */
+struct http_conf {
+        const char *listen;     /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0
+                                   picks a free one (see http_port()) */
+        const char *db_path;    /* the ledger; opened read-only on demand, so
+                                   it may not exist yet when the server
+                                   starts (the API answers 503 until it
+                                   does) */
+        const char *const *topics; /* the audited topics: summary, metrics */
+        size_t topic_cnt;
+        struct status *status;  /* live figures; NULL: none (not ready) */
+        const char *token_file; /* NULL: no authentication */
+        const char *tls_cert_file; /* PEM; both or neither */
+        const char *tls_key_file;
+        const char *version;    /* for eosaudit_build_info */
+        unsigned threads;       /* worker threads (1..16) */
+        unsigned conn_limit;    /* connections at once */
+        unsigned per_ip_limit;  /* connections at once from one address */
+        unsigned timeout_s;     /* idle connection timeout */
+        size_t conn_memory;     /* per connection, bounds request line and
+                                   headers (bytes) */
+};
+
+/* Defaults: 127.0.0.1:8080, 2 threads, 64 connections, 16 per address,
+ * 30 s timeout, 32 KiB per connection. */
+void http_conf_defaults(struct http_conf *c);
+
+struct http_server;
+
+/*
+ * Reads the token and TLS files, binds conf->listen and starts the worker
+ * threads.  Returns 0 and *out, or -1 with errstr ("cannot listen on
+ * 127.0.0.1:8080: Address already in use", "token file x: empty", ...).
+ * The server copies nothing from conf but the files' contents: the rest is
+ * borrowed.
+ */
+int http_start(struct http_server **out, const struct http_conf *conf,
+               char *errstr, size_t errstr_size);
+
+/* The bound port (the chosen one when conf->listen asked for port 0). */
+uint16_t http_port(const struct http_server *s);
+
+/* "http://127.0.0.1:8080/" (https with TLS): where a person points a
+ * browser.  Valid until http_stop(). */
+const char *http_url(const struct http_server *s);
+
+/* Stops accepting, finishes the requests in flight, joins the threads and
+ * closes the ledger readers.  NULL is a no-op. */
+void http_stop(struct http_server *s);
+
+/* ------------------------------------------------------------------ */
+/* Pure parsers, exposed for tests and fuzzing                         */
+/* ------------------------------------------------------------------ */
+
+/* "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0": numeric addresses only, no
+ * name lookup.  Fills *addr (a struct sockaddr_in or sockaddr_in6) and
+ * *addr_len.  Returns 0, or -1 with errstr. */
+int http_listen_parse(const char *s, struct sockaddr_storage *addr,
+                      size_t *addr_len, char *errstr, size_t errstr_size);
+
+/* The JSON endpoints that take a query string. */
+enum http_endpoint {
+        HTTP_EP_SUMMARY,    /* topic */
+        HTTP_EP_ANOMALIES,  /* topic kind producer since limit cursor */
+        HTTP_EP_PRODUCERS,  /* topic producer limit cursor */
+        HTTP_EP_PARTITIONS, /* topic */
+};
+
+#define HTTP_ANOMALIES_LIMIT_DEFAULT 50
+#define HTTP_ANOMALIES_LIMIT_MAX 1000
+#define HTTP_PRODUCERS_LIMIT_DEFAULT 1000
+#define HTTP_PRODUCERS_LIMIT_MAX 10000
+
+/*
+ * A parsed query string.  Strings point into buf (decoded, NUL-terminated;
+ * producer may hold any byte but NUL, so use producer_len).  Absent
+ * parameters (or empty string parameters) are NULL / -1.
+ */
+struct http_query {
+        char *buf;            /* owned; http_query_release() frees it */
+        const char *topic;
+        const char *kind;     /* a dedup kind name or "coverage" */
+        const char *producer;
+        size_t producer_len;
+        int64_t since_ms;     /* -1: any */
+        int64_t limit;        /* the endpoint's default when absent */
+        int64_t cursor;       /* anomalies: id of the last item seen; -1 */
+        /* producers: the pair after which the page starts (after.topic is
+         * NULL when absent); strings point into buf */
+        struct {
+                const char *topic;
+                int32_t partition;
+                const char *producer;
+                size_t producer_len;
+        } after;
+};
+
+/*
+ * Parses the raw query string q[0..len) (what follows '?', percent-encoded,
+ * '+' for space) for endpoint ep: known names only, each at most once,
+ * numbers plain decimal within range, kind a known anomaly kind.  Returns 0
+ * and fills *out (release it with http_query_release()), or -1 with errstr
+ * saying which parameter is wrong (*out then needs no release).
+ */
+int http_query_parse(struct http_query *out, enum http_endpoint ep,
+                     const char *q, size_t len, char *errstr,
+                     size_t errstr_size);
+void http_query_release(struct http_query *q);
+
+/*
+ * The producers cursor: "<hex topic>.<partition>.<hex producer>".
+ * http_cursor_format() writes it into buf (NUL-terminated) and returns its
+ * length, or 0 when buf is too small.
+ */
+size_t http_cursor_format(char *buf, size_t size, const char *topic,
+                          int32_t partition, const char *producer,
+                          size_t producer_len);
+
+/* The dashboard, generated from http/index.html by http/embed.sh into
+ * http/index_html.c (committed; rerun embed.sh after editing the page). */
+extern const unsigned char http_index_html[];
+extern const size_t http_index_html_len;
+
+#endif /* EOSAUDIT_HTTP_H */

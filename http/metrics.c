@@ -1,0 +1,307 @@
+/*
+ * metrics.c - /metrics in the Prometheus text exposition format 0.0.4.
+ *
+ * Counters come from the ledger (ledger_summary per audited topic), so
+ * they survive a restart; live figures (lag, histograms, readiness) from
+ * the published status.  Labels are topic and kind, and partition for the
+ * lag only: producer names never become labels (their number is
+ * unbounded).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "../auditor/report.h"
+#include "internal.h"
+
+#define HTTP_METRICS_MAX (16 * 1024 * 1024)
+#define HTTP_METRICS_TOPICS_MAX 1024
+
+static const char http_type_metrics[] = "text/plain; version=0.0.4; "
+                                        "charset=utf-8";
+
+struct http_label {
+        const char *name;
+        const char *value;
+};
+
+static void http_family(struct http_buf *b, const char *name,
+                        const char *type, const char *help)
+{
+        http_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+                        type);
+}
+
+/* A label value: UTF-8 (U+FFFD for bad bytes), with backslash, double
+ * quote and newline escaped. */
+static void http_label_value(struct http_buf *b, const char *v)
+{
+        json_t *u = report_bytes_json(v, strlen(v), NULL);
+        const char *p = json_string_value(u), *run;
+        size_t n = json_string_length(u), i;
+
+        if (!p) {
+                b->failed = 1;
+                return;
+        }
+        run = p;
+        for (i = 0; i < n; i++) {
+                const char *esc = p[i] == '\\'  ? "\\\\"
+                                  : p[i] == '"' ? "\\\""
+                                  : p[i] == '\n' ? "\\n"
+                                                 : NULL;
+                if (!esc)
+                        continue;
+                http_buf_add(b, run, (size_t)(p + i - run));
+                http_buf_add(b, esc, 2);
+                run = p + i + 1;
+        }
+        http_buf_add(b, run, (size_t)(p + n - run));
+        json_decref(u);
+}
+
+/* name[suffix]{labels} value */
+static void http_sample(struct http_buf *b, const char *name,
+                        const char *suffix, const struct http_label *ls,
+                        size_t n, const char *value)
+{
+        size_t i;
+
+        http_buf_printf(b, "%s%s", name, suffix);
+        for (i = 0; i < n; i++) {
+                http_buf_printf(b, "%s%s=\"", i ? "," : "{", ls[i].name);
+                http_label_value(b, ls[i].value);
+                http_buf_add(b, "\"", 1);
+        }
+        http_buf_printf(b, "%s %s\n", n ? "}" : "", value);
+}
+
+static void http_sample_u64(struct http_buf *b, const char *name,
+                            const struct http_label *ls, size_t n,
+                            uint64_t v)
+{
+        char num[24];
+
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+        http_sample(b, name, "", ls, n, num);
+}
+
+/* One histogram of a family; topic may be NULL (no label). */
+static void http_histogram(struct http_buf *b, const char *name,
+                           const char *topic, const struct status_hist *h)
+{
+        struct http_label ls[2];
+        size_t n = 0, i;
+        uint64_t cum = 0;
+        char le[32], num[32];
+
+        if (topic)
+                ls[n++] = (struct http_label){"topic", topic};
+        ls[n] = (struct http_label){"le", le};
+        for (i = 0; i <= h->nbuckets; i++) {
+                cum += h->counts[i];
+                if (i < h->nbuckets)
+                        snprintf(le, sizeof(le), "%g", h->bounds[i]);
+                else
+                        snprintf(le, sizeof(le), "+Inf");
+                snprintf(num, sizeof(num), "%llu", (unsigned long long)cum);
+                http_sample(b, name, "_bucket", ls, n + 1, num);
+        }
+        snprintf(num, sizeof(num), "%.17g", h->sum);
+        http_sample(b, name, "_sum", ls, n, num);
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)h->count);
+        http_sample(b, name, "_count", ls, n, num);
+}
+
+/* Families whose value is one field of the topic's ledger summary. */
+static const struct {
+        const char *name, *type, *help;
+        size_t off; /* of a uint64_t in struct ledger_summary */
+} http_summary_families[] = {
+        {"eosaudit_records_total", "counter",
+         "Records audited (every record observed, tracked or not).",
+         offsetof(struct ledger_summary, records)},
+        {"eosaudit_missing_records_total", "counter",
+         "Records lost in confirmed gaps.",
+         offsetof(struct ledger_summary, missing)},
+        {"eosaudit_untracked_records_total", "counter",
+         "Records without any eos.* header.",
+         offsetof(struct ledger_summary, untracked)},
+        {"eosaudit_malformed_records_total", "counter",
+         "Records with some but not all eos.* headers, or a bad value.",
+         offsetof(struct ledger_summary, anomalies[DEDUP_KIND_MALFORMED])},
+        {"eosaudit_unaudited_offsets_total", "counter",
+         "Offsets deleted by retention before they were audited "
+         "(coverage gaps).",
+         offsetof(struct ledger_summary, coverage_records)},
+        {"eosaudit_open_gaps", "gauge",
+         "Gaps in eos.seq not confirmed yet (a late record may fill them).",
+         offsetof(struct ledger_summary, open_gaps)},
+        {"eosaudit_producers", "gauge",
+         "Distinct producer names tracked.",
+         offsetof(struct ledger_summary, producers)},
+        {"eosaudit_producer_partitions", "gauge",
+         "Tracked (partition, producer) pairs.",
+         offsetof(struct ledger_summary, pairs)},
+};
+
+/* The counters of the audited topics, from the ledger. */
+static void http_ledger_families(struct http_buf *b,
+                                 const struct http_conf *c,
+                                 const struct ledger_summary *sums)
+{
+        struct http_label ls[2] = {{"topic", NULL}, {"kind", NULL}};
+        size_t f, i;
+        int k;
+
+        http_family(b, "eosaudit_anomalies_total", "counter",
+                    "Anomalies by kind: records for duplicate, out_of_order, "
+                    "fenced and malformed; confirmed gaps for gap; offset "
+                    "ranges lost to retention for coverage.");
+        for (i = 0; i < c->topic_cnt; i++) {
+                ls[0].value = c->topics[i];
+                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                        ls[1].value = dedup_kind_name((enum dedup_kind)k);
+                        http_sample_u64(b, "eosaudit_anomalies_total", ls, 2,
+                                        sums[i].anomalies[k]);
+                }
+                ls[1].value = "coverage";
+                http_sample_u64(b, "eosaudit_anomalies_total", ls, 2,
+                                sums[i].coverage_gaps);
+        }
+        for (f = 0; f < sizeof(http_summary_families) /
+                                sizeof(http_summary_families[0]);
+             f++) {
+                http_family(b, http_summary_families[f].name,
+                            http_summary_families[f].type,
+                            http_summary_families[f].help);
+                for (i = 0; i < c->topic_cnt; i++) {
+                        const char *base = (const char *)&sums[i];
+                        uint64_t v;
+                        memcpy(&v, base + http_summary_families[f].off,
+                               sizeof(v));
+                        ls[0].value = c->topics[i];
+                        http_sample_u64(b, http_summary_families[f].name, ls,
+                                        1, v);
+                }
+        }
+}
+
+static void http_live_families(struct http_buf *b,
+                               const struct status_view *v)
+{
+        struct http_label ls[2] = {{"topic", NULL}, {"partition", NULL}};
+        char part[16];
+        int64_t lag;
+        size_t i;
+
+        http_family(b, "eosaudit_start_time_seconds", "gauge",
+                    "When the audit started, seconds since the epoch.");
+        http_sample_u64(b, "eosaudit_start_time_seconds", NULL, 0,
+                        (uint64_t)(v->started_ms / 1000));
+        http_family(b, "eosaudit_brokers_up", "gauge",
+                    "Brokers the consumer sees as up.");
+        http_sample_u64(b, "eosaudit_brokers_up", NULL, 0,
+                        v->brokers_up > 0 ? (uint64_t)v->brokers_up : 0);
+        http_family(b, "eosaudit_ledger_paused", "gauge",
+                    "1 while ledger commits fail and the audit holds its "
+                    "batch.");
+        http_sample_u64(b, "eosaudit_ledger_paused", NULL, 0,
+                        !!v->ledger_paused);
+        http_family(b, "eosaudit_consumer_lag_records", "gauge",
+                    "High watermark minus the next offset to audit, per "
+                    "partition.");
+        for (i = 0; i < v->nparts; i++) {
+                lag = http_part_lag(&v->parts[i]);
+                if (lag < 0 || !v->parts[i].topic)
+                        continue;
+                snprintf(part, sizeof(part), "%d", (int)v->parts[i].partition);
+                ls[0].value = v->parts[i].topic;
+                ls[1].value = part;
+                http_sample_u64(b, "eosaudit_consumer_lag_records", ls, 2,
+                                (uint64_t)lag);
+        }
+        http_family(b, "eosaudit_record_latency_seconds", "histogram",
+                    "From a record's timestamp to its audit (this process "
+                    "only).");
+        for (i = 0; i < v->ntopics; i++)
+                http_histogram(b, "eosaudit_record_latency_seconds",
+                               v->topics[i].name, &v->topics[i].latency);
+        http_family(b, "eosaudit_ledger_commit_duration_seconds", "histogram",
+                    "Duration of one ledger commit (this process only).");
+        http_histogram(b, "eosaudit_ledger_commit_duration_seconds", NULL,
+                       &v->commit);
+}
+
+/* The ledger summaries of the audited topics into sums[]; -1 when the
+ * ledger cannot be read (yet). */
+static int http_summaries(struct http_server *s, struct ledger_summary *sums)
+{
+        const struct http_conf *c = http_server_conf(s);
+        char errstr[512];
+        struct ledger *lg = http_reader_get(s, errstr, sizeof(errstr));
+        size_t i;
+        int rc = 0;
+
+        if (!lg)
+                return -1;
+        for (i = 0; !rc && i < c->topic_cnt; i++)
+                rc = ledger_summary(lg, c->topics[i], &sums[i], errstr,
+                                    sizeof(errstr));
+        http_reader_put(s, lg, rc != 0);
+        return rc;
+}
+
+void http_metrics_handle(struct http_server *s, struct http_reply *r)
+{
+        const struct http_conf *c = http_server_conf(s);
+        struct ledger_summary *sums;
+        struct status_view view, *v;
+        struct http_label ls[2] = {{"version", NULL},
+                                   {"librdkafka_version", NULL}};
+        const char *why[1];
+        struct http_buf b;
+        int ledger_ok;
+
+        if (c->topic_cnt > HTTP_METRICS_TOPICS_MAX) {
+                http_reply_error(r, 500, "too many topics");
+                return;
+        }
+        sums = calloc(c->topic_cnt ? c->topic_cnt : 1, sizeof(*sums));
+        if (!sums) {
+                http_reply_error(r, 500, "out of memory");
+                return;
+        }
+        ledger_ok = !http_summaries(s, sums);
+        v = http_status_get(s, &view);
+        http_buf_init(&b, HTTP_METRICS_MAX);
+
+        http_family(&b, "eosaudit_up", "gauge",
+                    "1 while the process answers.");
+        http_sample_u64(&b, "eosaudit_up", NULL, 0, 1);
+        http_family(&b, "eosaudit_ready", "gauge",
+                    "1 when the ledger is open, partitions are assigned, a "
+                    "broker is up and commits succeed (see /readyz).");
+        http_sample_u64(&b, "eosaudit_ready", NULL, 0,
+                        http_ready_reasons(v, why, 1) == 0);
+        http_family(&b, "eosaudit_build_info", "gauge",
+                    "Versions of eosaudit and librdkafka; always 1.");
+        ls[0].value = c->version ? c->version : "unknown";
+        ls[1].value = rd_kafka_version_str();
+        http_sample(&b, "eosaudit_build_info", "", ls, 2, "1");
+        http_family(&b, "eosaudit_ledger_readable", "gauge",
+                    "1 when the ledger could be read for this scrape; the "
+                    "counters are missing otherwise.");
+        http_sample_u64(&b, "eosaudit_ledger_readable", NULL, 0, ledger_ok);
+        if (ledger_ok)
+                http_ledger_families(&b, c, sums);
+        if (v) {
+                http_live_families(&b, v);
+                status_view_release(v);
+        }
+        free(sums);
+        http_reply_text(r, 200, http_type_metrics, &b);
+}

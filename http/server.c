@@ -1,0 +1,845 @@
+/*
+ * server.c - libmicrohttpd wiring (see http.h): the listen socket, limits,
+ * routing, method and size checks, the bearer token, ledger readers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "../auditor/log.h"
+#include "../auditor/report.h"
+#include "../dedup/dedup.h"
+#include "internal.h"
+
+#define HTTP_THREADS_MAX 16
+#define HTTP_READERS_MAX (HTTP_THREADS_MAX + 2)
+#define HTTP_FILE_MAX (1024 * 1024) /* certificate, key */
+#define HTTP_TOKEN_MAX 4096
+#define HTTP_URI_MAX 8192  /* longer request targets get 414 */
+#define HTTP_BACKLOG 64
+
+/* Per request: what the URI log callback saw before MHD decoded it. */
+struct http_req {
+        char *query;      /* raw text after '?'; NULL: none */
+        size_t query_len;
+        int too_long;     /* the request target exceeds HTTP_URI_MAX */
+        int headers_done; /* the handler saw the request once */
+};
+
+struct http_reader {
+        struct ledger *lg; /* NULL until first use or after an error */
+        int busy;
+};
+
+struct http_server {
+        struct MHD_Daemon *d;
+        struct http_conf conf;
+        char *token;       /* NULL: no authentication */
+        size_t token_len;
+        char *cert, *key;  /* PEM, NUL-terminated */
+        uint16_t port;
+        char url[INET6_ADDRSTRLEN + 32];
+        atomic_int started;   /* read by the logger on any thread */
+        pthread_mutex_t lock; /* readers[].busy */
+        struct http_reader readers[HTTP_READERS_MAX];
+        size_t nreaders;
+};
+
+void http_conf_defaults(struct http_conf *c)
+{
+        memset(c, 0, sizeof(*c));
+        c->listen = HTTP_LISTEN_DEFAULT;
+        c->threads = 2;
+        c->conn_limit = 64;
+        c->per_ip_limit = 16;
+        c->timeout_s = 30;
+        c->conn_memory = 32 * 1024;
+}
+
+const struct http_conf *http_server_conf(const struct http_server *s)
+{
+        return &s->conf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ledger readers                                                      */
+/* ------------------------------------------------------------------ */
+
+struct ledger *http_reader_get(struct http_server *s, char *errstr,
+                               size_t errstr_size)
+{
+        struct http_reader *r = NULL;
+        size_t i;
+
+        pthread_mutex_lock(&s->lock);
+        /* An open one first: opening costs a file open and a query. */
+        for (i = 0; i < s->nreaders; i++) {
+                if (!s->readers[i].busy &&
+                    (!r || (!r->lg && s->readers[i].lg)))
+                        r = &s->readers[i];
+        }
+        if (r)
+                r->busy = 1;
+        pthread_mutex_unlock(&s->lock);
+        if (!r) {
+                snprintf(errstr, errstr_size, "all ledger readers are busy");
+                return NULL;
+        }
+        if (!r->lg) {
+                /* Opened outside the lock; published under it, as
+                 * http_reader_put() looks at every slot. */
+                struct ledger *lg = NULL;
+                int failed = ledger_open_reader(&lg, s->conf.db_path, errstr,
+                                                errstr_size);
+                pthread_mutex_lock(&s->lock);
+                if (failed)
+                        r->busy = 0;
+                else
+                        r->lg = lg;
+                pthread_mutex_unlock(&s->lock);
+                if (failed)
+                        return NULL;
+        }
+        return r->lg;
+}
+
+void http_reader_put(struct http_server *s, struct ledger *lg, int broken)
+{
+        size_t i;
+
+        if (!lg)
+                return;
+        pthread_mutex_lock(&s->lock);
+        for (i = 0; i < s->nreaders; i++) {
+                if (s->readers[i].lg != lg)
+                        continue;
+                if (broken)
+                        s->readers[i].lg = NULL;
+                s->readers[i].busy = 0;
+                break;
+        }
+        pthread_mutex_unlock(&s->lock);
+        if (broken)
+                ledger_close(lg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers and replies                                                 */
+/* ------------------------------------------------------------------ */
+
+void http_buf_init(struct http_buf *b, size_t max)
+{
+        memset(b, 0, sizeof(*b));
+        b->max = max;
+}
+
+void http_buf_release(struct http_buf *b)
+{
+        free(b->p);
+        http_buf_init(b, b->max);
+}
+
+/* Room for n more bytes and a NUL. */
+static int http_buf_grow(struct http_buf *b, size_t n)
+{
+        size_t cap;
+        char *p;
+
+        if (b->failed)
+                return -1;
+        if (n < b->cap - b->len)
+                return 0;
+        if (n >= b->max - b->len) {
+                b->failed = 1;
+                return -1;
+        }
+        cap = b->cap ? b->cap : 4096;
+        while (cap - b->len <= n)
+                cap = cap > b->max / 2 ? b->max : cap * 2;
+        p = realloc(b->p, cap);
+        if (!p) {
+                b->failed = 1;
+                return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+        return 0;
+}
+
+int http_buf_add(struct http_buf *b, const char *p, size_t len)
+{
+        if (http_buf_grow(b, len))
+                return -1;
+        memcpy(b->p + b->len, p, len);
+        b->len += len;
+        b->p[b->len] = '\0';
+        return 0;
+}
+
+int http_buf_printf(struct http_buf *b, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (http_buf_grow(b, 128))
+                return -1;
+        va_start(ap, fmt);
+        n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n >= b->cap - b->len) {
+                if (http_buf_grow(b, (size_t)n))
+                        return -1;
+                va_start(ap, fmt);
+                n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+                va_end(ap);
+        }
+        if (n < 0) {
+                b->failed = 1;
+                return -1;
+        }
+        b->len += (size_t)n;
+        return 0;
+}
+
+static const char http_type_json[] = "application/json";
+
+void http_reply_json(struct http_reply *r, unsigned status, json_t *j)
+{
+        char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+        json_decref(j);
+        free(r->body);
+        r->type = http_type_json;
+        if (!s) {
+                static const char oom[] = "{\"error\":\"out of memory\"}";
+                r->status = 500;
+                r->body = strdup(oom);
+                r->len = r->body ? sizeof(oom) - 1 : 0;
+                return;
+        }
+        r->status = status;
+        r->body = s;
+        r->len = strlen(s);
+}
+
+void http_reply_error(struct http_reply *r, unsigned status, const char *fmt,
+                      ...)
+{
+        char msg[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        /* Messages may quote what the client sent: bytes, not UTF-8. */
+        http_reply_json(r, status,
+                        json_pack("{s:o}", "error",
+                                  report_bytes_json(msg, strlen(msg), NULL)));
+}
+
+void http_reply_text(struct http_reply *r, unsigned status, const char *type,
+                     struct http_buf *b)
+{
+        if (b->failed || !b->p) {
+                http_buf_release(b);
+                http_reply_error(r, 500, "response too large or out of "
+                                         "memory");
+                return;
+        }
+        free(r->body);
+        r->status = status;
+        r->type = type;
+        r->body = b->p;
+        r->len = b->len;
+        b->p = NULL;
+        http_buf_release(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+/* libmicrohttpd hands the raw request target here, before it decodes it;
+ * the return value becomes the request's context. */
+static void *http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c)
+{
+        struct http_req *req = calloc(1, sizeof(*req));
+        const char *q;
+        size_t len = strlen(uri);
+
+        (void)cls;
+        (void)c;
+        if (!req)
+                return NULL;
+        if (len > HTTP_URI_MAX) {
+                req->too_long = 1;
+                return req;
+        }
+        q = strchr(uri, '?');
+        if (q) {
+                req->query_len = len - (size_t)(q + 1 - uri);
+                req->query = strndup(q + 1, req->query_len);
+                if (!req->query) {
+                        free(req);
+                        return NULL;
+                }
+        }
+        return req;
+}
+
+static void http_done_cb(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe)
+{
+        struct http_req *req = *ctx;
+
+        (void)cls;
+        (void)c;
+        (void)toe;
+        if (req) {
+                free(req->query);
+                free(req);
+                *ctx = NULL;
+        }
+}
+
+/* Compares in time that depends on the token's length only. */
+static int http_token_ok(const struct http_server *s, const char *hdr)
+{
+        static const char scheme[] = "Bearer ";
+        const unsigned char *got, *want = (const unsigned char *)s->token;
+        volatile unsigned char diff;
+        size_t glen, i;
+
+        if (!hdr || strncasecmp(hdr, scheme, sizeof(scheme) - 1))
+                return 0;
+        got = (const unsigned char *)hdr + sizeof(scheme) - 1;
+        glen = strlen((const char *)got);
+        diff = glen != s->token_len;
+        for (i = 0; i < s->token_len; i++)
+                diff |= want[i] ^ (i < glen ? got[i] : 0);
+        return diff == 0;
+}
+
+static void http_route(struct http_server *s, const char *url,
+                       const struct http_req *req, struct http_reply *r)
+{
+        static const char api[] = "/api/v1/";
+
+        if (!strcmp(url, "/metrics"))
+                http_metrics_handle(s, r);
+        else if (!strcmp(url, "/readyz"))
+                http_readyz_handle(s, r);
+        else if (!strncmp(url, api, sizeof(api) - 1))
+                http_api_handle(s, url + sizeof(api) - 1,
+                                req->query ? req->query : "",
+                                req->query_len, r);
+        else
+                http_reply_error(r, 404, "no such path: %s", url);
+}
+
+static int http_header_add(struct MHD_Response *rsp, const char *name,
+                           const char *value)
+{
+        return MHD_add_response_header(rsp, name, value) == MHD_YES ? 0 : -1;
+}
+
+static enum MHD_Result http_send(struct MHD_Connection *c,
+                                 struct http_reply *r, const char *allow,
+                                 int auth, int page)
+{
+        /* The page draws with inline script and style, and talks to us
+         * only. */
+        static const char csp[] =
+                "default-src 'none'; script-src 'unsafe-inline'; "
+                "style-src 'unsafe-inline'; connect-src 'self'; "
+                "img-src 'self' data:; frame-ancestors 'none'; "
+                "base-uri 'none'; form-action 'none'";
+        struct MHD_Response *rsp;
+        enum MHD_Result ret;
+        int hrc;
+
+        if (page)
+                rsp = MHD_create_response_from_buffer(
+                        http_index_html_len, (void *)http_index_html,
+                        MHD_RESPMEM_PERSISTENT);
+        else
+                rsp = MHD_create_response_from_buffer(r->len, r->body,
+                                                      MHD_RESPMEM_MUST_FREE);
+        if (!rsp)
+                return MHD_NO;
+        if (!page)
+                r->body = NULL; /* owned by the response */
+        hrc = http_header_add(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
+        hrc |= http_header_add(rsp, MHD_HTTP_HEADER_CACHE_CONTROL,
+                               "no-store");
+        hrc |= http_header_add(rsp, "X-Content-Type-Options", "nosniff");
+        if (page) {
+                hrc |= http_header_add(rsp, "Content-Security-Policy", csp);
+                hrc |= http_header_add(rsp, "Referrer-Policy", "no-referrer");
+        }
+        if (allow)
+                hrc |= http_header_add(rsp, MHD_HTTP_HEADER_ALLOW, allow);
+        if (auth)
+                hrc |= http_header_add(rsp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                       "Bearer realm=\"eosaudit\"");
+        ret = hrc ? MHD_NO : MHD_queue_response(c, r->status, rsp);
+        MHD_destroy_response(rsp);
+        return ret;
+}
+
+/* Non-zero unless GET or HEAD, the only methods served. */
+static int http_method_refused(const char *method)
+{
+        return strcmp(method, MHD_HTTP_METHOD_GET) &&
+               strcmp(method, MHD_HTTP_METHOD_HEAD);
+}
+
+static int http_has_body(struct MHD_Connection *c)
+{
+        const char *cl = MHD_lookup_connection_value(
+                c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+        return (cl && strcmp(cl, "0")) ||
+               MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                           MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
+static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
+                                    const char *url, const char *method,
+                                    const char *version,
+                                    const char *upload_data,
+                                    size_t *upload_data_size, void **ctx)
+{
+        static const struct http_req none = {0};
+        struct http_server *s = cls;
+        struct http_req *first = *ctx;
+        const struct http_req *req = first ? first : &none;
+        struct http_reply r = {.status = 200, .type = http_type_json};
+        const char *allow = NULL;
+        enum MHD_Result ret;
+        int auth = 0, page = 0;
+
+        (void)version;
+        (void)upload_data;
+        /*
+         * The first call comes with the headers.  Bodies are never read:
+         * libmicrohttpd 0.9.75 takes a reply only before the body, so a
+         * request that is refused, or has a body, is answered now (and the
+         * connection closes).  Any other waits for the second call, after
+         * which the connection may stay open for the next request.
+         */
+        if (first && !first->headers_done) {
+                first->headers_done = 1;
+                if (!http_method_refused(method) && !http_has_body(c))
+                        return MHD_YES;
+        }
+        *upload_data_size = 0;
+        if (!first) {
+                http_reply_error(&r, 500, "out of memory");
+        } else if (http_method_refused(method)) {
+                allow = "GET, HEAD";
+                http_reply_error(&r, 405, "method %s not allowed", method);
+        } else if (http_has_body(c)) {
+                http_reply_error(&r, 413, "request bodies are not accepted");
+        } else if (req->too_long) {
+                http_reply_error(&r, 414, "request target longer than %d "
+                                          "bytes",
+                                 HTTP_URI_MAX);
+        } else if (!strcmp(url, "/healthz")) {
+                http_reply_json(&r, 200, json_pack("{s:s}", "status", "ok"));
+        } else if (!strcmp(url, "/")) {
+                page = 1;
+                r.type = "text/html; charset=utf-8";
+        } else if (s->token &&
+                   !http_token_ok(s, MHD_lookup_connection_value(
+                                             c, MHD_HEADER_KIND,
+                                             MHD_HTTP_HEADER_AUTHORIZATION))) {
+                auth = 1;
+                http_reply_error(&r, 401, "missing or wrong bearer token");
+        } else {
+                http_route(s, url, req, &r);
+        }
+        ret = http_send(c, &r, allow, auth, page);
+        free(r.body);
+        return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and stop                                                      */
+/* ------------------------------------------------------------------ */
+
+int http_listen_parse(const char *s, struct sockaddr_storage *addr,
+                      size_t *addr_len, char *errstr, size_t errstr_size)
+{
+        char host[INET6_ADDRSTRLEN];
+        const char *h = s, *end, *port;
+        uint64_t pnum;
+        size_t hlen;
+        int v6 = 0;
+
+        if (s[0] == '[') {
+                h = s + 1;
+                end = strchr(h, ']');
+                if (!end || end[1] != ':')
+                        goto bad;
+                port = end + 2;
+                v6 = 1;
+        } else {
+                end = strchr(s, ':');
+                if (!end || strchr(end + 1, ':'))
+                        goto bad;
+                port = end + 1;
+        }
+        hlen = (size_t)(end - h);
+        if (!hlen || hlen >= sizeof(host) ||
+            dedup_parse_decimal(port, strlen(port), 65535, &pnum))
+                goto bad;
+        memcpy(host, h, hlen);
+        host[hlen] = '\0';
+        memset(addr, 0, sizeof(*addr));
+        if (v6) {
+                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+                a6->sin6_family = AF_INET6;
+                a6->sin6_port = htons((uint16_t)pnum);
+                if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
+                        goto bad;
+                *addr_len = sizeof(*a6);
+        } else {
+                struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+                a4->sin_family = AF_INET;
+                a4->sin_port = htons((uint16_t)pnum);
+                if (!strcmp(host, "localhost"))
+                        snprintf(host, sizeof(host), "127.0.0.1");
+                if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+                        goto bad;
+                *addr_len = sizeof(*a4);
+        }
+        return 0;
+bad:
+        snprintf(errstr, errstr_size,
+                 "invalid listen address '%s' (expected ADDR:PORT with a "
+                 "numeric address, e.g. 127.0.0.1:8080 or [::1]:8080)",
+                 s);
+        return -1;
+}
+
+/* The whole of a small file, NUL-terminated. */
+static char *http_file_read(const char *what, const char *path, size_t max,
+                            size_t *len, char *errstr, size_t errstr_size)
+{
+        struct stat st;
+        char *buf = NULL;
+        size_t n = 0;
+        ssize_t got;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || fstat(fd, &st)) {
+                snprintf(errstr, errstr_size, "cannot read %s '%s': %s", what,
+                         path, strerror(errno));
+                goto fail;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size < 0 ||
+            (uintmax_t)st.st_size > max) {
+                snprintf(errstr, errstr_size,
+                         "%s '%s': not a regular file of at most %zu bytes",
+                         what, path, max);
+                goto fail;
+        }
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf) {
+                snprintf(errstr, errstr_size, "cannot read %s '%s': %s", what,
+                         path, strerror(ENOMEM));
+                goto fail;
+        }
+        while (n < (size_t)st.st_size &&
+               (got = read(fd, buf + n, (size_t)st.st_size - n)) != 0) {
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read %s '%s': %s", what, path,
+                                 strerror(errno));
+                        goto fail;
+                }
+                n += (size_t)got;
+        }
+        buf[n] = '\0';
+        close(fd);
+        *len = n;
+        return buf;
+fail:
+        if (fd >= 0)
+                close(fd);
+        free(buf);
+        return NULL;
+}
+
+/* The token: the file's first line without surrounding blanks, visible
+ * ASCII only (RFC 6750 allows no more). */
+static int http_token_load(struct http_server *s, const char *path,
+                           char *errstr, size_t errstr_size)
+{
+        size_t len, i, start = 0;
+        char *t = http_file_read("token file", path, HTTP_TOKEN_MAX, &len,
+                                 errstr, errstr_size);
+
+        if (!t)
+                return -1;
+        while (start < len && (t[start] == ' ' || t[start] == '\t'))
+                start++;
+        for (i = start; i < len && t[i] != '\n' && t[i] != '\r'; i++)
+                ;
+        while (i > start && (t[i - 1] == ' ' || t[i - 1] == '\t'))
+                i--;
+        len = i - start;
+        memmove(t, t + start, len);
+        t[len] = '\0';
+        for (i = 0; i < len; i++) {
+                if (t[i] < 0x21 || t[i] > 0x7e) {
+                        snprintf(errstr, errstr_size,
+                                 "token file '%s': the token may hold only "
+                                 "visible ASCII characters",
+                                 path);
+                        free(t);
+                        return -1;
+                }
+        }
+        if (!len) {
+                snprintf(errstr, errstr_size, "token file '%s': no token",
+                         path);
+                free(t);
+                return -1;
+        }
+        s->token = t;
+        s->token_len = len;
+        return 0;
+}
+
+static int http_listen_socket(const struct sockaddr_storage *addr,
+                              size_t addr_len, const char *listen_s,
+                              uint16_t *port, char *errstr,
+                              size_t errstr_size)
+{
+        struct sockaddr_storage bound;
+        socklen_t blen = sizeof(bound);
+        int fd, on = 1;
+
+        fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+            (addr->ss_family == AF_INET6 &&
+             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on))) ||
+            bind(fd, (const struct sockaddr *)addr, (socklen_t)addr_len) ||
+            listen(fd, HTTP_BACKLOG) ||
+            getsockname(fd, (struct sockaddr *)&bound, &blen) ||
+            fcntl(fd, F_SETFL, O_NONBLOCK)) {
+                snprintf(errstr, errstr_size, "cannot listen on %s: %s",
+                         listen_s, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        *port = ntohs(bound.ss_family == AF_INET6
+                              ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                              : ((struct sockaddr_in *)&bound)->sin_port);
+        return fd;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 0)))
+#endif
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        struct http_server *s = cls;
+        char msg[512];
+        size_t n;
+
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        n = strlen(msg);
+        while (n && msg[n - 1] == '\n')
+                msg[--n] = '\0';
+        /* Why the start failed matters; once running, what the library
+         * says is about single connections (refused, too big, reset). */
+        if (atomic_load(&s->started))
+                log_info("http: %s", msg);
+        else
+                log_warn("http: %s", msg);
+}
+
+static void http_url_set(struct http_server *s,
+                         const struct sockaddr_storage *addr)
+{
+        char host[INET6_ADDRSTRLEN] = "127.0.0.1";
+        const char *scheme = s->cert ? "https" : "http";
+        int v6 = addr->ss_family == AF_INET6;
+
+        if (v6)
+                inet_ntop(AF_INET6,
+                          &((const struct sockaddr_in6 *)addr)->sin6_addr,
+                          host, sizeof(host));
+        else
+                inet_ntop(AF_INET,
+                          &((const struct sockaddr_in *)addr)->sin_addr, host,
+                          sizeof(host));
+        /* A wildcard is no place to point a browser at. */
+        if (!strcmp(host, "0.0.0.0"))
+                snprintf(host, sizeof(host), "127.0.0.1");
+        else if (!strcmp(host, "::"))
+                snprintf(host, sizeof(host), "::1");
+        v6 = strchr(host, ':') != NULL;
+        snprintf(s->url, sizeof(s->url), "%s://%s%s%s:%u/", scheme,
+                 v6 ? "[" : "", host, v6 ? "]" : "", (unsigned)s->port);
+}
+
+int http_start(struct http_server **out, const struct http_conf *conf,
+               char *errstr, size_t errstr_size)
+{
+        struct http_server *s = calloc(1, sizeof(*s));
+        struct sockaddr_storage addr;
+        struct MHD_OptionItem ops[16];
+        unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+        size_t addr_len, len, n = 1;
+        int fd = -1;
+
+        if (!s) {
+                snprintf(errstr, errstr_size, "cannot start the HTTP server: "
+                                              "%s",
+                         strerror(ENOMEM));
+                return -1;
+        }
+        /* The logger first, or libmicrohttpd logs on stderr meanwhile. */
+        ops[0] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER,
+                                         (intptr_t)http_mhd_log, s};
+        s->conf = *conf;
+        if (!s->conf.listen)
+                s->conf.listen = HTTP_LISTEN_DEFAULT;
+        pthread_mutex_init(&s->lock, NULL);
+        if (!conf->db_path || !conf->threads ||
+            conf->threads > HTTP_THREADS_MAX || !conf->conn_limit ||
+            !conf->per_ip_limit || conf->conn_memory < 4096) {
+                snprintf(errstr, errstr_size,
+                         "bad HTTP configuration: a ledger, 1..%d threads "
+                         "and non-zero limits are needed",
+                         HTTP_THREADS_MAX);
+                goto fail;
+        }
+        s->nreaders = conf->threads + 2;
+        if (http_listen_parse(s->conf.listen, &addr, &addr_len, errstr,
+                              errstr_size))
+                goto fail;
+        if (conf->token_file &&
+            http_token_load(s, conf->token_file, errstr, errstr_size))
+                goto fail;
+        if (!conf->tls_cert_file != !conf->tls_key_file) {
+                snprintf(errstr, errstr_size,
+                         "TLS needs both a certificate and a key file");
+                goto fail;
+        }
+        if (conf->tls_cert_file) {
+                if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+                        snprintf(errstr, errstr_size,
+                                 "this libmicrohttpd was built without TLS");
+                        goto fail;
+                }
+                s->cert = http_file_read("TLS certificate",
+                                         conf->tls_cert_file, HTTP_FILE_MAX,
+                                         &len, errstr, errstr_size);
+                s->key = s->cert ? http_file_read("TLS key",
+                                                  conf->tls_key_file,
+                                                  HTTP_FILE_MAX, &len, errstr,
+                                                  errstr_size)
+                                 : NULL;
+                if (!s->key)
+                        goto fail;
+                flags |= MHD_USE_TLS;
+                ops[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT,
+                                                   0, s->cert};
+                ops[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY,
+                                                   0, s->key};
+        }
+        fd = http_listen_socket(&addr, addr_len, s->conf.listen, &s->port,
+                                errstr, errstr_size);
+        if (fd < 0)
+                goto fail;
+        if (addr.ss_family == AF_INET6)
+                flags |= MHD_USE_IPv6;
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd,
+                                           NULL};
+        if (conf->threads > 1)
+                ops[n++] = (struct MHD_OptionItem){
+                        MHD_OPTION_THREAD_POOL_SIZE, conf->threads, NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+                                           conf->conn_limit, NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                           conf->per_ip_limit, NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
+                                           conf->timeout_s, NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                           (intptr_t)conf->conn_memory, NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_STRICT_FOR_CLIENT, 1,
+                                           NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK,
+                                           (intptr_t)http_uri_cb, s};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED,
+                                           (intptr_t)http_done_cb, s};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+        /* libmicrohttpd 0.9.75 closes the socket at stop, and also when it
+         * fails to start: it is the daemon's from here on. */
+        fd = -1;
+        s->d = MHD_start_daemon(flags, 0, NULL, NULL, http_handler, s,
+                                MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+        if (!s->d) {
+                snprintf(errstr, errstr_size,
+                         "cannot start the HTTP server on %s (bad TLS "
+                         "certificate or key?)",
+                         s->conf.listen);
+                goto fail;
+        }
+        atomic_store(&s->started, 1);
+        http_url_set(s, &addr);
+        *out = s;
+        return 0;
+fail:
+        if (fd >= 0)
+                close(fd);
+        http_stop(s);
+        return -1;
+}
+
+uint16_t http_port(const struct http_server *s)
+{
+        return s->port;
+}
+
+const char *http_url(const struct http_server *s)
+{
+        return s->url;
+}
+
+void http_stop(struct http_server *s)
+{
+        size_t i;
+
+        if (!s)
+                return;
+        if (s->d)
+                MHD_stop_daemon(s->d);
+        for (i = 0; i < HTTP_READERS_MAX; i++)
+                ledger_close(s->readers[i].lg);
+        pthread_mutex_destroy(&s->lock);
+        free(s->token);
+        free(s->cert);
+        free(s->key);
+        free(s);
+}
