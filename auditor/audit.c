@@ -14,6 +14,7 @@
 
 #define AUDIT_BATCH_MAX 10000 /* messages taken from the queue at once */
 #define AUDIT_META_TIMEOUT_MS 10000
+#define AUDIT_ADMIN_TIMEOUT_MS 5000
 
 struct audit_topic {
         char *name;
@@ -286,10 +287,10 @@ static int audit_compacted(struct audit *a, const char *topic)
         size_t n = 0, nce = 0, i;
         int compacted = 0;
 
-        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_META_TIMEOUT_MS,
+        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
         rd_kafka_DescribeConfigs(a->rk, &res, 1, opt, q);
-        ev = rd_kafka_queue_poll(q, AUDIT_META_TIMEOUT_MS + 2000);
+        ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
         r = ev ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
         if (!r || rd_kafka_event_error(ev)) {
                 log_warn("cannot read the configuration of topic '%s' (%s): "
@@ -469,7 +470,9 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                         goto out;
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;
-                a->topics[t].compacted = audit_compacted(a, a->topics[t].name);
+                a->topics[t].compacted =
+                    !c->no_compaction_check &&
+                    audit_compacted(a, a->topics[t].name);
                 if (a->topics[t].compacted)
                         log_info("topic '%s' is compacted: a seq that jumps "
                                  "ahead is a new baseline, not a gap",

@@ -59,6 +59,10 @@ struct audit_conf {
         /* Where live figures are published for HTTP threads (after each
          * commit and at least every second); NULL: none. */
         struct status *status;
+        /* Do not ask the brokers for each topic's cleanup.policy (the
+         * mock cluster never answers DescribeConfigs): topics are taken
+         * as not compacted. */
+        int no_compaction_check;
 };
 
 void audit_conf_defaults(struct audit_conf *c);

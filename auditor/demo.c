@@ -273,6 +273,7 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         ac.topic_cnt = 1;
         ac.db_path = db;
         ac.follow = 1;
+        ac.no_compaction_check = 1; /* the demo made the topic */
         ac.run = run;
         ac.drain = &produced;
         ac.commit_interval_ms = 200;
