@@ -627,10 +627,15 @@ static void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         }
         if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp) {
                 struct audit_rt *rt = &a->rt[lp->part];
+                int64_t eof = rkm->offset;
+                /* A scan drops records at or past its end unaudited
+                 * (audit_record): never move past them. */
+                if (!a->conf.follow && eof > rt->end)
+                        eof = rt->end;
                 /* Only markers or aborted records lie between the last
                  * record and here: nothing to audit, so move past them. */
-                if (rkm->offset > lp->next_offset) {
-                        lp->next_offset = rkm->offset;
+                if (eof > lp->next_offset) {
+                        lp->next_offset = eof;
                         lp->dirty = 1;
                         rt->last_progress_ms = now;
                 }
