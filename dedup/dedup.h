@@ -144,8 +144,8 @@ struct dedup_config {
 void dedup_config_defaults(struct dedup_config *conf);
 
 /* One anomaly (or state change), coalesced: consecutive records of the
- * same kind, pair and contiguous seq (or, for malformed, contiguous on the
- * same part) become one event with count > 1. */
+ * same kind, pair and contiguous seq (or, for malformed, at consecutive
+ * offsets of the same part) become one event with count > 1. */
 struct dedup_event {
         enum dedup_kind kind;
         uint32_t part;

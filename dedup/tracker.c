@@ -525,10 +525,11 @@ static void malformed_event(struct dedup_tracker *tr, uint32_t part,
 {
         struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
 
-        /* Consecutive malformed records of a part become one event whose
-         * offsets span them; count says how many. */
+        /* Malformed records at consecutive offsets of a part become one
+         * event; a record in between that is not malformed splits them,
+         * so the range names only malformed records. */
         if (ev && ev->kind == DEDUP_KIND_MALFORMED && ev->part == part &&
-            ev->offset_hi < offset) {
+            offset - 1 == ev->offset_hi) {
                 ev->offset_hi = offset;
                 ev->count++;
                 ev->malformed_bits |= bits;

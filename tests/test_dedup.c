@@ -403,6 +403,31 @@ static void test_events(void **state)
         dedup_tracker_free(tr);
 }
 
+/* Malformed events name only malformed records: one that is fine in
+ * between splits them. */
+static void test_malformed_events(void **state)
+{
+        struct dedup_tracker *tr = tracker_new(0);
+        const struct dedup_event *ev;
+        enum dedup_verdict v;
+        size_t n;
+
+        (void)state;
+        observe(tr, &(struct rec){0, NULL, 0, BAD_REC, MAL}, 0, &v);
+        observe(tr, &(struct rec){0, "a", 0, 0, BASE}, 1, &v);
+        observe(tr, &(struct rec){0, NULL, 0, BAD_REC, MAL}, 2, &v);
+        observe(tr, &(struct rec){0, NULL, 0, BAD_REC, MAL}, 3, &v);
+        ev = dedup_tracker_events(tr, &n);
+        assert_int_equal(n, 2);
+        assert_int_equal(ev[0].offset_lo, 0);
+        assert_int_equal(ev[0].offset_hi, 0);
+        assert_int_equal(ev[0].count, 1);
+        assert_int_equal(ev[1].offset_lo, 2);
+        assert_int_equal(ev[1].offset_hi, 3);
+        assert_int_equal(ev[1].count, 2);
+        dedup_tracker_free(tr);
+}
+
 /* The grace period confirms by records or by time, whichever first. */
 static void test_grace(void **state)
 {
@@ -721,6 +746,7 @@ int main(void)
             cmocka_unit_test(test_hdr_big_value),
             cmocka_unit_test(test_seq_table),
             cmocka_unit_test(test_events),
+            cmocka_unit_test(test_malformed_events),
             cmocka_unit_test(test_grace),
             cmocka_unit_test(test_expiry),
             cmocka_unit_test(test_rebaseline),
