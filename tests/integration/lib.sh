@@ -1,0 +1,275 @@
+# lib.sh - helpers for the real-broker integration tests, sourced by every
+# tests/integration/t_*.sh.  A test runs on its own too:
+#   BUILD=build tests/integration/t_10_java_idempotent.sh
+# (the broker must be up: deploy/kafka/kafka.sh up).
+#
+# Conventions
+#  - Setup failures (a topic that cannot be created, a producer that does
+#    not run) end the test at once with die.  Checks use assert_*: they log
+#    "ok" or "FAIL" and the test goes on, so one run shows every mismatch;
+#    finish exits 1 if any check failed.
+#  - Everything a test creates is named after the test and the run id, so
+#    runs never share a topic or a transactional.id with an earlier run of
+#    the same broker.
+#  - Background processes are started with bg_start and stopped by pid at
+#    exit; nothing is killed by name.  A test may define test_cleanup (it
+#    runs first at exit, e.g. to restart a broker it stopped).
+# shellcheck shell=bash
+
+set -uo pipefail
+
+IT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$IT_DIR/../.." && pwd)"
+BUILD="${BUILD:-build}"
+[[ "$BUILD" == /* ]] || BUILD="$ROOT/$BUILD"
+EOSAUDIT="$BUILD/eosaudit"
+KAFKA_SH="$ROOT/deploy/kafka/kafka.sh"
+JAVA_RUN="$ROOT/tests/java/run.sh"
+BOOTSTRAP="$("$KAFKA_SH" bootstrap)"
+
+TEST_NAME="$(basename "$0" .sh)"
+TEST_NAME="${TEST_NAME#t_}"
+# run.sh exports one id for the whole suite; a test run alone makes its own.
+IT_RUN_ID="${IT_RUN_ID:-$(date +%s)-$$}"
+IT_TMP="$BUILD/test-output/integration/$TEST_NAME.tmp"
+rm -rf "$IT_TMP"
+mkdir -p "$IT_TMP"
+
+IT_CHECKS=0
+IT_FAILED=0
+IT_BG_PIDS=()
+
+[ -x "$EOSAUDIT" ] || { echo "$EOSAUDIT not built (run make)" >&2; exit 1; }
+
+log() { echo "# $*"; }
+
+die() {
+        echo "ERROR: $*"
+        exit 1
+}
+
+# --- names -----------------------------------------------------------------
+
+# name SUFFIX: a topic (or transactional.id, producer) name unique to this
+# test and run, e.g. it-10_java_idempotent-main-1764557000-1234.
+name() { echo "it-$TEST_NAME-$1-$IT_RUN_ID"; }
+
+# --- broker ----------------------------------------------------------------
+
+# create_topic NAME PARTS [key=value ...]
+create_topic() {
+        local out
+        out="$("$KAFKA_SH" topic "$@" 2>&1)" ||
+                die "cannot create topic $1: $out"
+        log "topic $1 ($2 partitions)"
+}
+
+broker_up() { "$KAFKA_SH" status >/dev/null 2>&1; }
+
+# --- background processes -------------------------------------------------
+
+# bg_start VAR CMD...: runs CMD in the background and stores its pid in VAR.
+# Whatever is still running at exit is sent SIGTERM, then SIGKILL.
+bg_start() {
+        local var="$1"
+        shift
+        "$@" &
+        printf -v "$var" '%s' "$!"
+        IT_BG_PIDS+=("$!")
+}
+
+# wait_pid PID SECONDS: waits for PID to exit; sets WAIT_RC to its status,
+# or to 124 if it still runs after SECONDS (it is left running).
+wait_pid() {
+        local pid="$1" limit="$2" i
+        for ((i = 0; i < limit * 10; i++)); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+                WAIT_RC=124
+                return 0
+        fi
+        WAIT_RC=0
+        wait "$pid" || WAIT_RC=$?
+}
+
+it_cleanup() {
+        local pid
+        # A test's own step first (thaw or restart the broker), so that
+        # the processes below can flush and exit.
+        if declare -F test_cleanup >/dev/null; then test_cleanup; fi
+        for pid in "${IT_BG_PIDS[@]}"; do
+                kill -TERM "$pid" 2>/dev/null || continue
+                wait_pid "$pid" 10
+                [ "$WAIT_RC" = 124 ] && kill -KILL "$pid" 2>/dev/null
+        done
+}
+trap it_cleanup EXIT
+
+# --- eosaudit ---------------------------------------------------------------
+
+# scan_json ARGS...: eosaudit scan --json of the broker with ARGS (at least
+# -t TOPIC).  Sets SCAN_JSON (stdout) and SCAN_RC (0 clean, 1 anomalies,
+# 2 error); stderr goes to the test log.  Exit status 2 or output that is
+# not JSON ends the test.
+scan_json() {
+        SCAN_RC=0
+        SCAN_JSON="$("$EOSAUDIT" scan -b "$BOOTSTRAP" --json --no-progress \
+                -q "$@")" || SCAN_RC=$?
+        log "scan $* -> exit $SCAN_RC"
+        echo "$SCAN_JSON" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+d.pop("topics", None)
+print("#  ", json.dumps(d, sort_keys=True))' 2>/dev/null ||
+                die "scan $* printed no JSON object (exit $SCAN_RC)"
+        [ "$SCAN_RC" != 2 ] || die "scan $* failed (exit 2)"
+}
+
+# produce ARGS...: eosaudit produce --json with ARGS (-t, --producer, ...).
+# Sets PROD_JSON (the summary object) and PROD_RC; its stderr goes to the
+# test log.
+produce() {
+        PROD_RC=0
+        PROD_JSON="$("$EOSAUDIT" produce -b "$BOOTSTRAP" --json -q "$@")" ||
+                PROD_RC=$?
+        log "produce $* -> exit $PROD_RC"
+        log "  $PROD_JSON"
+        json_get delivered "$PROD_JSON" >/dev/null 2>&1 ||
+                die "produce $* printed no summary (exit $PROD_RC)"
+}
+
+# json_get PATH [JSON]: the value at PATH (dot-separated keys and list
+# indexes, e.g. anomalies.duplicate or topics.0.untracked) of JSON
+# (default: $SCAN_JSON).  Prints "null" for JSON null, "true"/"false" for
+# booleans; fails if PATH does not exist.
+json_get() {
+        local path="$1" json="${2-${SCAN_JSON-}}"
+        python3 -c 'import json, sys
+v = json.loads(sys.argv[2])
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' \
+                "$path" "$json"
+}
+
+# anomaly_kinds [JSON]: the kinds in topics[0].latest_anomalies, sorted and
+# counted ("2 duplicate,1 gap").
+anomaly_kinds() {
+        local json="${1-${SCAN_JSON-}}"
+        python3 -c 'import collections, json, sys
+d = json.loads(sys.argv[1])
+c = collections.Counter(a["kind"] for t in d["topics"] for a in t["latest_anomalies"])
+print(",".join("%d %s" % (n, k) for k, n in sorted(c.items())))' "$json"
+}
+
+# kv_get KEY TEXT: the value of KEY=VALUE among TEXT's blank-separated words
+# (the Java clients' result lines).
+kv_get() {
+        local key="$1" text="$2" w
+        for w in $text; do
+                if [[ "$w" == "$key="* ]]; then
+                        echo "${w#*=}"
+                        return 0
+                fi
+        done
+        return 1
+}
+
+# log_oracle TOPIC [KCAT_ARGS...]: an independent count of what is in the
+# log, read with kcat -J (librdkafka's default isolation is read_committed;
+# pass -X isolation.level=read_uncommitted for the rest).  Prints
+#   records distinct extra late missing
+# over the records carrying eos.producer, eos.epoch and eos.seq, per stream
+# (producer, epoch, partition): extra = copies of a seq after its first,
+# late = first copies that come after a higher seq of their stream,
+# missing = seqs below a stream's highest that never came.  It knows
+# nothing of fencing or baselines: use it where neither applies.
+log_oracle() {
+        local topic="$1"
+        shift
+        kcat -C -b "$BOOTSTRAP" -t "$topic" -o beginning -e -J -q "$@" |
+                python3 -c 'import json, sys
+streams = {}  # (producer, epoch, partition) -> [seqs seen, highest seq]
+records = extra = late = 0
+for line in sys.stdin:
+    m = json.loads(line)
+    h = m.get("headers") or []
+    d = dict(zip(h[0::2], h[1::2]))
+    if not all(k in d for k in ("eos.producer", "eos.epoch", "eos.seq")):
+        continue
+    records += 1
+    s = streams.setdefault((d["eos.producer"], int(d["eos.epoch"]),
+                            m["partition"]), [set(), -1])
+    seq = int(d["eos.seq"])
+    if seq in s[0]:
+        extra += 1
+        continue
+    s[0].add(seq)
+    if seq < s[1]:
+        late += 1
+    s[1] = max(s[1], seq)
+distinct = sum(len(s[0]) for s in streams.values())
+missing = sum(s[1] + 1 - len(s[0]) for s in streams.values())
+print(records, distinct, extra, late, missing)'
+}
+
+# --- checks ----------------------------------------------------------------
+
+# assert_eq WHAT WANT GOT
+assert_eq() {
+        IT_CHECKS=$((IT_CHECKS + 1))
+        if [ "$2" == "$3" ]; then
+                echo "ok   $1 = $3"
+        else
+                echo "FAIL $1: want $2, got $3"
+                IT_FAILED=$((IT_FAILED + 1))
+        fi
+}
+
+# assert_scan FIELD WANT: assert_eq on json_get FIELD of $SCAN_JSON.
+assert_scan() {
+        local got
+        got="$(json_get "$1" 2>/dev/null)" || got="<no $1>"
+        assert_eq "scan.$1" "$2" "$got"
+}
+
+# assert_prod FIELD WANT: the same on the producer's summary.
+assert_prod() {
+        local got
+        got="$(json_get "$1" "$PROD_JSON" 2>/dev/null)" || got="<no $1>"
+        assert_eq "produce.$1" "$2" "$got"
+}
+
+# assert_true WHAT CMD...: CMD must succeed.
+assert_true() {
+        local what="$1"
+        shift
+        IT_CHECKS=$((IT_CHECKS + 1))
+        if "$@"; then
+                echo "ok   $what"
+        else
+                echo "FAIL $what"
+                IT_FAILED=$((IT_FAILED + 1))
+        fi
+}
+
+# assert_clean_scan RECORDS: the counts every clean audit must show.
+assert_clean_scan() {
+        assert_eq "scan exit status" 0 "$SCAN_RC"
+        assert_scan records_total "$1"
+        assert_scan anomalies_total 0
+        assert_scan missing_records 0
+        assert_scan open_gaps 0
+        assert_scan coverage_gaps 0
+        assert_scan untracked 0
+}
+
+# finish: the last line of every test.
+finish() {
+        echo "# $IT_CHECKS checks, $IT_FAILED failed"
+        [ "$IT_FAILED" -eq 0 ] || exit 1
+        [ "$IT_CHECKS" -gt 0 ] || die "no checks ran"
+        rm -rf "$IT_TMP"
+        exit 0
+}

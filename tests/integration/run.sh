@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Runs the real-broker integration tests (make integration-test).
+#
+#   BUILD=build tests/integration/run.sh [PATTERN...]
+#
+# Uses $BUILD/eosaudit as built by make (this script builds nothing).
+# Starts the broker (deploy/kafka/kafka.sh up) unless one is already up,
+# and then stops it again at the end, also on failure or interrupt.  Runs
+# each tests/integration/t_*.sh (or those whose name contains a PATTERN) in
+# order, each in its own bash with a time limit, its output in
+# $BUILD/test-output/integration/NAME.log.  Prints PASS/FAIL per test and
+# one last line "N passed, M failed"; exit 1 if any failed.
+#
+# Runs against one broker wait for each other (a lock file per bootstrap
+# address; exit 75 after IT_LOCK_WAIT=1800 s).
+#
+# Environment: IT_TEST_TIMEOUT=180 (s per test), IT_KEEP_TOPICS=1 (keep
+# the topics of the tests that passed too; a failed test's are always kept),
+# KAFKA_PORT etc. as for kafka.sh.
+set -uo pipefail
+
+IT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$IT_DIR/../.." && pwd)"
+KAFKA_SH="$ROOT/deploy/kafka/kafka.sh"
+
+# One run at a time per broker: runs share the broker, some tests stop or
+# freeze it, and a run that started it stops it at the end.  flock -o: the
+# broker and the tests do not inherit the lock.
+if [ -z "${IT_LOCK_HELD:-}" ]; then
+        export IT_LOCK_HELD=1
+        lock="${TMPDIR:-/tmp}/eosaudit-integration-$("$KAFKA_SH" bootstrap | tr : -).lock"
+        if ! flock -n "$lock" true; then
+                echo "waiting for another integration run on this broker ($lock) ..."
+        fi
+        exec flock -o -w "${IT_LOCK_WAIT:-1800}" -E 75 "$lock" "$0" "$@"
+fi
+
+# Job control: every test runs in its own process group, so an interrupt
+# or a time-out ends the test and everything it started.
+set -m
+
+BUILD="${BUILD:-build}"
+[[ "$BUILD" == /* ]] || BUILD="$ROOT/$BUILD"
+export BUILD
+OUT="$BUILD/test-output/integration"
+TIMEOUT="${IT_TEST_TIMEOUT:-180}"
+export IT_RUN_ID="${IT_RUN_ID:-$(date +%s)-$$}"
+
+passed=0
+passed_names=()
+failed=0
+started_broker=0
+test_pid=
+summary_done=0
+
+summary() {
+        [ "$summary_done" = 1 ] && return
+        summary_done=1
+        echo "$passed passed, $failed failed"
+}
+
+# t_60 freezes the broker with SIGSTOP and thaws it in a trap; a test
+# killed at its time limit gets no trap, so thaw it here too.
+thaw_broker() {
+        local pid
+        pid="$(cat "${KAFKA_PID_FILE:-$ROOT/deploy/kafka/kafka.pid}" 2>/dev/null)" || return 0
+        [[ "$pid" =~ ^[0-9]+$ ]] && kill -CONT "$pid" 2>/dev/null
+        return 0
+}
+
+stop_broker() {
+        if [ "$started_broker" = 1 ]; then
+                started_broker=0
+                "$KAFKA_SH" down >>"$OUT/kafka.log" 2>&1 ||
+                        echo "run.sh: could not stop the broker (see $OUT/kafka.log)" >&2
+        fi
+}
+
+on_exit() {
+        stop_broker
+}
+
+on_signal() {
+        trap '' INT TERM
+        if [ -n "$test_pid" ]; then
+                kill -TERM -- "-$test_pid" 2>/dev/null
+                wait "$test_pid" 2>/dev/null
+                thaw_broker
+                echo "FAIL $current (interrupted)"
+                failed=$((failed + 1))
+        fi
+        summary
+        stop_broker
+        exit 130
+}
+trap on_exit EXIT
+trap on_signal INT TERM
+
+if [ ! -x "$BUILD/eosaudit" ]; then
+        echo "run.sh: $BUILD/eosaudit is not built (make)" >&2
+        exit 2
+fi
+mkdir -p "$OUT"
+: >"$OUT/kafka.log"
+
+if ! "$KAFKA_SH" status >/dev/null 2>&1; then
+        echo "starting the broker (deploy/kafka/kafka.sh up) ..."
+        # Set before up: an interrupted start must still be stopped.
+        started_broker=1
+        if ! "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1; then
+                cat "$OUT/kafka.log" >&2
+                echo "run.sh: the broker did not start" >&2
+                summary
+                exit 1
+        fi
+fi
+
+tests=()
+for t in "$IT_DIR"/t_*.sh; do
+        n="$(basename "$t" .sh)"
+        if [ $# -gt 0 ]; then
+                keep=0
+                for p in "$@"; do [[ "$n" == *"$p"* ]] && keep=1; done
+                [ "$keep" = 1 ] || continue
+        fi
+        tests+=("$t")
+done
+
+suite_start=$SECONDS
+for t in "${tests[@]}"; do
+        current="$(basename "$t" .sh)"
+        current="${current#t_}"
+        log="$OUT/$current.log"
+        start=$SECONDS
+        # timeout kills the test's whole process group when the limit hits.
+        timeout -k 10 "$TIMEOUT" bash "$t" >"$log" 2>&1 </dev/null &
+        test_pid=$!
+        rc=0
+        { wait "$test_pid"; } 2>/dev/null || rc=$?
+        test_pid=
+        thaw_broker
+        secs=$((SECONDS - start))
+        if [ "$rc" = 0 ]; then
+                echo "PASS $current (${secs}s)"
+                passed=$((passed + 1))
+                passed_names+=("$current")
+        else
+                why="exit $rc"
+                [ "$rc" = 124 ] && why="timed out after ${TIMEOUT}s"
+                [ "$rc" = 137 ] && why="killed: timed out after ${TIMEOUT}s, then no exit on SIGTERM"
+                echo "FAIL $current (${secs}s, $why; log: $log)"
+                grep -E '^(FAIL|ERROR)' "$log" | head -n 20 | sed 's/^/    /'
+                echo "    --- last lines:"
+                tail -n 25 "$log" | sed 's/^/    /'
+                failed=$((failed + 1))
+        fi
+        # A test that stopped the broker and could not restart it would fail
+        # every later test for the wrong reason.
+        if ! "$KAFKA_SH" status >/dev/null 2>&1; then
+                echo "run.sh: the broker is down after $current; starting it" >&2
+                "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1 || {
+                        echo "run.sh: the broker did not start; the tests after $current did not run" >&2
+                        break
+                }
+        fi
+done
+# Tests that did not run (the broker died) count as failed.
+failed=$((${#tests[@]} - passed))
+
+# Delete the topics of the tests that passed (lib.sh: it-NAME-...-RUN_ID);
+# a failed test's stay for a look.
+if [ ${#passed_names[@]} -gt 0 ] && [ "${IT_KEEP_TOPICS:-0}" != 1 ] &&
+        "$KAFKA_SH" status >/dev/null 2>&1; then
+        re="$(IFS='|'; echo "${passed_names[*]}")"
+        "$KAFKA_SH" tool org.apache.kafka.tools.TopicCommand \
+                --bootstrap-server "$("$KAFKA_SH" bootstrap)" --delete \
+                --if-exists --topic "it-($re)-.*-$IT_RUN_ID" \
+                >>"$OUT/kafka.log" 2>&1 ||
+                echo "run.sh: could not delete this run's topics (see $OUT/kafka.log)" >&2
+fi
+
+echo "integration tests: $((SECONDS - suite_start))s, logs in $OUT"
+summary
+stop_broker
+[ "$failed" = 0 ] || exit 1
+exit 0

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The dashboard in a real browser.  `eosaudit demo --listen` (librdkafka's
+# mock cluster: no broker needed) produces records with injected faults
+# while Debian's headless chromium, driven by playwright-core
+# (tests/browser/dashboard.test.js), has the page open; once the demo has
+# compared what it injected with what it found, the page's numbers must
+# equal /api/v1/summary, the anomalies table must show the newest anomalies
+# with their evidence, the lag table one row per partition, and the chart
+# must be drawn.  The screenshot is kept in
+# $BUILD/test-output/browser/dashboard.png.  Then SIGINT ends the demo,
+# whose exit status is that of its comparison.
+source "$(dirname "$0")/lib.sh"
+
+BROWSER_DIR="$ROOT/tests/browser"
+OUT="$BUILD/test-output/browser"
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+
+command -v node >/dev/null 2>&1 || die "node not found"
+[ -x "$CHROMIUM" ] || die "$CHROMIUM not found (deploy/install-deps.sh installs chromium)"
+if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
+        log "npm ci in tests/browser"
+        (cd "$BROWSER_DIR" && npm ci --silent --no-audit --no-fund) ||
+                die "npm ci failed in $BROWSER_DIR"
+fi
+rm -f "$OUT/dashboard.png"
+
+# ~16 s of records at 1000/s, so that the page sees them come in (the
+# demo's audit starts some 10 s late on the mock cluster).
+bg_start DEMO "$EOSAUDIT" demo -n 16000 --rate 1000 --listen 127.0.0.1:0 \
+        -q >"$IT_TMP/demo.out" 2>"$IT_TMP/demo.err"
+URL=
+for ((i = 0; i < 300; i++)); do
+        URL="$(sed -n 's|^demo: dashboard at \(http://[^ ]*\)$|\1|p' "$IT_TMP/demo.out")"
+        [ -n "$URL" ] && break
+        kill -0 "$DEMO" 2>/dev/null || break
+        sleep 0.1
+done
+[ -n "$URL" ] || { cat "$IT_TMP/demo.out" "$IT_TMP/demo.err"; die "the demo printed no dashboard URL"; }
+log "dashboard at $URL"
+
+DONE="$IT_TMP/demo.done"
+bg_start NODE env DONE_FILE="$DONE" CHROMIUM="$CHROMIUM" \
+        node "$BROWSER_DIR/dashboard.test.js" "$URL" "$OUT" >"$IT_TMP/browser.out" 2>&1
+
+# The demo says so once its comparison is printed; it then lingers.
+for ((i = 0; i < 1800; i++)); do
+        grep -q '^demo: still serving the dashboard' "$IT_TMP/demo.out" && break
+        kill -0 "$DEMO" 2>/dev/null || break
+        sleep 0.1
+done
+sed -n '/^what the producer injected/,$p' "$IT_TMP/demo.out"
+grep -q '^demo: still serving the dashboard' "$IT_TMP/demo.out" ||
+        { cat "$IT_TMP/demo.err"; die "the demo did not finish"; }
+touch "$DONE"
+
+wait_pid "$NODE" 120
+sed 's/^/  /' "$IT_TMP/browser.out"
+assert_eq "browser test exit status" 0 "$WAIT_RC"
+assert_true "browser checks passed" grep -q '^[0-9]* passed, 0 failed$' "$IT_TMP/browser.out"
+assert_true "screenshot at $OUT/dashboard.png" test -s "$OUT/dashboard.png"
+
+kill -INT "$DEMO"
+wait_pid "$DEMO" 20
+assert_eq "demo exit status after SIGINT (injected = found)" 0 "$WAIT_RC"
+
+finish
