@@ -91,10 +91,15 @@ static int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
         json_object_foreach(brokers, key, b) {
                 const char *state =
                     json_string_value(json_object_get(b, "state"));
+                const char *source =
+                    json_string_value(json_object_get(b, "source"));
                 json_int_t id =
                     json_integer_value(json_object_get(b, "nodeid"));
-                /* Bootstrap entries (nodeid -1) are not real brokers. */
-                if (id >= 0 && state && !strcmp(state, "UP"))
+                /* Bootstrap entries (nodeid -1) are not real brokers, and
+                 * neither is the logical "GroupCoordinator" entry: it
+                 * carries the nodeid of a broker already counted. */
+                if (id >= 0 && state && !strcmp(state, "UP") &&
+                    !(source && !strcmp(source, "logical")))
                         up++;
         }
         a->brokers_up = up;

@@ -67,13 +67,17 @@ static int http_hex_val(char c)
 }
 
 /* Percent-decodes in[0..len) into out ('+' is a space); returns the
- * decoded length, or -1 for a bad escape or a NUL byte. */
+ * decoded length, or -1 for a bad escape or a NUL byte, encoded or raw
+ * (libmicrohttpd hands us a C string, but http_query_parse() takes
+ * bytes: a raw NUL would end a key early or put a NUL in a producer). */
 static long http_pct_decode(const char *in, size_t len, char *out)
 {
         size_t i, o = 0;
         int hi, lo;
 
         for (i = 0; i < len; i++) {
+                if (!in[i])
+                        return -1;
                 if (in[i] == '+') {
                         out[o++] = ' ';
                 } else if (in[i] != '%') {
@@ -333,7 +337,7 @@ int http_query_parse(struct http_query *out, enum http_endpoint ep,
         return 0;
 bad_escape:
         snprintf(errstr, errstr_size,
-                 "bad percent-encoding (or an encoded NUL) in the query "
+                 "bad percent-encoding (or a NUL byte) in the query "
                  "string");
 fail:
         free(r.buf);

@@ -11,6 +11,10 @@
  *    transactions.  Counters therefore survive a restart.
  *  - Only GET and HEAD are served (405 otherwise); request bodies are never
  *    read.  Every JSON body is built with jansson.
+ *  - A request's line and headers must arrive within header_timeout_s
+ *    (shorter when the server is nearly full), or a watchdog thread shuts
+ *    the connection down: clients that send slowly cannot hold every
+ *    connection.
  *  - With a token, every path but /healthz and the static page at / needs
  *    "Authorization: Bearer <token>" (compared in constant time).  The page
  *    holds no data: it asks for the token and sends it with its requests.
@@ -50,12 +54,20 @@ struct http_conf {
         unsigned conn_limit;    /* connections at once */
         unsigned per_ip_limit;  /* connections at once from one address */
         unsigned timeout_s;     /* idle connection timeout */
+        unsigned header_timeout_s; /* a request's line and headers must
+                                   arrive within this many seconds of the
+                                   connection opening or of the previous
+                                   response, however slowly they trickle
+                                   in; a fifth of it (at least 1 s) once
+                                   3/4 of conn_limit are open.  0: no
+                                   limit (slow clients can then hold every
+                                   connection) */
         size_t conn_memory;     /* per connection, bounds request line and
                                    headers (bytes) */
 };
 
 /* Defaults: 127.0.0.1:8080, 2 threads, 64 connections, 16 per address,
- * 30 s timeout, 32 KiB per connection. */
+ * 30 s timeout, 10 s for a request's headers, 32 KiB per connection. */
 void http_conf_defaults(struct http_conf *c);
 
 struct http_server;
@@ -131,7 +143,8 @@ struct http_query {
 /*
  * Parses the raw query string q[0..len) (what follows '?', percent-encoded,
  * '+' for space) for endpoint ep: known names only, each at most once,
- * numbers plain decimal within range, kind a known anomaly kind.  Returns 0
+ * numbers plain decimal within range, kind a known anomaly kind, no NUL
+ * byte (raw or %00) anywhere.  Returns 0
  * and fills *out (release it with http_query_release()), or -1 with errstr
  * saying which parameter is wrong (*out then needs no release).
  */

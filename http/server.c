@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -28,6 +29,7 @@
 #define HTTP_TOKEN_MAX 4096
 #define HTTP_URI_MAX 8192  /* longer request targets get 414 */
 #define HTTP_BACKLOG 64
+#define HTTP_WATCHDOG_MS 250 /* how often the header deadline is checked */
 
 /* Per request: what the URI log callback saw before MHD decoded it. */
 struct http_req {
@@ -42,6 +44,24 @@ struct http_reader {
         int busy;
 };
 
+/*
+ * One open connection, from accept to close, for the header deadline:
+ * libmicrohttpd's own timeout only notices a connection that sends
+ * nothing, so a client trickling a byte a second would hold its slot for
+ * ever, and enough of them hold every slot ("slowloris").  Linked in
+ * http_server.conns; the socket is only shut down (never closed) and only
+ * under conn_lock while linked, and libmicrohttpd unlinks it (CLOSED
+ * notification) before it closes the socket, so a reused descriptor is
+ * never touched.
+ */
+struct http_conn {
+        struct http_conn *prev, *next;
+        int fd;
+        int waiting;      /* reading a request's line and headers */
+        int cut;          /* shut down by the watchdog */
+        int64_t since_ms; /* when waiting began (CLOCK_MONOTONIC) */
+};
+
 struct http_server {
         struct MHD_Daemon *d;
         struct http_conf conf;
@@ -54,6 +74,14 @@ struct http_server {
         pthread_mutex_t lock; /* readers[].busy */
         struct http_reader readers[HTTP_READERS_MAX];
         size_t nreaders;
+        /* The header deadline (see struct http_conn). */
+        pthread_mutex_t conn_lock; /* conns, nconns, watchdog_stop */
+        pthread_cond_t conn_cond;
+        struct http_conn *conns;
+        size_t nconns;
+        pthread_t watchdog;
+        int watchdog_started;
+        int watchdog_stop;
 };
 
 void http_conf_defaults(struct http_conf *c)
@@ -64,6 +92,7 @@ void http_conf_defaults(struct http_conf *c)
         c->conn_limit = 64;
         c->per_ip_limit = 16;
         c->timeout_s = 30;
+        c->header_timeout_s = 10;
         c->conn_memory = 32 * 1024;
 }
 
@@ -267,6 +296,130 @@ void http_reply_text(struct http_reply *r, unsigned status, const char *type,
 }
 
 /* ------------------------------------------------------------------ */
+/* The header deadline                                                 */
+/* ------------------------------------------------------------------ */
+
+static int64_t http_mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libmicrohttpd's connection notifications: link on accept, unlink on
+ * close.  A connection that cannot be tracked (no memory) just has no
+ * deadline. */
+static void http_conn_notify(void *cls, struct MHD_Connection *c,
+                             void **socket_context,
+                             enum MHD_ConnectionNotificationCode toe)
+{
+        struct http_server *s = cls;
+        struct http_conn *hc = *socket_context;
+        const union MHD_ConnectionInfo *ci;
+
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                ci = MHD_get_connection_info(
+                        c, MHD_CONNECTION_INFO_CONNECTION_FD);
+                hc = ci ? calloc(1, sizeof(*hc)) : NULL;
+                if (!hc)
+                        return;
+                hc->fd = ci->connect_fd;
+                hc->waiting = 1;
+                hc->since_ms = http_mono_ms();
+                pthread_mutex_lock(&s->conn_lock);
+                hc->next = s->conns;
+                if (s->conns)
+                        s->conns->prev = hc;
+                s->conns = hc;
+                s->nconns++;
+                pthread_mutex_unlock(&s->conn_lock);
+                *socket_context = hc;
+                return;
+        }
+        if (!hc)
+                return;
+        pthread_mutex_lock(&s->conn_lock);
+        if (hc->prev)
+                hc->prev->next = hc->next;
+        else
+                s->conns = hc->next;
+        if (hc->next)
+                hc->next->prev = hc->prev;
+        s->nconns--;
+        pthread_mutex_unlock(&s->conn_lock);
+        free(hc);
+        *socket_context = NULL;
+}
+
+/* The connection's request has arrived (waiting 0), or its response is
+ * done and the next request may come (waiting 1). */
+static void http_conn_waiting(struct http_server *s, struct MHD_Connection *c,
+                              int waiting)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        struct http_conn *hc = ci ? ci->socket_context : NULL;
+
+        if (!hc)
+                return;
+        pthread_mutex_lock(&s->conn_lock);
+        hc->waiting = waiting;
+        hc->since_ms = http_mono_ms();
+        pthread_mutex_unlock(&s->conn_lock);
+}
+
+/* Shuts down the connections that have been waiting for a request longer
+ * than the deadline; libmicrohttpd then sees the end of the stream and
+ * closes them.  The deadline shrinks when the server is nearly full, so
+ * that slow clients give way to the others quickly. */
+static void *http_watchdog(void *arg)
+{
+        struct http_server *s = arg;
+        const int64_t full_ms = (int64_t)s->conf.header_timeout_s * 1000;
+        const int64_t busy_ms = full_ms / 5 > 1000 ? full_ms / 5 : 1000;
+        struct http_conn *hc;
+        struct timespec ts;
+        int64_t now, limit;
+        size_t cut;
+
+        pthread_mutex_lock(&s->conn_lock);
+        while (!s->watchdog_stop) {
+                now = http_mono_ms();
+                limit = s->nconns * 4 >= (size_t)s->conf.conn_limit * 3
+                                ? busy_ms
+                                : full_ms;
+                cut = 0;
+                for (hc = s->conns; hc; hc = hc->next) {
+                        if (!hc->waiting || hc->cut ||
+                            now - hc->since_ms < limit)
+                                continue;
+                        shutdown(hc->fd, SHUT_RDWR);
+                        hc->cut = 1;
+                        cut++;
+                }
+                if (cut) {
+                        pthread_mutex_unlock(&s->conn_lock);
+                        log_info("http: closed %zu connection(s) that sent "
+                                 "no complete request within %lld ms",
+                                 cut, (long long)limit);
+                        pthread_mutex_lock(&s->conn_lock);
+                }
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += HTTP_WATCHDOG_MS * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000L;
+                }
+                if (!s->watchdog_stop)
+                        pthread_cond_timedwait(&s->conn_cond, &s->conn_lock,
+                                               &ts);
+        }
+        pthread_mutex_unlock(&s->conn_lock);
+        return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* Requests                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -303,9 +456,9 @@ static void http_done_cb(void *cls, struct MHD_Connection *c, void **ctx,
 {
         struct http_req *req = *ctx;
 
-        (void)cls;
-        (void)c;
         (void)toe;
+        /* The next request on this connection has a deadline of its own. */
+        http_conn_waiting(cls, c, 1);
         if (req) {
                 free(req->query);
                 free(req);
@@ -441,6 +594,7 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
          */
         if (first && !first->headers_done) {
                 first->headers_done = 1;
+                http_conn_waiting(s, c, 0);
                 if (!http_method_refused(method) && !http_has_body(c))
                         return MHD_YES;
         }
@@ -725,6 +879,15 @@ int http_start(struct http_server **out, const struct http_conf *conf,
         if (!s->conf.listen)
                 s->conf.listen = HTTP_LISTEN_DEFAULT;
         pthread_mutex_init(&s->lock, NULL);
+        pthread_mutex_init(&s->conn_lock, NULL);
+        {
+                /* The watchdog waits on CLOCK_MONOTONIC. */
+                pthread_condattr_t ca;
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&s->conn_cond, &ca);
+                pthread_condattr_destroy(&ca);
+        }
         if (!conf->db_path || !conf->threads ||
             conf->threads > HTTP_THREADS_MAX || !conf->conn_limit ||
             !conf->per_ip_limit || conf->conn_memory < 4096) {
@@ -793,6 +956,8 @@ int http_start(struct http_server **out, const struct http_conf *conf,
                                            (intptr_t)http_uri_cb, s};
         ops[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED,
                                            (intptr_t)http_done_cb, s};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION,
+                                           (intptr_t)http_conn_notify, s};
         ops[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
         /* libmicrohttpd 0.9.75 closes the socket at stop, and also when it
          * fails to start: it is the daemon's from here on. */
@@ -805,6 +970,15 @@ int http_start(struct http_server **out, const struct http_conf *conf,
                          "certificate or key?)",
                          s->conf.listen);
                 goto fail;
+        }
+        if (conf->header_timeout_s) {
+                if (pthread_create(&s->watchdog, NULL, http_watchdog, s)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot start the HTTP server: no thread "
+                                 "for the header deadline");
+                        goto fail;
+                }
+                s->watchdog_started = 1;
         }
         atomic_store(&s->started, 1);
         http_url_set(s, &addr);
@@ -833,11 +1007,22 @@ void http_stop(struct http_server *s)
 
         if (!s)
                 return;
+        if (s->watchdog_started) {
+                pthread_mutex_lock(&s->conn_lock);
+                s->watchdog_stop = 1;
+                pthread_cond_signal(&s->conn_cond);
+                pthread_mutex_unlock(&s->conn_lock);
+                pthread_join(s->watchdog, NULL);
+        }
+        /* Closes every connection: each CLOSED notification frees its
+         * struct http_conn. */
         if (s->d)
                 MHD_stop_daemon(s->d);
         for (i = 0; i < HTTP_READERS_MAX; i++)
                 ledger_close(s->readers[i].lg);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->conn_lock);
+        pthread_cond_destroy(&s->conn_cond);
         free(s->token);
         free(s->cert);
         free(s->key);

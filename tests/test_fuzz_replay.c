@@ -18,6 +18,9 @@
 #define LLVMFuzzerTestOneInput fuzz_hdrs_one
 #include "fuzz/fuzz_hdrs.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_query_one
+#include "fuzz/fuzz_query.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int(fuzz_target)(const uint8_t *data, size_t size);
 
@@ -62,10 +65,20 @@ static void test_replay_hdrs(void **state)
         assert_true(replay_dir("tests/fuzz/corpus/hdrs", fuzz_hdrs_one) >= 10);
 }
 
+/* Also runs the ledger queries: the target makes its ledger in $TMPDIR
+ * (or /tmp) on first use and removes it at exit. */
+static void test_replay_query(void **state)
+{
+        (void)state;
+        assert_true(replay_dir("tests/fuzz/corpus/query", fuzz_query_one) >=
+                    20);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_replay_hdrs),
+            cmocka_unit_test(test_replay_query),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
