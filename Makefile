@@ -40,7 +40,7 @@ TESTS       := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps run test unit-test integration-test bench fuzz clean
+.PHONY: all deps run test unit-test sanitize-unit-test integration-test bench fuzz clean
 # Keep objects of tests and benchmarks between runs.
 .SECONDARY:
 all: $(BUILD)/eosaudit
@@ -79,7 +79,14 @@ run: $(BUILD)/eosaudit
 
 # Unit tests (cmocka, no broker), then the integration tests, which start
 # a real Apache Kafka broker when none is running and stop it afterwards.
-test: unit-test integration-test
+test: unit-test sanitize-unit-test integration-test
+
+# The unit tests once more under ASan and UBSan (build-san/), unless this
+# run is already a sanitizer build.
+sanitize-unit-test:
+ifeq ($(SANITIZE),)
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test
+endif
 
 unit-test: $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
