@@ -2,7 +2,6 @@
  * main.c - argv, signals and wiring of the eosaudit subcommands.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "../http/http.h"
 #include "../producer/producer.h"
 #include "audit.h"
+#include "conf.h"
 #include "demo.h"
 #include "kconf.h"
 #include "log.h"
@@ -48,17 +48,14 @@ static void signals_install(void)
         signal(SIGPIPE, SIG_IGN);
 }
 
-/* Options shared by scan and serve. */
+/* Options shared by scan and serve: the values of conf's table, and
+ * what is derived from them. */
 struct cli {
-        const char *brokers;
+        struct conf conf;
         char *topics_buf;
         const char *topics[TOPICS_MAX];
         size_t ntopics;
         const char *db;
-        const char *isolation;
-        const char *conf_file;
-        const char **kv;
-        size_t nkv;
         int json;
         int quiet;
         int progress;
@@ -67,142 +64,78 @@ struct cli {
         struct http_conf hc;
 };
 
-enum {
-        OPT_DB = 256,
-        OPT_JSON,
-        OPT_ISOLATION,
-        OPT_GRACE_RECORDS,
-        OPT_GRACE_MS,
-        OPT_IDLE_TTL,
-        OPT_MAX_GAPS,
-        OPT_COMMIT_MS,
-        OPT_COMMIT_RECORDS,
-        OPT_STALL_MS,
-        OPT_NO_PROGRESS,
-        OPT_LISTEN,
-        OPT_TOKEN_FILE,
-        OPT_TLS_CERT,
-        OPT_TLS_KEY,
-        OPT_HELP,
-};
-
-static const struct option audit_longopts[] = {
-    {"brokers", required_argument, NULL, 'b'},
-    {"topic", required_argument, NULL, 't'},
-    {"db", required_argument, NULL, OPT_DB},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"isolation", required_argument, NULL, OPT_ISOLATION},
-    {"gap-grace-records", required_argument, NULL, OPT_GRACE_RECORDS},
-    {"gap-grace-ms", required_argument, NULL, OPT_GRACE_MS},
-    {"idle-ttl-ms", required_argument, NULL, OPT_IDLE_TTL},
-    {"max-open-gaps", required_argument, NULL, OPT_MAX_GAPS},
-    {"commit-interval-ms", required_argument, NULL, OPT_COMMIT_MS},
-    {"commit-records", required_argument, NULL, OPT_COMMIT_RECORDS},
-    {"stall-timeout-ms", required_argument, NULL, OPT_STALL_MS},
-    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-    {"listen", required_argument, NULL, OPT_LISTEN},
-    {"http-token-file", required_argument, NULL, OPT_TOKEN_FILE},
-    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
-    {"tls-key", required_argument, NULL, OPT_TLS_KEY},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
-
 static void usage_scan(FILE *f)
 {
-        fprintf(f,
-"usage: eosaudit scan -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
-"\n"
-"Audits every partition of TOPIC from its start (or from where --db left\n"
-"off) up to the high watermark that held when the scan began, then exits.\n"
-"\n"
-"  -b, --brokers LIST        bootstrap brokers, host:port[,host:port...]\n"
-"  -t, --topic TOPIC[,...]   topic(s) to audit\n"
-"      --db FILE             ledger file; a later scan with the same file\n"
-"                            audits only what is new (default: a temporary\n"
-"                            ledger, removed at exit)\n"
-"      --json                print one JSON object on stdout\n"
-"      --isolation LEVEL     read_committed (default) or read_uncommitted\n"
-"      --commit-interval-ms N  ledger commit at least every N ms (1000)\n"
-"      --commit-records N    ... or every N records (100000)\n"
-"      --stall-timeout-ms N  give up on a partition held below its end by\n"
-"                            an open transaction after N ms (30000)\n"
-"      --no-progress         no progress line on stderr\n"
-"      --listen ADDR:PORT    serve /metrics, /api/v1/... and the dashboard\n"
-"                            while the scan runs (e.g. 127.0.0.1:8080,\n"
-"                            [::1]:8080; port 0 picks a free one); see\n"
-"                            `eosaudit serve --help` for the endpoints\n"
-"      --http-token-file F   require 'Authorization: Bearer <token>', the\n"
-"                            token being the first line of F\n"
-"      --tls-cert F, --tls-key F  serve HTTPS with this PEM pair\n"
-"  -X KEY=VALUE              any librdkafka property (security.protocol,\n"
-"                            sasl.*, ssl.*, ...); repeatable\n"
-"  -F FILE                   librdkafka properties file (key=value lines)\n"
-"  -q, --quiet               only errors on stderr\n"
-"  -v, --verbose             debug logging\n"
-"      --help                this text\n"
-"\n"
-"Exit status: 0 no anomaly, 1 anomalies found (duplicate, gap,\n"
-"out_of_order, fenced, malformed, or a coverage gap), 2 error.\n");
+        fputs("usage: eosaudit scan -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
+              "       eosaudit scan --config FILE [options]\n"
+              "\n"
+              "Audits every partition of TOPIC from its start (or from where "
+              "--db left\n"
+              "off) up to the high watermark that held when the scan began, "
+              "then exits.\n"
+              "\n",
+              f);
+        conf_usage_print(f, CONF_SCAN);
+        fputs("\n"
+              "Settings may come from --config FILE (`eosaudit config-help` "
+              "lists its keys);\n"
+              "flags override it.  See `eosaudit serve --help` for the HTTP "
+              "endpoints.\n"
+              "\n"
+              "Exit status: 0 no anomaly, 1 anomalies found (duplicate, gap,\n"
+              "out_of_order, fenced, malformed, or a coverage gap), 2 error.\n",
+              f);
 }
 
 static void usage_serve(FILE *f)
 {
-        fprintf(f,
-"usage: eosaudit serve -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
-"\n"
-"The long-running audit: resumes from the ledger, follows new records,\n"
-"confirms gaps after the grace period and expires idle producers.\n"
-"SIGTERM/SIGINT finish the current batch, commit it and exit 0.\n"
-"\n"
-"  -b, --brokers LIST        bootstrap brokers, host:port[,host:port...]\n"
-"  -t, --topic TOPIC[,...]   topic(s) to audit\n"
-"      --db FILE             ledger file (default: eosaudit.db)\n"
-"      --isolation LEVEL     read_committed (default) or read_uncommitted\n"
-"      --gap-grace-records N confirm an open gap after N later records on\n"
-"                            its partition (1000000; 0 = never by records)\n"
-"      --gap-grace-ms N      ... or after N ms, whichever first (300000;\n"
-"                            0 = never by time)\n"
-"      --idle-ttl-ms N       forget a producer idle on a partition for N ms\n"
-"                            (604800000 = 7 days; 0 = never)\n"
-"      --max-open-gaps N     open gaps kept per producer and partition;\n"
-"                            past it the oldest is confirmed (1024)\n"
-"      --commit-interval-ms N  ledger commit at least every N ms (1000)\n"
-"      --commit-records N    ... or every N records (100000)\n"
-"      --listen ADDR:PORT    HTTP address (default 127.0.0.1:8080; if that\n"
-"                            is taken, serve goes on without HTTP and says\n"
-"                            so; an explicit address must be free); IPv6 as\n"
-"                            [::1]:8080; port 0 picks a free one; 'off'\n"
-"                            serves no HTTP\n"
-"      --http-token-file F   require 'Authorization: Bearer <token>' (the\n"
-"                            first line of F) on everything but /healthz\n"
-"                            and the dashboard page itself\n"
-"      --tls-cert F, --tls-key F  serve HTTPS with this PEM certificate\n"
-"                            and key\n"
-"  -X KEY=VALUE              any librdkafka property; repeatable\n"
-"  -F FILE                   librdkafka properties file\n"
-"  -q, --quiet               only errors on stderr\n"
-"  -v, --verbose             debug logging\n"
-"      --help                this text\n"
-"\n"
-"HTTP endpoints (GET and HEAD only):\n"
-"  /                         the dashboard (one self-contained page)\n"
-"  /metrics                  Prometheus text format: counters from the\n"
-"                            ledger (they survive restarts), lag per\n"
-"                            partition, latency and commit histograms\n"
-"  /api/v1/summary           what `scan --json` prints, plus live figures\n"
-"  /api/v1/anomalies         newest first with evidence; ?topic= &kind=\n"
-"                            &producer= &since=MS &limit=N (50, max 1000)\n"
-"                            &cursor=ID (the previous page's next_cursor)\n"
-"  /api/v1/producers         per (partition, producer) state; ?topic=\n"
-"                            &producer= &limit=N (1000, max 10000) &cursor=\n"
-"  /api/v1/partitions        per partition counters, offsets and lag\n"
-"  /healthz                  200 while the process is up\n"
-"  /readyz                   200 when the ledger is open, partitions are\n"
-"                            assigned, a broker is up and commits succeed;\n"
-"                            503 with the reasons otherwise\n");
+        fputs("usage: eosaudit serve -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
+              "       eosaudit serve --config FILE [options]\n"
+              "\n"
+              "The long-running audit: resumes from the ledger, follows new "
+              "records,\n"
+              "confirms gaps after the grace period and expires idle "
+              "producers.\n"
+              "SIGTERM/SIGINT finish the current batch, commit it and exit "
+              "0.\n"
+              "\n",
+              f);
+        conf_usage_print(f, CONF_SERVE);
+        fputs("\n"
+              "Settings may come from --config FILE (`eosaudit config-help` "
+              "lists its keys);\n"
+              "flags override it.\n"
+              "\n"
+              "HTTP endpoints (GET and HEAD only):\n"
+              "  /                         the dashboard (one self-contained "
+              "page)\n"
+              "  /metrics                  Prometheus text format: counters "
+              "from the\n"
+              "                            ledger (they survive restarts), "
+              "lag per\n"
+              "                            partition, latency and commit "
+              "histograms\n"
+              "  /api/v1/summary           what `scan --json` prints, plus "
+              "live figures\n"
+              "  /api/v1/anomalies         newest first with evidence; "
+              "?topic= &kind=\n"
+              "                            &producer= &since=MS &limit=N "
+              "(50, max 1000)\n"
+              "                            &cursor=ID (the previous page's "
+              "next_cursor)\n"
+              "  /api/v1/producers         per (partition, producer) state; "
+              "?topic=\n"
+              "                            &producer= &limit=N (1000, max "
+              "10000) &cursor=\n"
+              "  /api/v1/partitions        per partition counters, offsets "
+              "and lag\n"
+              "  /healthz                  200 while the process is up\n"
+              "  /readyz                   200 when the ledger is open, "
+              "partitions are\n"
+              "                            assigned, a broker is up and "
+              "commits succeed;\n"
+              "                            503 with the reasons otherwise\n",
+              f);
 }
 
 static void usage_main(FILE *f)
@@ -220,201 +153,66 @@ static void usage_main(FILE *f)
 "  produce   the reference producer (stamps the header contract)\n"
 "  demo      an embedded demo on librdkafka's mock cluster (with\n"
 "            --listen, a dashboard to look at)\n"
+"  config-help [--markdown|--example|--check FILE]\n"
+"            the keys of the configuration file (--config FILE) of scan\n"
+"            and serve, their types, ranges and defaults; --check FILE\n"
+"            validates a file\n"
 "  version   print the version\n"
 "\n"
 "`eosaudit COMMAND --help` describes each command.\n");
 }
 
-static int opt_i64(const char *opt, const char *val, int64_t min, int64_t max,
-                   int64_t *out)
-{
-        if (kconf_parse_i64(val, min, max, out)) {
-                fprintf(stderr,
-                        "eosaudit: invalid value '%s' for --%s (expected an "
-                        "integer from %lld to %lld)\n",
-                        val, opt, (long long)min, (long long)max);
-                return -1;
-        }
-        return 0;
-}
-
-/* Splits "a,b,,c" into topics a, b, c (empty items are skipped). */
-static int cli_topics(struct cli *c, const char *arg)
-{
-        char *tok, *comma;
-
-        free(c->topics_buf);
-        c->topics_buf = strdup(arg);
-        c->ntopics = 0;
-        if (!c->topics_buf)
-                return -1;
-        for (tok = c->topics_buf; tok; tok = comma ? comma + 1 : NULL) {
-                comma = strchr(tok, ',');
-                if (comma)
-                        *comma = '\0';
-                if (!*tok)
-                        continue;
-                if (c->ntopics == TOPICS_MAX) {
-                        fprintf(stderr, "eosaudit: at most %d topics\n",
-                                TOPICS_MAX);
-                        return -1;
-                }
-                c->topics[c->ntopics++] = tok;
-        }
-        if (!c->ntopics) {
-                fprintf(stderr, "eosaudit: empty topic list '%s'\n", arg);
-                return -1;
-        }
-        return 0;
-}
-
-/* Parses scan/serve options; returns 0, 1 for --help, or -1. */
+/* Parses scan/serve options (and --config); returns 0, 1 for --help, or
+ * -1 after saying why. */
 static int cli_parse(struct cli *c, int argc, char **argv, int serve)
 {
-        const char **kv;
-        int64_t v;
-        int opt;
+        char errstr[1024];
+        int r, n;
 
-        kv = calloc((size_t)argc, sizeof(*kv));
-        if (!kv)
+        r = conf_argv_parse(&c->conf, argc, argv, errstr, sizeof(errstr));
+        if (r) {
+                if (r < 0)
+                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                return r;
+        }
+        n = conf_list_split(conf_str(&c->conf, CONF_TOPICS), &c->topics_buf,
+                            c->topics, TOPICS_MAX);
+        if (n < 0) {
+                fprintf(stderr, "eosaudit: out of memory\n");
                 return -1;
-        c->kv = kv;
-        c->progress = isatty(STDERR_FILENO);
+        }
+        c->ntopics = (size_t)n;
+        log_set_level((enum log_level)conf_int(&c->conf, CONF_LOG_LEVEL));
+        c->quiet = conf_int(&c->conf, CONF_LOG_LEVEL) == LOG_ERROR;
+        c->json = conf_int(&c->conf, CONF_JSON) > 0;
+        c->progress = isatty(STDERR_FILENO) && !c->quiet &&
+                      !conf_int(&c->conf, CONF_NO_PROGRESS);
+        c->db = conf_str(&c->conf, CONF_DB);
+        c->listen = conf_str(&c->conf, CONF_LISTEN);
+
         audit_conf_defaults(&c->ac);
-        http_conf_defaults(&c->hc);
         c->ac.follow = serve;
-        optind = 1;
-        opterr = 0;
-        while ((opt = getopt_long(argc, argv, ":b:t:X:F:qv", audit_longopts,
-                                  NULL)) != -1) {
-                const char *name = optind > 0 && optind <= argc
-                                       ? argv[optind - 1]
-                                       : "?";
-                switch (opt) {
-                case 'b':
-                        c->brokers = optarg;
-                        break;
-                case 't':
-                        if (cli_topics(c, optarg))
-                                return -1;
-                        break;
-                case 'X':
-                        kv[c->nkv++] = optarg;
-                        break;
-                case 'F':
-                        c->conf_file = optarg;
-                        break;
-                case 'q':
-                        c->quiet = 1;
-                        log_set_level(LOG_ERROR);
-                        break;
-                case 'v':
-                        log_set_level(LOG_DEBUG);
-                        break;
-                case OPT_DB:
-                        c->db = optarg;
-                        break;
-                case OPT_JSON:
-                        c->json = 1;
-                        break;
-                case OPT_ISOLATION:
-                        if (strcmp(optarg, "read_committed") &&
-                            strcmp(optarg, "read_uncommitted")) {
-                                fprintf(stderr,
-                                        "eosaudit: invalid --isolation '%s' "
-                                        "(read_committed or "
-                                        "read_uncommitted)\n",
-                                        optarg);
-                                return -1;
-                        }
-                        c->isolation = optarg;
-                        break;
-                case OPT_GRACE_RECORDS:
-                        if (opt_i64("gap-grace-records", optarg, 0, INT64_MAX,
-                                    &v))
-                                return -1;
-                        c->ac.dedup.gap_grace_records = (uint64_t)v;
-                        break;
-                case OPT_GRACE_MS:
-                        if (opt_i64("gap-grace-ms", optarg, 0, INT64_MAX,
-                                    &c->ac.dedup.gap_grace_ms))
-                                return -1;
-                        break;
-                case OPT_IDLE_TTL:
-                        if (opt_i64("idle-ttl-ms", optarg, 0, INT64_MAX,
-                                    &c->ac.dedup.idle_ttl_ms))
-                                return -1;
-                        break;
-                case OPT_MAX_GAPS:
-                        if (opt_i64("max-open-gaps", optarg, 1, 1000000, &v))
-                                return -1;
-                        c->ac.dedup.max_open_gaps = (uint32_t)v;
-                        break;
-                case OPT_COMMIT_MS:
-                        if (opt_i64("commit-interval-ms", optarg, 1,
-                                    3600000, &c->ac.commit_interval_ms))
-                                return -1;
-                        break;
-                case OPT_COMMIT_RECORDS:
-                        if (opt_i64("commit-records", optarg, 1, 100000000,
-                                    &v))
-                                return -1;
-                        c->ac.commit_records = (uint64_t)v;
-                        break;
-                case OPT_STALL_MS:
-                        if (opt_i64("stall-timeout-ms", optarg, 1,
-                                    86400000, &c->ac.stall_timeout_ms))
-                                return -1;
-                        break;
-                case OPT_NO_PROGRESS:
-                        c->progress = 0;
-                        break;
-                case OPT_LISTEN:
-                        c->listen = optarg;
-                        break;
-                case OPT_TOKEN_FILE:
-                        c->hc.token_file = optarg;
-                        break;
-                case OPT_TLS_CERT:
-                        c->hc.tls_cert_file = optarg;
-                        break;
-                case OPT_TLS_KEY:
-                        c->hc.tls_key_file = optarg;
-                        break;
-                case OPT_HELP:
-                        return 1;
-                case ':':
-                        fprintf(stderr, "eosaudit: option '%s' needs a "
-                                        "value\n", name);
-                        return -1;
-                default:
-                        fprintf(stderr,
-                                "eosaudit: unknown option '%s' (see "
-                                "`eosaudit %s --help`)\n",
-                                name, serve ? "serve" : "scan");
-                        return -1;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "eosaudit: unexpected argument '%s'\n",
-                        argv[optind]);
-                return -1;
-        }
-        if (!c->ntopics) {
-                fprintf(stderr, "eosaudit: -t TOPIC is required\n");
-                return -1;
-        }
-        if (!c->brokers && !c->conf_file && !c->nkv) {
-                fprintf(stderr, "eosaudit: -b BROKERS is required\n");
-                return -1;
-        }
-        if (c->quiet)
-                c->progress = 0;
+        c->ac.dedup.gap_grace_records =
+            (uint64_t)conf_int(&c->conf, CONF_GAP_GRACE_RECORDS);
+        c->ac.dedup.gap_grace_ms = conf_int(&c->conf, CONF_GAP_GRACE_MS);
+        c->ac.dedup.idle_ttl_ms = conf_int(&c->conf, CONF_IDLE_TTL_MS);
+        c->ac.dedup.max_open_gaps =
+            (uint32_t)conf_int(&c->conf, CONF_MAX_OPEN_GAPS);
+        c->ac.commit_interval_ms =
+            conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
+        c->ac.commit_records =
+            (uint64_t)conf_int(&c->conf, CONF_COMMIT_RECORDS);
+        c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
+
+        http_conf_defaults(&c->hc);
+        c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);
+        c->hc.tls_cert_file = conf_str(&c->conf, CONF_TLS_CERT);
+        c->hc.tls_key_file = conf_str(&c->conf, CONF_TLS_KEY);
         return 0;
 }
 
-static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val,
-                    char *errstr, size_t errstr_size)
+static int kset(rd_kafka_conf_t *conf, const char *key, const char *val,
+                char *errstr, size_t errstr_size)
 {
         return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
                        RD_KAFKA_CONF_OK
@@ -422,8 +220,9 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val,
                    : -1;
 }
 
-/* The consumer configuration: our defaults, then -F, then -X, then the
- * flags, then what the audit's guarantees depend on. */
+/* The consumer configuration: our defaults, then the properties file
+ * (-F), then kafka.* lines of the configuration file, then -X, then
+ * brokers and isolation, then what the audit's guarantees depend on. */
 static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                                   size_t errstr_size)
 {
@@ -434,34 +233,46 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
             {"auto.offset.reset", "error"},
         };
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        char val[64];
+        const char *props, *brokers;
+        char val[64], rderr[256];
         size_t i, vsz;
 
-        if (conf_set(conf, "group.id", "eosaudit", errstr, errstr_size) ||
-            conf_set(conf, "client.id", "eosaudit", errstr, errstr_size) ||
-            conf_set(conf, "isolation.level", "read_committed", errstr,
+        if (kset(conf, "group.id", "eosaudit", errstr, errstr_size) ||
+            kset(conf, "client.id", "eosaudit", errstr, errstr_size) ||
+            kset(conf, "isolation.level", "read_committed", errstr,
                      errstr_size) ||
-            conf_set(conf, "queued.min.messages", "1000000", errstr,
+            kset(conf, "queued.min.messages", "1000000", errstr,
                      errstr_size) ||
-            conf_set(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
+            kset(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
                 goto fail;
         /* Set now and again below: a value that differs then came from the
          * user (librdkafka's own defaults are no reason to warn). */
         for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++)
-                if (conf_set(conf, forced[i][0], forced[i][1], errstr,
+                if (kset(conf, forced[i][0], forced[i][1], errstr,
                              errstr_size))
                         goto fail;
-        if (c->conf_file && kconf_file_load(conf, c->conf_file, errstr,
-                                            errstr_size))
+        props = conf_str(&c->conf, CONF_KAFKA_PROPERTIES_FILE);
+        if (props && kconf_file_load(conf, props, errstr, errstr_size))
                 goto fail;
-        for (i = 0; i < c->nkv; i++)
-                if (kconf_set(conf, c->kv[i], errstr, errstr_size))
+        for (i = 0; i < c->conf.kafka_cnt; i++) {
+                const struct conf_kv *kv = &c->conf.kafka[i];
+                if (kset(conf, kv->key, kv->value, rderr, sizeof(rderr))) {
+                        if (kv->line)
+                                snprintf(errstr, errstr_size, "%.200s:%u: %s",
+                                         conf_str(&c->conf, CONF_CONFIG),
+                                         kv->line, rderr);
+                        else
+                                snprintf(errstr, errstr_size, "%s", rderr);
                         goto fail;
-        if (c->brokers && conf_set(conf, "bootstrap.servers", c->brokers,
-                                   errstr, errstr_size))
+                }
+        }
+        brokers = conf_str(&c->conf, CONF_BROKERS);
+        if (brokers && kset(conf, "bootstrap.servers", brokers, errstr,
+                            errstr_size))
                 goto fail;
-        if (c->isolation && conf_set(conf, "isolation.level", c->isolation,
-                                     errstr, errstr_size))
+        if (conf_isset(&c->conf, CONF_ISOLATION) &&
+            kset(conf, "isolation.level", conf_str(&c->conf, CONF_ISOLATION),
+                 errstr, errstr_size))
                 goto fail;
         for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
                 vsz = sizeof(val);
@@ -470,7 +281,7 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                     strcmp(val, forced[i][1]))
                         log_warn("ignoring %s=%s: the audit needs %s",
                                  forced[i][0], val, forced[i][1]);
-                if (conf_set(conf, forced[i][0], forced[i][1], errstr,
+                if (kset(conf, forced[i][0], forced[i][1], errstr,
                              errstr_size))
                         goto fail;
         }
@@ -490,7 +301,7 @@ fail:
 static void cli_free(struct cli *c)
 {
         free(c->topics_buf);
-        free(c->kv);
+        conf_release(&c->conf);
 }
 
 /* A temporary ledger for a scan without --db. */
@@ -609,6 +420,10 @@ static int cmd_audit(int argc, char **argv, int serve)
 
         memset(&c, 0, sizeof(c));
         memset(&tmp, 0, sizeof(tmp));
+        if (conf_init(&c.conf)) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return EXIT_ERROR;
+        }
         r = cli_parse(&c, argc, argv, serve);
         if (r) {
                 if (r > 0) {
@@ -709,6 +524,77 @@ out:
         return rc;
 }
 
+static void usage_config_help(FILE *f)
+{
+        fputs("usage: eosaudit config-help [--markdown | --example | --check "
+              "FILE]\n"
+              "\n"
+              "Describes the configuration file of scan and serve (--config "
+              "FILE): as\n"
+              "text, as docs/CONFIG.md (--markdown), or as an example file "
+              "with every\n"
+              "key at its default, commented out (--example).  --check FILE "
+              "reads FILE\n"
+              "as serve would and says whether it is valid (exit status 0) "
+              "or which\n"
+              "line is not (FILE:LINE: message, exit status 2).\n",
+              f);
+}
+
+/* --check FILE: FILE as `serve --config FILE` would read it. */
+static int config_check(const char *path)
+{
+        char *argv[] = {(char *)"serve", (char *)"--config", (char *)path,
+                        NULL};
+        char errstr[1024];
+        struct conf c;
+        int r;
+
+        if (conf_init(&c)) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return EXIT_ERROR;
+        }
+        r = conf_argv_parse(&c, 3, argv, errstr, sizeof(errstr));
+        conf_release(&c);
+        if (r) {
+                fprintf(stderr, "eosaudit: %s\n", errstr);
+                return EXIT_ERROR;
+        }
+        printf("%s: ok\n", path);
+        return EXIT_CLEAN;
+}
+
+/* eosaudit config-help [--markdown | --example | --check FILE] */
+static int cmd_config_help(int argc, char **argv)
+{
+        enum conf_doc fmt = CONF_DOC_TEXT;
+        const char *opt = argc > 1 ? argv[1] : NULL;
+
+        if (opt && !strcmp(opt, "--check") && argc == 3)
+                return config_check(argv[2]);
+        if (opt && (!strcmp(opt, "--help") || !strcmp(opt, "-h")) &&
+            argc == 2) {
+                usage_config_help(stdout);
+                return EXIT_CLEAN;
+        }
+        if (opt && !strcmp(opt, "--markdown") && argc == 2) {
+                fmt = CONF_DOC_MARKDOWN;
+        } else if (opt && !strcmp(opt, "--example") && argc == 2) {
+                fmt = CONF_DOC_EXAMPLE;
+        } else if (opt) {
+                fprintf(stderr, "eosaudit: bad arguments to config-help (see "
+                                "`eosaudit config-help --help`)\n");
+                return EXIT_ERROR;
+        }
+        conf_doc_print(stdout, fmt);
+        if (fflush(stdout) || ferror(stdout)) {
+                fprintf(stderr, "eosaudit: cannot write: %s\n",
+                        strerror(errno));
+                return EXIT_ERROR;
+        }
+        return EXIT_CLEAN;
+}
+
 int main(int argc, char **argv)
 {
         const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -730,6 +616,8 @@ int main(int argc, char **argv)
                 return cmd_audit(argc - 1, argv + 1, 1);
         if (!strcmp(cmd, "produce"))
                 return producer_main(argc - 1, argv + 1);
+        if (!strcmp(cmd, "config-help"))
+                return cmd_config_help(argc - 1, argv + 1);
         if (!strcmp(cmd, "demo"))
                 return demo_main(argc - 1, argv + 1, &run, EOSAUDIT_VERSION);
         fprintf(stderr, "eosaudit: unknown command '%s' (see `eosaudit "

@@ -11,6 +11,10 @@ pkgs=(
   # HTTP tests: promtool checks /metrics (t_70, with curl and openssl for
   # HTTPS), headless chromium drives the dashboard (t_75).
   prometheus curl openssl chromium
+  # Operations (t_90..t_94): the prometheus server and promtool above,
+  # systemd-analyze for the unit, groff and man for the man page, PyYAML for
+  # the alert rules and the compose file.
+  systemd groff-base man-db python3-yaml
 )
 # Tests against the real broker need Java and Maven; they are on the
 # machine image, but install them if a machine lacks them.

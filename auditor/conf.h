@@ -1,0 +1,196 @@
+/*
+ * conf.h - the settings of `scan` and `serve`: ONE option table (name,
+ * type, default, range, help) from which the command line, the
+ * configuration file (--config FILE) and the documentation
+ * (`eosaudit config-help`, docs/CONFIG.md, the options part of --help)
+ * all come.
+ *
+ * Invariants
+ *  - Every setting has a default (conf_init()) and a range; a value is
+ *    checked against both the same way whether it comes from a flag or a
+ *    file line, so a file cannot hold what a flag would refuse.
+ *  - Precedence, later wins: the table's default, the configuration file,
+ *    the command line.  librdkafka properties apply in this order: the
+ *    properties file (-F or kafka-properties-file), the file's kafka.*
+ *    lines, -X flags; brokers and isolation, when set, come after all of
+ *    them.
+ *  - Configuration file errors read "PATH:LINE: message" ("PATH: message"
+ *    when the file cannot be read); errstr is written only on failure.
+ *  - Nothing here touches global state but getopt's (conf_argv_parse());
+ *    the caller applies the log level and everything else.
+ */
+#ifndef EOSAUDIT_CONF_H
+#define EOSAUDIT_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The options, in the order the documentation lists them. */
+enum conf_id {
+        CONF_CONFIG,
+        CONF_BROKERS,
+        CONF_TOPICS,
+        CONF_DB,
+        CONF_ISOLATION,
+        CONF_GAP_GRACE_RECORDS,
+        CONF_GAP_GRACE_MS,
+        CONF_IDLE_TTL_MS,
+        CONF_MAX_OPEN_GAPS,
+        CONF_COMMIT_INTERVAL_MS,
+        CONF_COMMIT_RECORDS,
+        CONF_STALL_TIMEOUT_MS,
+        CONF_LISTEN,
+        CONF_HTTP_TOKEN_FILE,
+        CONF_TLS_CERT,
+        CONF_TLS_KEY,
+        CONF_LOG_LEVEL,
+        CONF_KAFKA_PROPERTIES_FILE,
+        CONF_KAFKA,
+        CONF_JSON,
+        CONF_NO_PROGRESS,
+        CONF_QUIET,
+        CONF_VERBOSE,
+        CONF_HELP,
+        CONF__CNT
+};
+
+enum conf_type {
+        CONF_T_STRING, /* min..max bound its length in bytes */
+        CONF_T_LIST,   /* comma-separated; min..max bound the number of
+                          non-empty items (empty items are skipped) */
+        CONF_T_INT,    /* plain decimal within [min, max] */
+        CONF_T_ENUM,   /* one of choices; conf_int() gives its index */
+        CONF_T_ADDR,   /* "off", ADDR:PORT or [V6ADDR]:PORT, numeric */
+        CONF_T_KAFKA,  /* file: kafka.PROPERTY = VALUE; flag: -X P=V */
+        CONF_T_FLAG,   /* command line only, takes no value */
+};
+
+/* Where an option applies (bits of conf_option.where). */
+#define CONF_SCAN 0x1u  /* listed by `scan --help` */
+#define CONF_SERVE 0x2u /* listed by `serve --help` */
+#define CONF_FILE 0x4u  /* may be set in a configuration file */
+
+struct conf_option {
+        enum conf_id id;      /* its index in the table */
+        const char *key;      /* in the file; NULL: command line only */
+        const char *flag;     /* long flag without "--"; NULL: none */
+        char short_flag;      /* 'b' for -b; 0: none */
+        enum conf_type type;
+        const char *metavar;  /* what the flag's value is called */
+        const char *def;      /* default as the parser reads it; NULL:
+                                 unset, def_doc says what that means */
+        const char *def_doc;  /* the default for people, when def is NULL */
+        int64_t min, max;     /* range (see enum conf_type) */
+        const char *choices;  /* ENUM: "a|b|c", in index order */
+        const char *example;  /* a value for the example file */
+        unsigned where;       /* CONF_SCAN | CONF_SERVE | CONF_FILE */
+        const char *help;     /* one sentence or two, no trailing period
+                                 needed: the printers wrap it */
+};
+
+/* The table, CONF__CNT entries indexed by enum conf_id. */
+extern const struct conf_option conf_options[CONF__CNT];
+
+/* A librdkafka property, from a kafka.* line (line > 0) or -X (line 0). */
+struct conf_kv {
+        char *key;
+        char *value;
+        unsigned line;
+};
+
+/* Where a value came from. */
+enum conf_source {
+        CONF_SRC_DEFAULT,
+        CONF_SRC_FILE,
+        CONF_SRC_CLI,
+};
+
+/* The values; read them with conf_str() and conf_int(). */
+struct conf {
+        unsigned char src[CONF__CNT]; /* enum conf_source */
+        char *str[CONF__CNT];     /* STRING, LIST, ENUM, ADDR; NULL: unset */
+        int64_t num[CONF__CNT];   /* INT; ENUM index; FLAG: times given */
+        unsigned line[CONF__CNT]; /* set on this line of the file; 0:
+                                     default or command line */
+        struct conf_kv *kafka;    /* file lines first, then -X flags */
+        size_t kafka_cnt, kafka_cap;
+};
+
+/* Every option at its default.  Returns 0, or -1 when memory ran out
+ * (c then needs no release).  Release with conf_release(). */
+int conf_init(struct conf *c);
+void conf_release(struct conf *c);
+
+/* The string value of a STRING, LIST, ENUM or ADDR option (NULL when
+ * unset); valid until the option is set again or c is released. */
+const char *conf_str(const struct conf *c, enum conf_id id);
+/* The value of an INT, the index of an ENUM, the count of a FLAG. */
+int64_t conf_int(const struct conf *c, enum conf_id id);
+
+/* The option a configuration file key names (any "kafka.*" key names
+ * CONF_KAFKA); NULL when there is none or it is command line only. */
+const struct conf_option *conf_option_by_key(const char *key);
+
+/* Whether option id was set by the file or a flag (not its default). */
+int conf_isset(const struct conf *c, enum conf_id id);
+
+/*
+ * Checks value against option id's type and range and stores a copy
+ * (marked as set by the command line; conf_file_load() marks its own).
+ * what names it in a message ("--db", "db").  Returns 0, or -1 with
+ * errstr "invalid value 'x' for WHAT (expected ...)".  Not for
+ * CONF_KAFKA and CONF_T_FLAG options.
+ */
+int conf_set(struct conf *c, enum conf_id id, const char *value,
+             const char *what, char *errstr, size_t errstr_size);
+
+/* Appends a librdkafka property (copied).  Returns 0 or -1 (memory). */
+int conf_kafka_add(struct conf *c, const char *key, const char *value,
+                   unsigned line);
+
+/*
+ * Reads a configuration file: "key = value" lines, blanks around both
+ * trimmed; empty lines and lines whose first non-blank character is '#'
+ * are skipped ('#' elsewhere is part of the value, as in a password).
+ * Each key at most once.  kafka.* values are checked by librdkafka now,
+ * so that a bad one is reported with its line.  Stops at the first error:
+ * returns 0, or -1 with errstr "PATH:LINE: message".
+ */
+int conf_file_load(struct conf *c, const char *path, char *errstr,
+                   size_t errstr_size);
+
+/*
+ * Parses the arguments of `scan` or `serve` (argv[0] is the command
+ * name): first --config FILE, whose settings are loaded, then every flag,
+ * which overrides the file.  -q is --log-level error, -v --log-level
+ * debug; the last of them wins.  Checks that topics are set and that
+ * bootstrap brokers come from somewhere.  Returns 0, 1 when --help was
+ * asked for, or -1 with errstr (without an "eosaudit: " prefix).  Uses
+ * getopt_long (not thread-safe).
+ */
+int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
+                    size_t errstr_size);
+
+/*
+ * Splits a LIST value: copies s into *buf (owned by the caller, free()
+ * it) and points items[] into it, skipping empty items.  Returns how many
+ * (at most max), or -1 when there are more or memory ran out.
+ */
+int conf_list_split(const char *s, char **buf, const char **items,
+                    size_t max);
+
+/* The options part of `scan --help` (which = CONF_SCAN) or `serve
+ * --help` (CONF_SERVE), wrapped to 79 columns. */
+void conf_usage_print(FILE *f, unsigned which);
+
+enum conf_doc {
+        CONF_DOC_TEXT,     /* `eosaudit config-help` */
+        CONF_DOC_MARKDOWN, /* docs/CONFIG.md */
+        CONF_DOC_EXAMPLE,  /* deploy/eosaudit.conf.example */
+};
+
+/* The documentation of the configuration file. */
+void conf_doc_print(FILE *f, enum conf_doc fmt);
+
+#endif /* EOSAUDIT_CONF_H */
