@@ -435,25 +435,6 @@ int conf_kafka_add(struct conf *c, const char *key, const char *value,
 /* The configuration file                                              */
 /* ------------------------------------------------------------------ */
 
-static int conf_is_blank(char ch)
-{
-        return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' ||
-               ch == '\f' || ch == '\v';
-}
-
-/* Trims s in place; returns its first non-blank character. */
-static char *conf_trim(char *s)
-{
-        size_t len;
-
-        while (conf_is_blank(*s))
-                s++;
-        len = strlen(s);
-        while (len > 0 && conf_is_blank(s[len - 1]))
-                s[--len] = '\0';
-        return s;
-}
-
 /* A hint for an unknown key, or "". */
 static const char *conf_unknown_hint(const char *key, char *buf, size_t size)
 {
@@ -498,8 +479,8 @@ static int conf_line(struct conf *c, rd_kafka_conf_t *scratch, char *s,
                 return -1;
         }
         *eq = '\0';
-        key = conf_trim(s);
-        value = conf_trim(eq + 1);
+        key = kconf_trim(s);
+        value = kconf_trim(eq + 1);
         if (!*key) {
                 snprintf(errstr, errstr_size, "no key before '='");
                 return -1;
@@ -594,7 +575,7 @@ int conf_file_load(struct conf *c, const char *path, char *errstr,
                                  path, lineno);
                         goto out;
                 }
-                s = conf_trim(line);
+                s = kconf_trim(line);
                 if (!*s || *s == '#')
                         continue;
                 if (conf_line(c, scratch, s, lineno, err, sizeof(err))) {

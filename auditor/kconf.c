@@ -58,8 +58,7 @@ static int kconf_is_blank(char c)
                c == '\f' || c == '\v';
 }
 
-/* Trims s in place; returns the first non-blank character. */
-static char *kconf_trim(char *s)
+char *kconf_trim(char *s)
 {
         size_t len;
 

@@ -36,6 +36,10 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
 int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
                     size_t errstr_size);
 
+/* Trims blanks (space, \t, \r, \n, \f, \v) around s in place; returns
+ * its first non-blank character (inside s).  For key=value files. */
+char *kconf_trim(char *s);
+
 /*
  * Strict parsers for command-line numbers: plain decimal (an optional
  * leading '-' for kconf_parse_i64), no surrounding blanks, nothing after
