@@ -11,6 +11,9 @@ pkgs=(
   # HTTP tests: promtool checks /metrics (t_70, with curl and openssl for
   # HTTPS), headless chromium drives the dashboard (t_75).
   prometheus curl openssl chromium
+  # Benchmarks (bench/): the chart, HTTP load, reading a frozen scan's
+  # counter, max RSS.
+  gnuplot-nox wrk gdb time
   # Operations (t_90..t_94): the prometheus server and promtool above,
   # systemd-analyze for the unit, groff and man for the man page, PyYAML for
   # the alert rules and the compose file.
