@@ -545,20 +545,43 @@ static json_t *http_page_json(struct http_page *pg, const char *name,
         return j;
 }
 
+void http_query_anomaly_filter(const struct http_query *q,
+                               struct ledger_anomaly_filter *f)
+{
+        memset(f, 0, sizeof(*f));
+        f->topic = q->topic;
+        f->kind = q->kind;
+        f->producer = q->producer;
+        f->producer_len = q->producer_len;
+        f->since_ms = q->since_ms;
+        f->before_id = q->cursor;
+        f->limit = q->limit + 1;
+}
+
+void http_query_pair_filter(const struct http_query *q,
+                            struct ledger_pair_key *after,
+                            struct ledger_pair_filter *f)
+{
+        memset(after, 0, sizeof(*after));
+        memset(f, 0, sizeof(*f));
+        after->topic = q->after.topic;
+        after->partition = q->after.partition;
+        after->producer = q->after.producer;
+        after->producer_len = q->after.producer_len;
+        f->topic = q->topic;
+        f->producer = q->producer;
+        f->producer_len = q->producer_len;
+        f->after = q->after.topic ? after : NULL;
+        f->limit = q->limit + 1;
+}
+
 static json_t *http_api_anomalies(struct http_api *a)
 {
         const struct http_query *q = a->q;
-        struct ledger_anomaly_filter f = {
-                .topic = q->topic,
-                .kind = q->kind,
-                .producer = q->producer,
-                .producer_len = q->producer_len,
-                .since_ms = q->since_ms,
-                .before_id = q->cursor,
-                .limit = q->limit + 1,
-        };
+        struct ledger_anomaly_filter f;
         struct http_page pg = {.items = json_array(), .limit = q->limit};
 
+        http_query_anomaly_filter(q, &f);
         if (ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &pg, a->errstr,
                                    sizeof(a->errstr))) {
                 json_decref(pg.items);
@@ -607,20 +630,11 @@ static int http_pair_cb(void *opaque, const struct ledger_pair *p)
 static json_t *http_api_producers(struct http_api *a)
 {
         const struct http_query *q = a->q;
-        struct ledger_pair_key after = {
-                .topic = q->after.topic,
-                .partition = q->after.partition,
-                .producer = q->after.producer,
-                .producer_len = q->after.producer_len,
-        };
-        struct ledger_pair_filter f = {
-                .topic = q->topic,
-                .producer = q->producer,
-                .producer_len = q->producer_len,
-                .after = q->after.topic ? &after : NULL,
-                .limit = q->limit + 1,
-        };
+        struct ledger_pair_key after;
+        struct ledger_pair_filter f;
         struct http_page pg = {.items = json_array(), .limit = q->limit};
+
+        http_query_pair_filter(q, &after, &f);
 
         if (ledger_pairs_foreach(a->lg, &f, http_pair_cb, &pg, a->errstr,
                                  sizeof(a->errstr)) ||

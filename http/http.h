@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "../auditor/ledger.h"
 #include "../auditor/status.h"
 
 #define HTTP_LISTEN_DEFAULT "127.0.0.1:8080"
@@ -166,5 +167,18 @@ size_t http_cursor_format(char *buf, size_t size, const char *topic,
  * http/index_html.c (committed; rerun embed.sh after editing the page). */
 extern const unsigned char http_index_html[];
 extern const size_t http_index_html_len;
+
+/*
+ * The ledger filters for a parsed query: one page plus one row, so the
+ * caller can tell whether another page follows.  after (caller storage)
+ * holds the producers cursor; f points into q and after, so both must
+ * outlive f.
+ */
+void http_query_anomaly_filter(const struct http_query *q,
+                               struct ledger_anomaly_filter *f);
+void http_query_pair_filter(const struct http_query *q,
+                            struct ledger_pair_key *after,
+                            struct ledger_pair_filter *f);
+
 
 #endif /* EOSAUDIT_HTTP_H */

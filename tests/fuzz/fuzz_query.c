@@ -570,15 +570,8 @@ static void fq_ledger_run(int ep, const struct http_query *q)
                 rc = ledger_summary(fq_lg, q->topic, &sum, err, sizeof(err));
                 break;
         case HTTP_EP_ANOMALIES: {
-                struct ledger_anomaly_filter f = {
-                        .topic = q->topic,
-                        .kind = q->kind,
-                        .producer = q->producer,
-                        .producer_len = q->producer_len,
-                        .since_ms = q->since_ms,
-                        .before_id = q->cursor,
-                        .limit = q->limit + 1,
-                };
+                struct ledger_anomaly_filter f;
+                http_query_anomaly_filter(q, &f);
                 rc = ledger_anomalies_query(fq_lg, &f, fq_anomaly_cb, &w, err,
                                             sizeof(err));
                 if (w.rows > q->limit + 1)
@@ -586,19 +579,9 @@ static void fq_ledger_run(int ep, const struct http_query *q)
                 break;
         }
         case HTTP_EP_PRODUCERS: {
-                struct ledger_pair_key after = {
-                        .topic = q->after.topic,
-                        .partition = q->after.partition,
-                        .producer = q->after.producer,
-                        .producer_len = q->after.producer_len,
-                };
-                struct ledger_pair_filter f = {
-                        .topic = q->topic,
-                        .producer = q->producer,
-                        .producer_len = q->producer_len,
-                        .after = q->after.topic ? &after : NULL,
-                        .limit = q->limit + 1,
-                };
+                struct ledger_pair_key after;
+                struct ledger_pair_filter f;
+                http_query_pair_filter(q, &after, &f);
                 rc = ledger_pairs_foreach(fq_lg, &f, fq_pair_cb, &w, err,
                                           sizeof(err));
                 if (w.rows > q->limit + 1)
