@@ -30,8 +30,15 @@ extern const size_t ledger_migrations_cnt;
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
-_Static_assert(DEDUP_KIND__ANOMALY_CNT == 5,
+_Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
                "partitions has one counter per anomaly kind: add a migration");
+
+/* The counter columns of partitions, in the order ledger_counts_get()
+ * reads them: anomaly kinds in enum dedup_kind order. */
+#define LEDGER_COUNT_COLS                                                     \
+        "records, untracked, duplicate, gap, out_of_order, fenced, "          \
+        "malformed, redelivered, missing, ids"
+#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 4)
 
 /* Statements of the commit path, prepared once per writer handle. */
 enum ledger_stmt {
@@ -45,6 +52,11 @@ enum ledger_stmt {
         LEDGER_ST_GAP_PUT,
         LEDGER_ST_ANOMALY_PUT,
         LEDGER_ST_COVERAGE_PUT,
+        LEDGER_ST_MSGID_PUT,
+        LEDGER_ST_MSGID_GET,
+        LEDGER_ST_GEN_PUT,
+        LEDGER_ST_GEN_IDS_DEL,
+        LEDGER_ST_GEN_DEL,
         LEDGER_ST__CNT
 };
 
@@ -55,10 +67,9 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
         /* The counter columns follow enum dedup_kind. */
         [LEDGER_ST_PART_PUT] =
                 "INSERT OR REPLACE INTO partitions (topic, partition, "
-                "next_offset, from_log_start, records, untracked, duplicate, "
-                "gap, out_of_order, fenced, malformed, missing, updated_ms) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                "?13)",
+                "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
+                "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                "?10, ?11, ?12, ?13, ?14, ?15)",
         [LEDGER_ST_PAIR_PUT] =
                 "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
@@ -76,14 +87,34 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
         [LEDGER_ST_ANOMALY_PUT] =
                 "INSERT INTO anomalies (topic, partition, producer, kind, "
                 "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
-                "count, detected_ms, malformed_bits) VALUES (?1, ?2, ?3, ?4, "
-                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "count, detected_ms, malformed_bits, first_partition, "
+                "first_offset_hi, msgid, msgid_len) VALUES (?1, ?2, ?3, ?4, "
+                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         /* A coverage gap already stored (same start) is not stored again,
          * nor is its anomaly row. */
         [LEDGER_ST_COVERAGE_PUT] =
                 "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
                 "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
                 "ON CONFLICT DO NOTHING",
+        /* An id is new to its window when it is written, so a conflict
+         * cannot happen; if it ever did, the first copy must stay. */
+        [LEDGER_ST_MSGID_PUT] =
+                "INSERT OR IGNORE INTO msgids (gen, h1, h2, partition, "
+                "offset) VALUES (?1, ?2, ?3, ?4, ?5)",
+        [LEDGER_ST_MSGID_GET] = "SELECT partition, offset FROM msgids "
+                                "WHERE gen = ?1 AND h1 = ?2 AND h2 = ?3",
+        [LEDGER_ST_GEN_PUT] =
+                "INSERT OR REPLACE INTO msgid_gens (gen, topic, dedup_key, "
+                "first_ms, last_ms, ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        [LEDGER_ST_GEN_IDS_DEL] = "DELETE FROM msgids WHERE gen = ?1",
+        [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
+};
+
+/* What the ledger knows of one id window (ledger_windows_load). */
+struct ledger_window {
+        const char *topic;  /* borrowed */
+        uint32_t *part_of;  /* partition -> part + 1, 0 = not audited */
+        size_t npart_of;
 };
 
 struct ledger {
@@ -93,6 +124,12 @@ struct ledger {
         sqlite3_stmt *st[LEDGER_ST__CNT]; /* writer only */
         ledger_commit_hook *hook;
         void *hook_opaque;
+        /* Id windows, by the tracker's window index. */
+        struct ledger_window *win;
+        uint32_t nwin;
+        char *dedup_key;
+        int lookup_failed; /* a lookup failed: say why at commit */
+        char lookup_err[256];
 };
 
 /* ------------------------------------------------------------------ */
@@ -153,6 +190,22 @@ static void ledger_counts_get(sqlite3_stmt *st, int col,
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 c->anomalies[k] = ledger_u64_get(st, col + 2 + k);
         c->missing = ledger_u64_get(st, col + 2 + DEDUP_KIND__ANOMALY_CNT);
+        c->ids = ledger_u64_get(st, col + 3 + DEDUP_KIND__ANOMALY_CNT);
+}
+
+/* Adds the counters of c to sum, saturating. */
+static void ledger_counts_add(struct dedup_counts *sum,
+                              const struct dedup_counts *c)
+{
+        int k;
+
+        sum->records = ledger_sat_add(sum->records, c->records);
+        sum->untracked = ledger_sat_add(sum->untracked, c->untracked);
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                sum->anomalies[k] =
+                        ledger_sat_add(sum->anomalies[k], c->anomalies[k]);
+        sum->missing = ledger_sat_add(sum->missing, c->missing);
+        sum->ids = ledger_sat_add(sum->ids, c->ids);
 }
 
 /* Binds v, or NULL when it is negative (the engine's "unknown"). */
@@ -530,12 +583,26 @@ out:
         return rc;
 }
 
+static void ledger_windows_free(struct ledger *lg)
+{
+        uint32_t i;
+
+        for (i = 0; i < lg->nwin; i++)
+                free(lg->win[i].part_of);
+        free(lg->win);
+        free(lg->dedup_key);
+        lg->win = NULL;
+        lg->nwin = 0;
+        lg->dedup_key = NULL;
+}
+
 void ledger_close(struct ledger *lg)
 {
         int i;
 
         if (!lg)
                 return;
+        ledger_windows_free(lg);
         for (i = 0; i < LEDGER_ST__CNT; i++)
                 sqlite3_finalize(lg->st[i]);
         /* Close (and checkpoint) before the lock goes, so that the next
@@ -758,9 +825,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
 
         if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
             ledger_prepare(lg,
-                           "SELECT next_offset, from_log_start, records, "
-                           "untracked, duplicate, gap, out_of_order, fenced, "
-                           "malformed, missing FROM partitions "
+                           "SELECT next_offset, from_log_start, "
+                           LEDGER_COUNT_COLS " FROM partitions "
                            "WHERE topic = ?1 AND partition = ?2",
                            &part_st, errstr, errstr_size) ||
             ledger_prepare(lg,
@@ -797,6 +863,255 @@ out:
         sqlite3_finalize(pair_st);
         sqlite3_finalize(gap_st);
         free(gaps);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Id windows                                                          */
+/* ------------------------------------------------------------------ */
+
+static int ledger_txn(struct ledger *lg, enum ledger_stmt which,
+                      const char *what, char *errstr, size_t errstr_size);
+static int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
+                          size_t errstr_size);
+
+/* dedup_id_lookup_cb: is id in generation gen?  On the writer handle, so
+ * it sees what this process committed, never a batch in flight. */
+static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
+                            const struct dedup_id *id, uint32_t *part,
+                            int64_t *offset)
+{
+        struct ledger *lg = opaque;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_MSGID_GET];
+        const struct ledger_window *w;
+        int64_t partition;
+        int brc, src, rc = -1;
+
+        if (window >= lg->nwin)
+                goto out;
+        w = &lg->win[window];
+        brc = sqlite3_bind_int64(st, 1, (int64_t)gen);
+        brc |= sqlite3_bind_int64(st, 2, (int64_t)id->lo);
+        brc |= sqlite3_bind_int64(st, 3, (int64_t)id->hi);
+        if (brc != SQLITE_OK)
+                goto out;
+        src = sqlite3_step(st);
+        if (src == SQLITE_DONE) {
+                rc = 0;
+                goto out;
+        }
+        if (src != SQLITE_ROW)
+                goto out;
+        partition = sqlite3_column_int64(st, 0);
+        *offset = sqlite3_column_int64(st, 1);
+        /* A partition no longer audited (fewer partitions?) keeps its
+         * evidence unresolved: still a repeat, at an unknown place. */
+        if (partition >= 0 && (uint64_t)partition < w->npart_of &&
+            w->part_of[partition]) {
+                *part = w->part_of[partition] - 1;
+        } else {
+                *part = UINT32_MAX;
+                *offset = -1;
+        }
+        rc = 1;
+out:
+        if (rc < 0 && !lg->lookup_failed) {
+                lg->lookup_failed = 1;
+                snprintf(lg->lookup_err, sizeof(lg->lookup_err),
+                         "cannot look up a message id in the ledger: %s",
+                         sqlite3_errmsg(lg->db));
+        }
+        sqlite3_reset(st);
+        return rc;
+}
+
+/* Fills the partition -> part map of window w from the parts of topic. */
+static int ledger_window_map(struct ledger_window *w,
+                             const struct ledger_part *parts, size_t nparts)
+{
+        size_t i, n = 0;
+
+        for (i = 0; i < nparts; i++)
+                if (!strcmp(parts[i].topic, w->topic) &&
+                    parts[i].partition >= 0 &&
+                    (size_t)parts[i].partition + 1 > n)
+                        n = (size_t)parts[i].partition + 1;
+        w->part_of = calloc(n ? n : 1, sizeof(*w->part_of));
+        if (!w->part_of)
+                return -1;
+        w->npart_of = n;
+        for (i = 0; i < nparts; i++)
+                if (!strcmp(parts[i].topic, w->topic) &&
+                    parts[i].partition >= 0)
+                        w->part_of[parts[i].partition] = parts[i].part + 1;
+        return 0;
+}
+
+/* Restores the generations of window (topic) and their ids into tr. */
+static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
+                              sqlite3_stmt *gen_st, sqlite3_stmt *id_st,
+                              uint32_t window, char *errstr,
+                              size_t errstr_size)
+{
+        static const char *const what = "cannot read ledger id windows";
+        uint64_t *gens = NULL;
+        size_t ngens = 0, cap = 0, i;
+        int src, rc = -1;
+
+        if (sqlite3_bind_text(gen_st, 1, lg->win[window].topic, -1,
+                              SQLITE_STATIC) != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(gen_st)) == SQLITE_ROW) {
+                struct dedup_gen_view gv = {
+                        .window = window,
+                        .gen = (uint64_t)sqlite3_column_int64(gen_st, 0),
+                        .first_ms = sqlite3_column_int64(gen_st, 1),
+                        .last_ms = sqlite3_column_int64(gen_st, 2),
+                        .ids = ledger_u64_get(gen_st, 3),
+                };
+                if (ngens == cap) {
+                        size_t ncap = cap ? cap * 2 : 64;
+                        uint64_t *n = realloc(gens, ncap * sizeof(*n));
+                        if (!n) {
+                                snprintf(errstr, errstr_size, "%s: %s", what,
+                                         strerror(ENOMEM));
+                                goto out;
+                        }
+                        gens = n;
+                        cap = ncap;
+                }
+                if (dedup_tracker_gen_restore(tr, &gv)) {
+                        snprintf(errstr, errstr_size,
+                                 "bad id generation %lld in the ledger for "
+                                 "topic %s",
+                                 (long long)gv.gen, lg->win[window].topic);
+                        goto out;
+                }
+                gens[ngens++] = gv.gen;
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        for (i = 0; i < ngens; i++) {
+                if (sqlite3_bind_int64(id_st, 1, (int64_t)gens[i]) !=
+                    SQLITE_OK) {
+                        ledger_err(lg, what, errstr, errstr_size);
+                        goto out;
+                }
+                while ((src = sqlite3_step(id_st)) == SQLITE_ROW) {
+                        struct dedup_id id = {
+                                .lo = (uint64_t)sqlite3_column_int64(id_st, 0),
+                                .hi = (uint64_t)sqlite3_column_int64(id_st, 1),
+                        };
+                        /* A generation pushed out by a later one while
+                         * restoring (the ledger held more than a window
+                         * does) is skipped; commit deletes it. */
+                        if (dedup_tracker_id_restore(tr, window, gens[i], &id))
+                                break;
+                }
+                if (src != SQLITE_DONE && src != SQLITE_ROW) {
+                        ledger_err(lg, what, errstr, errstr_size);
+                        goto out;
+                }
+                sqlite3_reset(id_st);
+        }
+        rc = 0;
+out:
+        sqlite3_reset(gen_st);
+        sqlite3_reset(id_st);
+        free(gens);
+        return rc;
+}
+
+int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
+                        const char *const *topics, const uint32_t *windows,
+                        size_t ntopics, const struct ledger_part *parts,
+                        size_t nparts, const char *dedup_key, char *errstr,
+                        size_t errstr_size)
+{
+        sqlite3_stmt *gen_st = NULL, *id_st = NULL, *stale_st = NULL;
+        size_t i;
+        int rc = -1;
+
+        ledger_windows_free(lg);
+        lg->dedup_key = strdup(dedup_key);
+        lg->win = calloc(ntopics ? ntopics : 1, sizeof(*lg->win));
+        if (!lg->dedup_key || !lg->win) {
+                snprintf(errstr, errstr_size,
+                         "cannot load ledger id windows: %s",
+                         strerror(ENOMEM));
+                goto out;
+        }
+        for (i = 0; i < ntopics; i++) {
+                if (windows[i] != i) {
+                        snprintf(errstr, errstr_size,
+                                 "id window of topic %s is %u, not %zu",
+                                 topics[i], windows[i], i);
+                        goto out;
+                }
+                lg->win[i].topic = topics[i];
+                lg->nwin++;
+                if (ledger_window_map(&lg->win[i], parts, nparts)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot load ledger id windows: %s",
+                                 strerror(ENOMEM));
+                        goto out;
+                }
+        }
+        if (ledger_prepare(lg,
+                           "SELECT gen FROM msgid_gens WHERE topic = ?1 AND "
+                           "dedup_key <> ?2",
+                           &stale_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT gen, first_ms, last_ms, ids FROM "
+                           "msgid_gens WHERE topic = ?1 ORDER BY gen",
+                           &gen_st, errstr, errstr_size) ||
+            ledger_prepare(lg, "SELECT h1, h2 FROM msgids WHERE gen = ?1",
+                           &id_st, errstr, errstr_size))
+                goto out;
+        if (ledger_txn(lg, LEDGER_ST_BEGIN, "cannot load ledger id windows",
+                       errstr, errstr_size))
+                goto out;
+        for (i = 0; i < ntopics; i++) {
+                int src;
+                /* Ids made from another identity mean nothing now. */
+                if (sqlite3_bind_text(stale_st, 1, topics[i], -1,
+                                      SQLITE_STATIC) != SQLITE_OK ||
+                    sqlite3_bind_text(stale_st, 2, dedup_key, -1,
+                                      SQLITE_STATIC) != SQLITE_OK) {
+                        ledger_err(lg, "cannot load ledger id windows",
+                                   errstr, errstr_size);
+                        goto out;
+                }
+                while ((src = sqlite3_step(stale_st)) == SQLITE_ROW)
+                        if (ledger_gen_del(lg,
+                                           (uint64_t)sqlite3_column_int64(
+                                                   stale_st, 0),
+                                           errstr, errstr_size))
+                                goto out;
+                sqlite3_reset(stale_st);
+                if (src != SQLITE_DONE) {
+                        ledger_err(lg, "cannot load ledger id windows",
+                                   errstr, errstr_size);
+                        goto out;
+                }
+                if (ledger_window_load(lg, tr, gen_st, id_st, (uint32_t)i,
+                                       errstr, errstr_size))
+                        goto out;
+        }
+        if (ledger_txn(lg, LEDGER_ST_COMMIT, "cannot load ledger id windows",
+                       errstr, errstr_size))
+                goto out;
+        dedup_tracker_set_id_lookup(tr, ledger_id_lookup, lg);
+        rc = 0;
+out:
+        ledger_rollback(lg);
+        sqlite3_finalize(stale_st);
+        sqlite3_finalize(gen_st);
+        sqlite3_finalize(id_st);
         return rc;
 }
 
@@ -927,6 +1242,25 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
         brc |= sqlite3_bind_int64(st, 11, ledger_u64_put(ev->count));
         brc |= sqlite3_bind_int64(st, 12, ev->when_ms);
         brc |= sqlite3_bind_int64(st, 13, ev->malformed_bits);
+        if (ev->kind == DEDUP_KIND_REDELIVERED) {
+                size_t stored = ev->id_len < DEDUP_ID_EVIDENCE_MAX
+                                        ? ev->id_len
+                                        : DEDUP_ID_EVIDENCE_MAX;
+                brc |= ledger_bind_opt(
+                        st, 14,
+                        ev->first_part < cc->nparts
+                                ? cc->parts[ev->first_part].partition
+                                : -1);
+                brc |= ledger_bind_opt(st, 15, ev->first_offset_hi);
+                brc |= sqlite3_bind_blob(st, 16, stored ? (const void *)ev->id : "",
+                                         (int)stored, SQLITE_STATIC);
+                brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
+        } else {
+                brc |= sqlite3_bind_null(st, 14);
+                brc |= sqlite3_bind_null(st, 15);
+                brc |= sqlite3_bind_null(st, 16);
+                brc |= sqlite3_bind_null(st, 17);
+        }
         return ledger_step_done(lg, st, brc, "cannot write ledger anomaly",
                                 cc->errstr, cc->errstr_size);
 }
@@ -1001,11 +1335,98 @@ static int ledger_coverage_put(struct ledger_commit_ctx *cc,
         ev.seq_lo = ev.seq_hi = -1;
         ev.offset_lo = p->coverage_lo;
         ev.offset_hi = p->coverage_hi;
-        ev.first_offset = -1;
+        ev.first_offset = ev.first_offset_hi = -1;
         /* Differences, not sums: offsets may be near INT64_MAX. */
         ev.count = (uint64_t)(p->coverage_hi - p->coverage_lo) + 1;
         ev.when_ms = now_ms;
         return ledger_anomaly_put(cc, p, "coverage", &ev);
+}
+
+/* dedup_gen_cb: writes a generation created or changed by the batch. */
+static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_PUT];
+        int brc;
+
+        if (gv->window >= lg->nwin || gv->gen > INT64_MAX) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write id generation %llu: unknown window %u",
+                         (unsigned long long)gv->gen, gv->window);
+                return -1;
+        }
+        brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
+        brc |= sqlite3_bind_text(st, 2, lg->win[gv->window].topic, -1,
+                                 SQLITE_STATIC);
+        brc |= sqlite3_bind_text(st, 3, lg->dedup_key, -1, SQLITE_STATIC);
+        brc |= sqlite3_bind_int64(st, 4, gv->first_ms);
+        brc |= sqlite3_bind_int64(st, 5, gv->last_ms);
+        brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(gv->ids));
+        return ledger_step_done(lg, st, brc,
+                                "cannot write ledger id generation",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Deletes generation gen and its ids. */
+static int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
+                          size_t errstr_size)
+{
+        sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_IDS_DEL];
+
+        if (ledger_step_done(lg, st,
+                             sqlite3_bind_int64(st, 1, (int64_t)gen),
+                             "cannot delete ledger ids", errstr,
+                             errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_GEN_DEL];
+        return ledger_step_done(lg, st,
+                                sqlite3_bind_int64(st, 1, (int64_t)gen),
+                                "cannot delete ledger id generation", errstr,
+                                errstr_size);
+}
+
+/*
+ * The batch's id window changes: new ids, then generations written, then
+ * dropped ones deleted (with any of their ids written just before).
+ */
+static int ledger_windows_put(struct ledger_commit_ctx *cc,
+                              struct dedup_tracker *tr)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_MSGID_PUT];
+        const struct dedup_id_row *rows;
+        const uint64_t *dropped;
+        size_t n, i;
+        int brc;
+
+        rows = dedup_tracker_ids_new(tr, &n);
+        for (i = 0; i < n; i++) {
+                if (rows[i].part >= cc->nparts) {
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot write id of part %u: not among the "
+                                 "%zu parts",
+                                 rows[i].part, cc->nparts);
+                        return -1;
+                }
+                brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);
+                brc |= sqlite3_bind_int64(st, 2, (int64_t)rows[i].id.lo);
+                brc |= sqlite3_bind_int64(st, 3, (int64_t)rows[i].id.hi);
+                brc |= sqlite3_bind_int64(st, 4,
+                                          cc->parts[rows[i].part].partition);
+                brc |= sqlite3_bind_int64(st, 5, rows[i].offset);
+                if (ledger_step_done(lg, st, brc, "cannot write ledger id",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        if (dedup_tracker_gens_dirty_foreach(tr, ledger_gen_put, cc))
+                return -1;
+        dropped = dedup_tracker_gens_dropped(tr, &n);
+        for (i = 0; i < n; i++)
+                if (ledger_gen_del(lg, dropped[i], cc->errstr,
+                                   cc->errstr_size))
+                        return -1;
+        return 0;
 }
 
 /* Writes the row of part p: the caller's offset, the tracker's counters. */
@@ -1035,7 +1456,9 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
                                           ledger_u64_put(c->anomalies[k]));
         brc |= sqlite3_bind_int64(st, 7 + DEDUP_KIND__ANOMALY_CNT,
                                   ledger_u64_put(c->missing));
-        brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->ids));
+        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT, now_ms);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }
@@ -1069,9 +1492,15 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                 goto out;
         }
         if (dedup_tracker_failed(tr)) {
-                snprintf(errstr, errstr_size,
-                         "cannot commit: the tracker ran out of memory and "
-                         "its state is not trustworthy");
+                if (lg->lookup_failed)
+                        snprintf(errstr, errstr_size,
+                                 "cannot commit: %s; the tracker's state is "
+                                 "not trustworthy",
+                                 lg->lookup_err);
+                else
+                        snprintf(errstr, errstr_size,
+                                 "cannot commit: the tracker ran out of "
+                                 "memory and its state is not trustworthy");
                 goto out;
         }
         if (ledger_parts_check(parts, nparts, errstr, errstr_size))
@@ -1091,7 +1520,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
          * the same batch is deleted, then written again as it is now.
          */
         if (ledger_events_put(&cc, tr) ||
-            dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc))
+            dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
+            ledger_windows_put(&cc, tr))
                 goto out;
         /*
          * A part's counters change without the caller marking it dirty
@@ -1148,16 +1578,17 @@ int ledger_summary(struct ledger *lg, const char *topic,
                    size_t errstr_size)
 {
         static const char *const what = "cannot read ledger summary";
+        struct dedup_counts sum;
         struct ledger_summary s;
         sqlite3_stmt *part_st = NULL, *agg_st = NULL;
         int src, k, rc = -1;
 
         memset(&s, 0, sizeof(s));
+        memset(&sum, 0, sizeof(sum));
         /* Counters are summed here, saturating, as SQL SUM() would fail
          * on overflow. */
         if (ledger_prepare(lg,
-                           "SELECT records, untracked, duplicate, gap, "
-                           "out_of_order, fenced, malformed, missing "
+                           "SELECT " LEDGER_COUNT_COLS " "
                            "FROM partitions WHERE ?1 IS NULL OR topic = ?1",
                            &part_st, errstr, errstr_size) ||
             ledger_prepare(
@@ -1172,6 +1603,12 @@ int ledger_summary(struct ledger *lg, const char *topic,
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT SUM(offset_hi - offset_lo + 1) "
                     "        FROM coverage_gaps "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT SUM(ids) FROM msgid_gens "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM msgid_gens "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT MIN(first_ms) FROM msgid_gens "
                     "        WHERE ?1 IS NULL OR topic = ?1)",
                     &agg_st, errstr, errstr_size))
                 goto out;
@@ -1184,17 +1621,10 @@ int ledger_summary(struct ledger *lg, const char *topic,
         if (ledger_exec(lg, "BEGIN", what, errstr, errstr_size))
                 goto out;
         while ((src = sqlite3_step(part_st)) == SQLITE_ROW) {
+                struct dedup_counts c;
+                ledger_counts_get(part_st, 0, &c);
+                ledger_counts_add(&sum, &c);
                 s.partitions++;
-                s.records = ledger_sat_add(s.records,
-                                           ledger_u64_get(part_st, 0));
-                s.untracked = ledger_sat_add(s.untracked,
-                                             ledger_u64_get(part_st, 1));
-                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
-                        s.anomalies[k] = ledger_sat_add(
-                                s.anomalies[k], ledger_u64_get(part_st, 2 + k));
-                s.missing = ledger_sat_add(
-                        s.missing,
-                        ledger_u64_get(part_st, 2 + DEDUP_KIND__ANOMALY_CNT));
         }
         if (src != SQLITE_DONE || sqlite3_step(agg_st) != SQLITE_ROW) {
                 ledger_err(lg, what, errstr, errstr_size);
@@ -1205,6 +1635,15 @@ int ledger_summary(struct ledger *lg, const char *topic,
         s.open_gaps = ledger_u64_get(agg_st, 2);
         s.coverage_gaps = ledger_u64_get(agg_st, 3);
         s.coverage_records = ledger_u64_get(agg_st, 4);
+        s.window_ids = ledger_u64_get(agg_st, 5);
+        s.window_gens = (uint32_t)ledger_u64_get(agg_st, 6);
+        s.window_oldest_ms = ledger_col_opt(agg_st, 7);
+        s.records = sum.records;
+        s.untracked = sum.untracked;
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                s.anomalies[k] = sum.anomalies[k];
+        s.missing = sum.missing;
+        s.ids_checked = sum.ids;
         sqlite3_reset(part_st);
         sqlite3_reset(agg_st);
         if (ledger_exec(lg, "COMMIT", what, errstr, errstr_size))
@@ -1367,6 +1806,14 @@ static int ledger_anomaly_row(sqlite3_stmt *st, const struct ledger_walk *w)
         a.count = ledger_u64_get(st, 11);
         a.detected_ms = sqlite3_column_int64(st, 12);
         a.malformed_bits = (unsigned)sqlite3_column_int64(st, 13);
+        a.first_partition = (int32_t)ledger_col_opt(st, 14);
+        a.first_offset_hi = ledger_col_opt(st, 15);
+        if (sqlite3_column_type(st, 16) != SQLITE_NULL) {
+                a.msgid = sqlite3_column_blob(st, 16);
+                a.msgid_stored = (size_t)sqlite3_column_bytes(st, 16);
+                a.msgid = a.msgid ? a.msgid : "";
+        }
+        a.msgid_len = ledger_col_opt(st, 17);
         if (!a.topic || !a.kind)
                 return -1;
         return w->cb.anomaly(w->opaque, &a) ? 1 : 0;
@@ -1391,7 +1838,9 @@ int ledger_anomalies_query(struct ledger *lg,
                                "SELECT id, topic, partition, kind, producer, "
                                "epoch, seq_lo, seq_hi, offset_lo, offset_hi, "
                                "first_offset, count, detected_ms, "
-                               "malformed_bits FROM anomalies",
+                               "malformed_bits, first_partition, "
+                               "first_offset_hi, msgid, msgid_len "
+                               "FROM anomalies",
                                "ORDER BY id DESC LIMIT :limit", &st, errstr,
                                errstr_size))
                 goto out;
@@ -1486,8 +1935,8 @@ static int ledger_partition_row(sqlite3_stmt *st,
         pt.next_offset = sqlite3_column_int64(st, 2);
         pt.from_log_start = sqlite3_column_int64(st, 3) != 0;
         ledger_counts_get(st, 4, &pt.counts);
-        pt.updated_ms = sqlite3_column_int64(st, 12);
-        pt.open_gaps = ledger_u64_get(st, 13);
+        pt.updated_ms = sqlite3_column_int64(st, 4 + LEDGER_COUNT_NCOLS);
+        pt.open_gaps = ledger_u64_get(st, 5 + LEDGER_COUNT_NCOLS);
         if (!pt.topic)
                 return -1;
         return w->cb.partition(w->opaque, &pt) ? 1 : 0;
@@ -1507,9 +1956,8 @@ int ledger_partitions_foreach(struct ledger *lg, const char *topic,
         if (ledger_sql_prepare(
                     lg, &q,
                     "SELECT p.topic, p.partition, p.next_offset, "
-                    "p.from_log_start, p.records, p.untracked, p.duplicate, "
-                    "p.gap, p.out_of_order, p.fenced, p.malformed, "
-                    "p.missing, p.updated_ms, (SELECT COUNT(*) FROM "
+                    "p.from_log_start, " LEDGER_COUNT_COLS ", "
+                    "p.updated_ms, (SELECT COUNT(*) FROM "
                     "open_gaps g WHERE g.topic = p.topic AND g.partition = "
                     "p.partition) FROM partitions p",
                     "ORDER BY p.topic, p.partition", &st, errstr,

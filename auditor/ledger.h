@@ -7,8 +7,9 @@
  *    process holds it.  Read-only handles (ledger_open_reader) for other
  *    threads of the owning process take no lock.
  *  - Everything one batch changed - next offsets and counters of its
- *    parts, the tracker's dirty pairs and open gaps, expired pairs, and
- *    its anomaly events - is written in ONE transaction by
+ *    parts, the tracker's dirty pairs and open gaps, expired pairs, its
+ *    anomaly events, and the id windows' new ids and generations - is
+ *    written in ONE transaction by
  *    ledger_commit().  A crash before COMMIT loses the whole batch and the
  *    audit replays it from the old offsets; a crash after loses nothing.
  *    So no record is ever counted twice or missed.
@@ -73,6 +74,22 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                 size_t errstr_size);
 
 /*
+ * The id windows: windows[i] is the tracker's window of topic topics[i]
+ * (from dedup_tracker_window_add()).  Loads each window's generations and
+ * their ids into tr - generations stored under another dedup_key (the
+ * identity the ids were made from) are deleted first, as are ones older
+ * than the tracker's age bound would keep - and installs the ledger as
+ * the tracker's id store (dedup_tracker_set_id_lookup), mapping stored
+ * partitions back to parts[] (ledger_load() must have run).  The ledger
+ * must outlive tr's use of it.
+ */
+int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
+                        const char *const *topics, const uint32_t *windows,
+                        size_t ntopics, const struct ledger_part *parts,
+                        size_t nparts, const char *dedup_key, char *errstr,
+                        size_t errstr_size);
+
+/*
  * Writes one batch in one transaction (see invariants), then clears the
  * tracker's dirty set and events and the parts' dirty flags.  On failure
  * nothing is written, the tracker is left as it was, and -1 is returned
@@ -95,6 +112,10 @@ struct ledger_summary {
         uint64_t coverage_gaps;
         uint64_t coverage_records; /* offsets lost to retention */
         uint32_t partitions;
+        uint64_t ids_checked;    /* records whose id the window checked */
+        uint64_t window_ids;     /* ids the windows hold now */
+        uint32_t window_gens;    /* their live generations */
+        int64_t window_oldest_ms; /* first_ms of the oldest; -1 none */
 };
 
 int ledger_summary(struct ledger *lg, const char *topic,
@@ -117,6 +138,15 @@ struct ledger_anomaly {
         int64_t detected_ms;
         unsigned malformed_bits; /* DEDUP_HDR_* missing or bad; 0 unless
                                     kind is "malformed" */
+        /* redelivered: where the first copies are (offsets first_offset
+         * .. first_offset_hi of first_partition) and the first record's id
+         * (msgid_len bytes in all; msgid holds at most
+         * DEDUP_ID_EVIDENCE_MAX of them).  -1 / NULL otherwise. */
+        int32_t first_partition;
+        int64_t first_offset_hi;
+        const void *msgid;
+        size_t msgid_stored; /* bytes at msgid */
+        int64_t msgid_len;
 };
 
 typedef int(ledger_anomaly_cb)(void *opaque, const struct ledger_anomaly *a);

@@ -24,6 +24,18 @@
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
  * (dedup_tracker_confirm_all) or after the grace period (dedup_tracker_tick).
+ *
+ * Message ids (across sessions): a record whose identity is set (h->id:
+ * eos.msgid, or what the caller picked) on a part that belongs to an id
+ * window is checked against the ids that window has seen; a repeat is
+ * REDELIVERED with the first copy's (part, offset) as evidence, unless the
+ * sequence check already called the record a duplicate or fenced write
+ * (an in-session repeat is reported once, as what it is).  The window is
+ * bounded by count and age (struct dedup_window_config) and kept as
+ * DEDUP_WINDOW_GENS generations: a ring of Bloom filters in memory, one
+ * per generation, in front of the caller's store, which it asks
+ * (dedup_id_lookup_cb) only when a filter says "maybe".  A generation is
+ * dropped whole, so eviction is by generation, oldest first.
  */
 #ifndef EOSAUDIT_DEDUP_H
 #define EOSAUDIT_DEDUP_H
@@ -36,6 +48,7 @@
 #define DEDUP_EPOCH_MAX INT32_MAX
 #define DEDUP_SEQ_MAX INT64_MAX
 #define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
+#define DEDUP_ID_EVIDENCE_MAX 255 /* id bytes kept as evidence in an event */
 
 /* ------------------------------------------------------------------ */
 /* Header parsing                                                      */
@@ -67,6 +80,12 @@ struct dedup_hdrs {
         int32_t epoch;
         int64_t seq;
         int64_t pid; /* -1 when absent */
+        /* The record's identity for the id window: NULL = none.  Not set
+         * by dedup_hdrs_feed(); the caller points it at msgid, a header,
+         * the key, or a hash of key and value (see the auditor's
+         * --dedup-key).  Any length; hashed with dedup_id_hash(). */
+        const void *id;
+        size_t id_len;
         unsigned seen; /* DEDUP_HDR_* present (last occurrence) */
         unsigned bad;  /* DEDUP_HDR_* whose last occurrence is invalid */
 };
@@ -100,6 +119,8 @@ enum dedup_kind {
         DEDUP_KIND_OUT_OF_ORDER, /* a late record filled an open gap */
         DEDUP_KIND_FENCED,       /* a write from a lower (fenced) epoch */
         DEDUP_KIND_MALFORMED,
+        DEDUP_KIND_REDELIVERED,  /* an id seen before, in another session
+                                    or from another producer */
         DEDUP_KIND__ANOMALY_CNT,
         /* Not anomalies: state changes the caller must persist or log. */
         DEDUP_KIND_EXPIRED = DEDUP_KIND__ANOMALY_CNT, /* idle pair dropped */
@@ -121,6 +142,8 @@ enum dedup_verdict {
         DEDUP_V_FENCED,
         DEDUP_V_MALFORMED,
         DEDUP_V_UNTRACKED,
+        DEDUP_V_REDELIVERED, /* the id was seen before; wins over the
+                                sequence verdict, which is still counted */
 };
 
 /* Counters of one part; the caller persists them with the part's offset. */
@@ -129,6 +152,7 @@ struct dedup_counts {
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT]; /* records, or gaps */
         uint64_t missing;   /* records in confirmed gaps (saturating) */
+        uint64_t ids;       /* records whose id the window checked */
 };
 
 struct dedup_config {
@@ -139,6 +163,10 @@ struct dedup_config {
         int64_t idle_ttl_ms;        /* 0 = never expire idle pairs */
         uint32_t max_open_gaps;     /* per pair; past it the oldest is
                                        confirmed early. >= 1 */
+        struct dedup_window_config {
+                uint64_t max_ids;   /* per window; 0 = ids are not checked */
+                int64_t max_age_ms; /* 0 = no age bound */
+        } window;
 };
 
 void dedup_config_defaults(struct dedup_config *conf);
@@ -156,7 +184,16 @@ struct dedup_event {
         int64_t offset_lo, offset_hi; /* records that showed it; for a gap
                                          the record that opened it */
         int64_t first_offset; /* duplicate: offset of the first copy of
-                                 seq_lo, -1 if outside recent history */
+                                 seq_lo, -1 if outside recent history;
+                                 redelivered: the first copy of the first
+                                 record */
+        int64_t first_offset_hi; /* redelivered: first copy of the last
+                                    record; else -1 */
+        uint32_t first_part;  /* redelivered: part of the first copies */
+        size_t id_len;        /* redelivered: the first record's id, whole
+                                 length; id holds min(id_len,
+                                 DEDUP_ID_EVIDENCE_MAX) bytes */
+        unsigned char id[DEDUP_ID_EVIDENCE_MAX];
         uint64_t count;       /* records, or missing records for a gap */
         int64_t when_ms;
         unsigned malformed_bits; /* DEDUP_HDR_* missing or bad */
@@ -276,6 +313,90 @@ int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
  */
 int dedup_tracker_restore(struct dedup_tracker *tr,
                           const struct dedup_pair_view *pv);
+
+/* ------------------------------------------------------------------ */
+/* Id windows                                                          */
+/* ------------------------------------------------------------------ */
+
+#define DEDUP_WINDOW_GENS 16 /* generations per window */
+
+/* A 128-bit identity: MurmurHash3 x64_128 of the id bytes, seed 0. */
+struct dedup_id {
+        uint64_t lo, hi;
+};
+
+void dedup_id_hash(const void *p, size_t len, struct dedup_id *out);
+void dedup_id_hash_seeded(const void *p, size_t len, uint32_t seed,
+                          struct dedup_id *out);
+
+/*
+ * Adds an id window (one per topic) and returns its index in *window.
+ * Without any window, or with conf.window.max_ids == 0, ids are ignored.
+ */
+int dedup_tracker_window_add(struct dedup_tracker *tr, uint32_t *window);
+/* Makes part's records checked against window (which must exist). */
+void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,
+                                   uint32_t window);
+
+/*
+ * The caller's store of committed ids: is id in generation gen?  Returns 1
+ * and sets *part, *offset of its first copy; 0 when not there; -1 on an
+ * error (the tracker then fails: dedup_tracker_failed()).  Asked only when
+ * the generation's filter says "maybe" and the id is not among the ids not
+ * yet persisted (dedup_tracker_ids_new()).
+ */
+typedef int(dedup_id_lookup_cb)(void *opaque, uint32_t window,
+                                uint64_t gen, const struct dedup_id *id,
+                                uint32_t *part, int64_t *offset);
+void dedup_tracker_set_id_lookup(struct dedup_tracker *tr,
+                                 dedup_id_lookup_cb *cb, void *opaque);
+
+/* An id first seen since the last dirty_clear, to persist in gen. */
+struct dedup_id_row {
+        uint64_t gen;
+        struct dedup_id id;
+        uint32_t part;
+        int64_t offset;
+};
+
+/* A generation: ids first seen between first_ms and last_ms. */
+struct dedup_gen_view {
+        uint32_t window;
+        uint64_t gen;  /* unique within the tracker, increasing */
+        int64_t first_ms, last_ms;
+        uint64_t ids;
+};
+
+/*
+ * What the last batch did to the windows, for persistence: ids first seen
+ * (oldest first; rows of generations dropped in the same batch included:
+ * write them before deleting the dropped generations), generations
+ * created or changed, and generations dropped.  All cleared by
+ * dedup_tracker_dirty_clear().
+ */
+const struct dedup_id_row *dedup_tracker_ids_new(const struct dedup_tracker *tr,
+                                                 size_t *n);
+typedef int(dedup_gen_cb)(void *opaque, const struct dedup_gen_view *gv);
+int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr,
+                                     dedup_gen_cb *cb, void *opaque);
+const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
+                                           size_t *n);
+
+/*
+ * Restores a generation (oldest first, then its ids with
+ * dedup_tracker_id_restore()).  Restoring more than DEDUP_WINDOW_GENS
+ * generations into a window drops the oldest (reported as dropped).
+ * Returns 0, or -1 on a bad view.
+ */
+int dedup_tracker_gen_restore(struct dedup_tracker *tr,
+                              const struct dedup_gen_view *gv);
+/* Returns 0, or -1 when gen is not a live generation of window. */
+int dedup_tracker_id_restore(struct dedup_tracker *tr, uint32_t window,
+                             uint64_t gen, const struct dedup_id *id);
+
+/* Ids a window holds now (sum over its live generations). */
+uint64_t dedup_tracker_window_ids(const struct dedup_tracker *tr,
+                                  uint32_t window);
 
 size_t dedup_tracker_pairs(const struct dedup_tracker *tr);
 size_t dedup_tracker_open_gaps(const struct dedup_tracker *tr);

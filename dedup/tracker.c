@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "internal.h"
 
 #define NONE UINT32_MAX
 
@@ -66,6 +67,7 @@ struct dedup_part {
         uint32_t live;  /* pairs of this part */
         uint32_t chunk_next, chunk_end; /* slab slots reserved for it */
         uint32_t cache; /* last pair seen on this part, or NONE */
+        uint32_t window; /* id window, or NONE */
         int added;
         int from_log_start;
         int compacted;
@@ -108,6 +110,10 @@ struct dedup_tracker {
 
         struct dedup_event *ev;
         size_t nev, ev_cap;
+
+        struct dedup_ids *ids;
+        uint64_t redeliv_rec; /* part record count at the last redelivered
+                                 record (to coalesce the next one) */
 };
 
 static struct dedup_pair *pair_at(const struct dedup_tracker *tr,
@@ -687,6 +693,7 @@ static const char *const kind_names[DEDUP_KIND__CNT] = {
     [DEDUP_KIND_OUT_OF_ORDER] = "out_of_order",
     [DEDUP_KIND_FENCED] = "fenced",
     [DEDUP_KIND_MALFORMED] = "malformed",
+    [DEDUP_KIND_REDELIVERED] = "redelivered",
     [DEDUP_KIND_EXPIRED] = "expired",
 };
 
@@ -718,6 +725,10 @@ void dedup_config_defaults(struct dedup_config *conf)
         conf->gap_grace_records = 1000000;
         conf->idle_ttl_ms = 7LL * 24 * 3600 * 1000;
         conf->max_open_gaps = 1024;
+        /* 3 MB of filters; a producer that restarts replays within
+         * minutes, far inside a day. */
+        conf->window.max_ids = 1000000;
+        conf->window.max_age_ms = 24LL * 3600 * 1000;
 }
 
 struct dedup_tracker *dedup_tracker_new(const struct dedup_config *conf)
@@ -730,6 +741,11 @@ struct dedup_tracker *dedup_tracker_new(const struct dedup_config *conf)
         if (tr->conf.max_open_gaps < 1)
                 tr->conf.max_open_gaps = 1;
         tr->mem = sizeof(*tr);
+        tr->ids = ids_new(&tr->conf.window);
+        if (!tr->ids) {
+                free(tr);
+                return NULL;
+        }
         return tr;
 }
 
@@ -761,6 +777,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         for (i = 0; i < tr->nparts; i++)
                 free(tr->parts[i].idx);
         free(tr->parts);
+        ids_free(tr->ids);
         free(tr);
 }
 
@@ -780,6 +797,7 @@ int dedup_tracker_part_add(struct dedup_tracker *tr, uint32_t part,
                 for (i = tr->nparts; i <= part; i++) {
                         memset(&p[i], 0, sizeof(p[i]));
                         p[i].cache = NONE;
+                        p[i].window = NONE;
                 }
                 tr->parts = p;
                 tr->nparts = part + 1;
@@ -905,9 +923,9 @@ static uint32_t pair_lookup(struct dedup_tracker *tr, struct dedup_part *p,
         return slot;
 }
 
-enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
-                                         uint32_t part, int64_t offset,
-                                         const struct dedup_hdrs *h)
+static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
+                                      uint32_t part, int64_t offset,
+                                      const struct dedup_hdrs *h)
 {
         struct dedup_part *p = &tr->parts[part];
         struct dedup_counts *c = &p->counts;
@@ -1003,6 +1021,93 @@ accept:
         return v;
 }
 
+/*
+ * Reports one redelivered record, extending the previous event when it is
+ * the part's previous record too, from the same producer, and its first
+ * copy follows the previous one's on the same part.
+ */
+static void redelivered_event(struct dedup_tracker *tr, uint32_t part,
+                              const struct dedup_hdrs *h, int64_t offset,
+                              uint32_t first_part, int64_t first_offset)
+{
+        struct dedup_part *p = &tr->parts[part];
+        struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
+        const char *producer = NULL;
+        size_t producer_len = 0;
+
+        /* After observe_seq(), the part's cached pair is the record's. */
+        if (dedup_hdrs_status(h) == DEDUP_HDR_TRACKED && p->cache != NONE) {
+                const struct dedup_name *nm =
+                    tr->names[pair_at(tr, p->cache)->name];
+                if (nm->len == h->producer_len &&
+                    !memcmp(nm->bytes, h->producer, nm->len)) {
+                        producer = nm->bytes;
+                        producer_len = nm->len;
+                }
+        }
+        if (ev && ev->kind == DEDUP_KIND_REDELIVERED && ev->part == part &&
+            tr->redeliv_rec + 1 == p->counts.records &&
+            ev->producer == producer && ev->first_part == first_part &&
+            ev->first_offset_hi < first_offset &&
+            (!producer || (ev->epoch == h->epoch && ev->seq_hi + 1 == h->seq))) {
+                ev->offset_hi = offset;
+                ev->first_offset_hi = first_offset;
+                if (producer)
+                        ev->seq_hi = h->seq;
+                ev->count++;
+                tr->redeliv_rec = p->counts.records;
+                return;
+        }
+        ev = event_new(tr, DEDUP_KIND_REDELIVERED, part);
+        if (!ev)
+                return;
+        if (producer) {
+                ev->producer = producer;
+                ev->producer_len = producer_len;
+                ev->epoch = h->epoch;
+                ev->seq_lo = ev->seq_hi = h->seq;
+        }
+        ev->offset_lo = ev->offset_hi = offset;
+        ev->first_part = first_part;
+        ev->first_offset = ev->first_offset_hi = first_offset;
+        ev->id_len = h->id_len;
+        memcpy(ev->id, h->id,
+               h->id_len < DEDUP_ID_EVIDENCE_MAX ? h->id_len
+                                                 : DEDUP_ID_EVIDENCE_MAX);
+        ev->count = 1;
+        tr->redeliv_rec = p->counts.records;
+}
+
+enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
+                                         uint32_t part, int64_t offset,
+                                         const struct dedup_hdrs *h)
+{
+        enum dedup_verdict v = observe_seq(tr, part, offset, h);
+        struct dedup_part *p = &tr->parts[part];
+        struct dedup_id id;
+        uint32_t first_part;
+        int64_t first_offset;
+        int rc;
+
+        /* An in-session repeat is reported once, by its sequence. */
+        if (!h->id || p->window == NONE || !tr->conf.window.max_ids ||
+            v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
+                return v;
+        dedup_id_hash(h->id, h->id_len, &id);
+        p->counts.ids++;
+        rc = ids_check(tr->ids, p->window, &id, part, offset, tr->now_ms,
+                       &first_part, &first_offset);
+        if (rc < 0) {
+                tr->failed = 1;
+                return v;
+        }
+        if (rc == 0 || (first_part == part && first_offset == offset))
+                return v;
+        p->counts.anomalies[DEDUP_KIND_REDELIVERED]++;
+        redelivered_event(tr, part, h, offset, first_part, first_offset);
+        return DEDUP_V_REDELIVERED;
+}
+
 /* Confirms the gaps of pair slot that pass the test (all when force). */
 static void pair_gaps_sweep(struct dedup_tracker *tr, uint32_t slot, int force)
 {
@@ -1079,6 +1184,7 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
         uint32_t i;
 
         gaps_sweep_all(tr, 0);
+        ids_tick(tr->ids, tr->now_ms);
         if (ttl <= 0)
                 return;
         /* A full walk costs O(pairs): do it a few times per TTL only. */
@@ -1170,6 +1276,7 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
         for (i = 0; i < tr->pair_pending.n; i++)
                 u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);
         tr->pair_pending.n = 0;
+        ids_batch_clear(tr->ids);
 }
 
 int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -1247,5 +1354,63 @@ size_t dedup_tracker_open_gaps(const struct dedup_tracker *tr)
 
 size_t dedup_tracker_memory(const struct dedup_tracker *tr)
 {
-        return tr->mem;
+        return tr->mem + ids_memory(tr->ids);
+}
+
+/* ------------------------------------------------------------------ */
+/* Id windows (window.c)                                               */
+/* ------------------------------------------------------------------ */
+
+int dedup_tracker_window_add(struct dedup_tracker *tr, uint32_t *window)
+{
+        return ids_window_add(tr->ids, window);
+}
+
+void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,
+                                   uint32_t window)
+{
+        if (part < tr->nparts && window < ids_windows(tr->ids))
+                tr->parts[part].window = window;
+}
+
+void dedup_tracker_set_id_lookup(struct dedup_tracker *tr,
+                                 dedup_id_lookup_cb *cb, void *opaque)
+{
+        ids_set_lookup(tr->ids, cb, opaque);
+}
+
+const struct dedup_id_row *dedup_tracker_ids_new(const struct dedup_tracker *tr,
+                                                 size_t *n)
+{
+        return ids_new_rows(tr->ids, n);
+}
+
+int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr,
+                                     dedup_gen_cb *cb, void *opaque)
+{
+        return ids_gens_dirty_foreach(tr->ids, cb, opaque);
+}
+
+const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
+                                           size_t *n)
+{
+        return ids_gens_dropped(tr->ids, n);
+}
+
+int dedup_tracker_gen_restore(struct dedup_tracker *tr,
+                              const struct dedup_gen_view *gv)
+{
+        return ids_gen_restore(tr->ids, gv);
+}
+
+int dedup_tracker_id_restore(struct dedup_tracker *tr, uint32_t window,
+                             uint64_t gen, const struct dedup_id *id)
+{
+        return ids_id_restore(tr->ids, window, gen, id);
+}
+
+uint64_t dedup_tracker_window_ids(const struct dedup_tracker *tr,
+                                  uint32_t window)
+{
+        return ids_window_ids(tr->ids, window);
 }
