@@ -54,6 +54,9 @@ struct audit {
         struct status_view view; /* what status_publish() copies */
         int64_t last_publish_ms;
         int brokers_up;          /* from librdkafka statistics */
+        enum audit_id_source id_src;
+        const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
+        size_t id_header_len;
 };
 
 static int64_t wall_ms(void)
@@ -68,6 +71,7 @@ void audit_conf_defaults(struct audit_conf *c)
 {
         memset(c, 0, sizeof(*c));
         dedup_config_defaults(&c->dedup);
+        c->dedup_key = "msgid";
         c->commit_interval_ms = 1000;
         c->commit_records = 100000;
         c->kafka_commit_interval_ms = 5000;
@@ -407,6 +411,72 @@ static int audit_assign(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
+int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
+                          const char **header, char *errstr,
+                          size_t errstr_size)
+{
+        *header = NULL;
+        if (!strcmp(spec, "msgid")) {
+                *src = AUDIT_ID_MSGID;
+        } else if (!strcmp(spec, "key")) {
+                *src = AUDIT_ID_KEY;
+        } else if (!strcmp(spec, "value-hash")) {
+                *src = AUDIT_ID_VALUE_HASH;
+        } else if (!strncmp(spec, "header:", 7) && spec[7] &&
+                   strlen(spec + 7) <= 255) {
+                *src = AUDIT_ID_HEADER;
+                *header = spec + 7;
+        } else {
+                snprintf(errstr, errstr_size,
+                         "bad --dedup-key '%s': expected msgid, "
+                         "header:NAME (NAME 1 to 255 bytes), key or "
+                         "value-hash",
+                         spec);
+                return -1;
+        }
+        return 0;
+}
+
+/* One id window per topic, loaded from the ledger. */
+static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
+{
+        const char **names = NULL;
+        uint32_t *windows = NULL;
+        size_t t;
+        int32_t p;
+        int rc = -1;
+
+        names = calloc(a->ntopics ? a->ntopics : 1, sizeof(*names));
+        windows = calloc(a->ntopics ? a->ntopics : 1, sizeof(*windows));
+        if (!names || !windows) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        for (t = 0; t < a->ntopics; t++) {
+                if (dedup_tracker_window_add(a->tr, &windows[t])) {
+                        snprintf(errstr, errstr_size,
+                                 "out of memory for the id window of %s "
+                                 "(--id-window %llu)",
+                                 a->topics[t].name,
+                                 (unsigned long long)a->conf.dedup.window
+                                     .max_ids);
+                        goto out;
+                }
+                names[t] = a->topics[t].name;
+                for (p = 0; p < a->topics[t].npart; p++)
+                        dedup_tracker_part_set_window(
+                            a->tr, a->topics[t].base + (uint32_t)p,
+                            windows[t]);
+        }
+        rc = ledger_windows_load(a->lg, a->tr, names, windows, a->ntopics,
+                                 a->parts, a->nparts, a->conf.dedup_key,
+                                 errstr, errstr_size);
+out:
+        free(names);
+        free(windows);
+        return rc;
+}
+
 int audit_new(struct audit **out, const struct audit_conf *c,
               rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size)
 {
@@ -424,6 +494,16 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 return -1;
         }
         a->conf = *c;
+        if (!a->conf.dedup_key)
+                a->conf.dedup_key = "msgid";
+        if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src,
+                                  &a->id_header, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                free(a);
+                *out = NULL;
+                return -1;
+        }
+        a->id_header_len = a->id_header ? strlen(a->id_header) : 0;
         if (rd_kafka_conf_get(kconf, "bootstrap.servers", brokers, &bsz) !=
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
@@ -468,7 +548,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 }
         }
         if (ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
-                        errstr_size))
+                        errstr_size) ||
+            audit_windows(a, errstr, errstr_size))
                 goto out;
         for (i = 0; i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
@@ -552,12 +633,72 @@ static void audit_mark_done(struct audit *a, struct ledger_part *lp)
         audit_pause(a, lp);
 }
 
+/*
+ * value-hash identity: 16 bytes, MurmurHash3 x64_128 of (flags, hash of
+ * the key, hash of the value), flags telling a null key or value from an
+ * empty one; the two inner hashes keep key and value apart, so that
+ * ("ab", "c") and ("a", "bc") differ.
+ */
+#define AUDIT_VALUE_HASH_LEN 16
+
+static void audit_value_hash(const rd_kafka_message_t *rkm,
+                             unsigned char out[AUDIT_VALUE_HASH_LEN])
+{
+        unsigned char frame[1 + 16 + 16];
+        struct dedup_id kh, vh, id;
+        int i;
+
+        dedup_id_hash(rkm->key ? rkm->key : "", rkm->key ? rkm->key_len : 0,
+                      &kh);
+        dedup_id_hash(rkm->payload ? rkm->payload : "",
+                      rkm->payload ? rkm->len : 0, &vh);
+        frame[0] = (unsigned char)((rkm->key ? 1 : 0) | (rkm->payload ? 2 : 0));
+        for (i = 0; i < 8; i++) {
+                frame[1 + i] = (unsigned char)(kh.lo >> (8 * i));
+                frame[9 + i] = (unsigned char)(kh.hi >> (8 * i));
+                frame[17 + i] = (unsigned char)(vh.lo >> (8 * i));
+                frame[25 + i] = (unsigned char)(vh.hi >> (8 * i));
+        }
+        dedup_id_hash(frame, sizeof(frame), &id);
+        for (i = 0; i < 8; i++) {
+                out[i] = (unsigned char)(id.lo >> (8 * i));
+                out[8 + i] = (unsigned char)(id.hi >> (8 * i));
+        }
+}
+
+/* Points h->id at the record's identity per --dedup-key (the header case
+ * is handled while the headers are read). */
+static void audit_identity(const struct audit *a,
+                           const rd_kafka_message_t *rkm,
+                           struct dedup_hdrs *h,
+                           unsigned char buf[AUDIT_VALUE_HASH_LEN])
+{
+        switch (a->id_src) {
+        case AUDIT_ID_MSGID:
+                h->id = h->msgid;
+                h->id_len = h->msgid_len;
+                break;
+        case AUDIT_ID_HEADER:
+                break;
+        case AUDIT_ID_KEY:
+                h->id = rkm->key && rkm->key_len ? rkm->key : NULL;
+                h->id_len = rkm->key ? rkm->key_len : 0;
+                break;
+        case AUDIT_ID_VALUE_HASH:
+                audit_value_hash(rkm, buf);
+                h->id = buf;
+                h->id_len = AUDIT_VALUE_HASH_LEN;
+                break;
+        }
+}
+
 static void audit_record(struct audit *a, struct ledger_part *lp,
                          const rd_kafka_message_t *rkm, int64_t now)
 {
         struct audit_rt *rt = &a->rt[lp->part];
         rd_kafka_headers_t *hdrs;
         struct dedup_hdrs h;
+        unsigned char id_buf[AUDIT_VALUE_HASH_LEN];
 
         /* Already in the ledger (a refetch after a seek), or past the
          * scan's end: neither is audited now. */
@@ -571,12 +712,23 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
                 const char *name;
                 const void *val;
-                size_t size, i;
+                size_t size, i, name_len;
                 for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
                                                      &size);
-                     i++)
-                        dedup_hdrs_feed(&h, name, strlen(name), val, size);
+                     i++) {
+                        name_len = strlen(name);
+                        dedup_hdrs_feed(&h, name, name_len, val, size);
+                        /* The last occurrence counts, as for eos.*; a
+                         * null or empty value is no id. */
+                        if (a->id_src == AUDIT_ID_HEADER &&
+                            name_len == a->id_header_len &&
+                            !memcmp(name, a->id_header, name_len)) {
+                                h.id = val && size ? val : NULL;
+                                h.id_len = val ? size : 0;
+                        }
+                }
         }
+        audit_identity(a, rkm, &h, id_buf);
         dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);

@@ -35,12 +35,30 @@ struct audit;
 typedef void(audit_event_cb)(void *opaque, const char *topic,
                              int32_t partition, const struct dedup_event *ev);
 
+/* What identifies a message for the id windows (--dedup-key). */
+enum audit_id_source {
+        AUDIT_ID_MSGID,      /* the eos.msgid header */
+        AUDIT_ID_HEADER,     /* the header id_header (its last occurrence) */
+        AUDIT_ID_KEY,        /* the record key (a null key: none) */
+        AUDIT_ID_VALUE_HASH, /* a 128-bit hash of key and value */
+};
+
+/*
+ * Parses a --dedup-key value: "msgid", "header:NAME" (NAME 1..255 bytes),
+ * "key" or "value-hash".  *header points into spec.  Returns 0, or -1
+ * with errstr.
+ */
+int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
+                          const char **header, char *errstr,
+                          size_t errstr_size);
+
 struct audit_conf {
         const char *const *topics;
         size_t topic_cnt;
         const char *db_path;     /* ledger file; must be set */
         int follow;              /* 0: scan to the start watermarks and stop */
         struct dedup_config dedup;
+        const char *dedup_key;   /* --dedup-key, as given; "msgid" default */
         int64_t commit_interval_ms; /* ledger commit at least this often */
         uint64_t commit_records;    /* ... or after this many records */
         int64_t kafka_commit_interval_ms; /* lag-visibility commits */

@@ -81,6 +81,29 @@ const struct conf_option conf_options[CONF__CNT] = {
                             1, 1000000, NULL, NULL, CONF_SERVE | CONF_FILE,
                             "open gaps kept per producer and partition; past "
                             "it the oldest is confirmed"},
+    [CONF_DEDUP_KEY] = {CONF_DEDUP_KEY, "dedup-key", "dedup-key", 0,
+                        CONF_T_STRING, "ID", "msgid", NULL, 1, 262, NULL,
+                        "header:ce_id", CONF_ALL,
+                        "what identifies a message for redelivery checks "
+                        "across producer sessions: msgid (the eos.msgid "
+                        "header), header:NAME (any header, e.g. "
+                        "header:message-id or header:ce_id), key (the record "
+                        "key) or value-hash (a 128-bit hash of key and "
+                        "value); records without it are not checked"},
+    [CONF_ID_WINDOW] = {CONF_ID_WINDOW, "id-window", "id-window", 0,
+                        CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
+                        NULL, NULL, CONF_ALL,
+                        "ids remembered per topic for redelivery checks "
+                        "(4 bytes of memory and about 60 of ledger each); "
+                        "the oldest 1/16 is dropped at a time; 0 = no "
+                        "redelivery checks"},
+    [CONF_ID_WINDOW_AGE_MS] = {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms",
+                               "id-window-age-ms", 0, CONF_T_INT, "N",
+                               "86400000", NULL, 0, INT64_MAX, NULL, NULL,
+                               CONF_ALL,
+                               "... and forget ids first seen more than N ms "
+                               "ago (1 day; by the auditor's clock, in 1/16 "
+                               "steps); 0 = by count only"},
     [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
                                  "commit-interval-ms", "commit-interval-ms",
                                  0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,

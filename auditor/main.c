@@ -198,6 +198,11 @@ static int cli_parse(struct cli *c, int argc, char **argv, int serve)
         c->ac.dedup.idle_ttl_ms = conf_int(&c->conf, CONF_IDLE_TTL_MS);
         c->ac.dedup.max_open_gaps =
             (uint32_t)conf_int(&c->conf, CONF_MAX_OPEN_GAPS);
+        c->ac.dedup.window.max_ids =
+            (uint64_t)conf_int(&c->conf, CONF_ID_WINDOW);
+        c->ac.dedup.window.max_age_ms =
+            conf_int(&c->conf, CONF_ID_WINDOW_AGE_MS);
+        c->ac.dedup_key = conf_str(&c->conf, CONF_DEDUP_KEY);
         c->ac.commit_interval_ms =
             conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
         c->ac.commit_records =
