@@ -1023,8 +1023,9 @@ accept:
 
 /*
  * Reports one redelivered record, extending the previous event when it is
- * the part's previous record too, from the same producer, and its first
- * copy follows the previous one's on the same part.
+ * the part's previous record too, from the same producer (and the next
+ * seq), and its first copy is at the offset right after the previous
+ * one's: both ranges are then true ranges of records.
  */
 static void redelivered_event(struct dedup_tracker *tr, uint32_t part,
                               const struct dedup_hdrs *h, int64_t offset,
@@ -1048,7 +1049,8 @@ static void redelivered_event(struct dedup_tracker *tr, uint32_t part,
         if (ev && ev->kind == DEDUP_KIND_REDELIVERED && ev->part == part &&
             tr->redeliv_rec + 1 == p->counts.records &&
             ev->producer == producer && ev->first_part == first_part &&
-            ev->first_offset_hi < first_offset &&
+            ev->first_offset_hi >= 0 &&
+            ev->first_offset_hi + 1 == first_offset &&
             (!producer || (ev->epoch == h->epoch && ev->seq_hi + 1 == h->seq))) {
                 ev->offset_hi = offset;
                 ev->first_offset_hi = first_offset;

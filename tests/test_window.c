@@ -329,6 +329,38 @@ static void test_untracked_and_batch(void **state)
         free(s.rows);
 }
 
+/* Repeats at consecutive offsets whose first copies are scattered are
+ * separate events: a range of evidence is always a range of records. */
+static void test_scattered_firsts(void **state)
+{
+        struct store s = {0};
+        struct dedup_tracker *tr = tracker_from(&s, 1000, 0, 1);
+        const struct dedup_event *ev;
+        size_t n;
+
+        (void)state;
+        dedup_tracker_begin(tr, 1);
+        rec(tr, 0, 5, NULL, 0, 0, "a");
+        rec(tr, 0, 6, NULL, 0, 0, "b");
+        rec(tr, 0, 77, NULL, 0, 0, "c");
+        rec(tr, 0, 78, NULL, 0, 0, "d");
+        store_commit(&s, tr);
+        rec(tr, 0, 100, NULL, 0, 0, "a");
+        rec(tr, 0, 101, NULL, 0, 0, "b"); /* extends: 5..6 */
+        rec(tr, 0, 102, NULL, 0, 0, "d"); /* 78 does not follow 6 */
+        rec(tr, 0, 103, NULL, 0, 0, "c"); /* nor does 77 follow 78 */
+        ev = dedup_tracker_events(tr, &n);
+        assert_int_equal(n, 3);
+        assert_int_equal(ev[0].first_offset, 5);
+        assert_int_equal(ev[0].first_offset_hi, 6);
+        assert_int_equal(ev[0].count, 2);
+        assert_int_equal(ev[1].first_offset, 78);
+        assert_int_equal(ev[2].first_offset, 77);
+        assert_int_equal(ev[2].offset_lo, 103);
+        dedup_tracker_free(tr);
+        free(s.rows);
+}
+
 /* Windows off (max_ids 0) or a part in no window: nothing is checked. */
 static void test_off(void **state)
 {
@@ -568,6 +600,7 @@ int main(void)
             cmocka_unit_test(test_cross_session),
             cmocka_unit_test(test_in_session_once),
             cmocka_unit_test(test_untracked_and_batch),
+            cmocka_unit_test(test_scattered_firsts),
             cmocka_unit_test(test_off),
             cmocka_unit_test(test_count_bound),
             cmocka_unit_test(test_count_bound_exact),
