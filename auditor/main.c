@@ -83,7 +83,8 @@ static void usage_scan(FILE *f)
               "endpoints.\n"
               "\n"
               "Exit status: 0 no anomaly, 1 anomalies found (duplicate, gap,\n"
-              "out_of_order, fenced, malformed, or a coverage gap), 2 error.\n",
+              "out_of_order, fenced, malformed, redelivered, or a coverage\n"
+              "gap), 2 error.\n",
               f);
 }
 

@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report.h"
 
@@ -91,11 +92,21 @@ json_t *report_u64_json(uint64_t v)
         return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
+/* Lower-case hex of up to max bytes of p into hex (room for 2 * max + 1). */
+static void report_hex(char *hex, const void *p, size_t len, size_t max)
+{
+        const unsigned char *u = p;
+        size_t i;
+
+        for (i = 0; i < len && i < max; i++)
+                snprintf(hex + 2 * i, 3, "%02x", u[i]);
+        hex[2 * i] = '\0';
+}
+
 void report_producer_set(json_t *o, const char *p, size_t len)
 {
         char hex[DEDUP_PRODUCER_MAX * 2 + 1];
         int lossy = 0;
-        size_t i;
 
         if (!p) {
                 json_object_set_new(o, "producer", json_null());
@@ -104,10 +115,35 @@ void report_producer_set(json_t *o, const char *p, size_t len)
         json_object_set_new(o, "producer", report_bytes_json(p, len, &lossy));
         if (!lossy)
                 return;
-        for (i = 0; i < len && i < DEDUP_PRODUCER_MAX; i++)
-                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
-        hex[2 * i] = '\0';
+        report_hex(hex, p, len, DEDUP_PRODUCER_MAX);
         json_object_set_new(o, "producer_hex", json_string(hex));
+}
+
+/* "msgid" (lossy UTF-8), "msgid_hex" (the bytes, when msgid is lossy;
+ * else null) and "msgid_len" (the whole id's length; msgid may hold only
+ * its first DEDUP_ID_EVIDENCE_MAX bytes), all null when a has no id. */
+static void report_msgid_set(json_t *o, const struct ledger_anomaly *a)
+{
+        char hex[DEDUP_ID_EVIDENCE_MAX * 2 + 1];
+        size_t n = a->msgid_stored < DEDUP_ID_EVIDENCE_MAX
+                           ? a->msgid_stored
+                           : DEDUP_ID_EVIDENCE_MAX;
+        int lossy = 0;
+
+        if (!a->msgid || a->msgid_len < 0) {
+                json_object_set_new(o, "msgid", json_null());
+                json_object_set_new(o, "msgid_hex", json_null());
+                json_object_set_new(o, "msgid_len", json_null());
+                return;
+        }
+        json_object_set_new(o, "msgid", report_bytes_json(a->msgid, n, &lossy));
+        if (lossy) {
+                report_hex(hex, a->msgid, n, DEDUP_ID_EVIDENCE_MAX);
+                json_object_set_new(o, "msgid_hex", json_string(hex));
+        } else {
+                json_object_set_new(o, "msgid_hex", json_null());
+        }
+        json_object_set_new(o, "msgid_len", json_integer(a->msgid_len));
 }
 
 json_t *report_anomaly_json(const struct ledger_anomaly *a)
@@ -129,6 +165,11 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "offset_lo", report_int(a->offset_lo));
         json_object_set_new(o, "offset_hi", report_int(a->offset_hi));
         json_object_set_new(o, "first_offset", report_int(a->first_offset));
+        json_object_set_new(o, "first_partition",
+                            report_int(a->first_partition));
+        json_object_set_new(o, "first_offset_hi",
+                            report_int(a->first_offset_hi));
+        report_msgid_set(o, a);
         json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
         return o;
@@ -142,6 +183,17 @@ json_t *report_kinds_json(const uint64_t *counts)
         for (k = 0; o && k < DEDUP_KIND__ANOMALY_CNT; k++)
                 json_object_set_new(o, dedup_kind_name((enum dedup_kind)k),
                                     report_u64_json(counts[k]));
+        return o;
+}
+
+/* {"ids": n, "generations": n, "oldest_ms": ms or null}: the id windows. */
+static json_t *report_window_json(const struct ledger_summary *s)
+{
+        json_t *o = json_object();
+
+        json_object_set_new(o, "ids", report_u64_json(s->window_ids));
+        json_object_set_new(o, "generations", json_integer(s->window_gens));
+        json_object_set_new(o, "oldest_ms", report_int(s->window_oldest_ms));
         return o;
 }
 
@@ -163,6 +215,8 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
         json_object_set_new(o, "anomalies_total",
                             report_u64_json(report_anomaly_total(s)));
+        json_object_set_new(o, "ids_checked", report_u64_json(s->ids_checked));
+        json_object_set_new(o, "window", report_window_json(s));
         return o;
 }
 
@@ -182,6 +236,13 @@ static void summary_add(struct ledger_summary *sum,
         sum->partitions += s->partitions;
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 sum->anomalies[k] += s->anomalies[k];
+        sum->ids_checked += s->ids_checked;
+        sum->window_ids += s->window_ids;
+        sum->window_gens += s->window_gens;
+        if (s->window_oldest_ms >= 0 &&
+            (sum->window_oldest_ms < 0 ||
+             s->window_oldest_ms < sum->window_oldest_ms))
+                sum->window_oldest_ms = s->window_oldest_ms;
 }
 
 static int example_cb(void *opaque, const struct ledger_anomaly *a)
@@ -199,6 +260,7 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
         size_t i;
 
         memset(&sum, 0, sizeof(sum));
+        sum.window_oldest_ms = -1;
         if (!arr)
                 goto fail;
         for (i = 0; i < n; i++) {
@@ -236,6 +298,74 @@ fail:
         return NULL;
 }
 
+/* A message id for a terminal: 'text' when every byte is printable
+ * ASCII, else 0x and hex; "..." after it when only its start was kept. */
+static void report_id_text(char *buf, size_t size,
+                           const struct ledger_anomaly *a)
+{
+        const unsigned char *u = a->msgid;
+        size_t n = a->msgid_stored < DEDUP_ID_EVIDENCE_MAX
+                           ? a->msgid_stored
+                           : DEDUP_ID_EVIDENCE_MAX;
+        const char *more = a->msgid_len > (int64_t)n ? "..." : "";
+        char hex[DEDUP_ID_EVIDENCE_MAX * 2 + 1];
+        size_t i;
+
+        for (i = 0; i < n && u[i] >= 0x20 && u[i] < 0x7f; i++)
+                ;
+        if (i == n) {
+                snprintf(buf, size, "'%.*s'%s", (int)n, (const char *)u, more);
+                return;
+        }
+        report_hex(hex, u, n, DEDUP_ID_EVIDENCE_MAX);
+        snprintf(buf, size, "0x%s%s", hex, more);
+}
+
+/* "offset 7" or "offsets 7..9". */
+static void report_offsets_text(char *buf, size_t size, int64_t lo,
+                                int64_t hi)
+{
+        if (hi > lo)
+                snprintf(buf, size, "offsets %lld..%lld", (long long)lo,
+                         (long long)hi);
+        else
+                snprintf(buf, size, "offset %lld", (long long)lo);
+}
+
+/* A redelivered anomaly: where the copies are, where the first ones are,
+ * the id, and the producer that wrote the copies when it is known. */
+static void print_redelivered_anomaly(FILE *f,
+                                      const struct ledger_anomaly *a,
+                                      const char *producer)
+{
+        char id[DEDUP_ID_EVIDENCE_MAX * 2 + 8] = "", at[64], first[64];
+        int many = a->offset_hi > a->offset_lo;
+
+        report_offsets_text(at, sizeof(at), a->offset_lo, a->offset_hi);
+        if (a->first_partition >= 0 && a->first_offset >= 0)
+                report_offsets_text(first, sizeof(first), a->first_offset,
+                                    a->first_offset_hi > a->first_offset
+                                            ? a->first_offset_hi
+                                            : a->first_offset);
+        if (a->msgid && a->msgid_len >= 0)
+                report_id_text(id, sizeof(id), a);
+        fprintf(f, "  %-12s %s: partition %d %s %s ", a->kind, a->topic,
+                (int)a->partition, at, many ? "are copies of" : "is a copy of");
+        if (a->first_partition >= 0 && a->first_offset >= 0)
+                fprintf(f, "partition %d %s", (int)a->first_partition, first);
+        else
+                fprintf(f, "%s",
+                        many ? "earlier records" : "an earlier record");
+        if (id[0])
+                fprintf(f, ", id %s", id);
+        if (producer && a->epoch >= 0)
+                fprintf(f, " (producer '%s' epoch %d)", producer,
+                        (int)a->epoch);
+        else if (producer)
+                fprintf(f, " (producer '%s')", producer);
+        fprintf(f, ", count %llu\n", (unsigned long long)a->count);
+}
+
 static int print_cb(void *opaque, const struct ledger_anomaly *a)
 {
         FILE *f = opaque;
@@ -245,6 +375,13 @@ static int print_cb(void *opaque, const struct ledger_anomaly *a)
                                                        a->producer_len, &lossy)
                                    : NULL;
 
+        if (!strcmp(a->kind, "redelivered")) {
+                print_redelivered_anomaly(f, a,
+                                          name ? json_string_value(name)
+                                               : NULL);
+                json_decref(name);
+                return 0;
+        }
         if (a->seq_lo >= 0)
                 snprintf(seq, sizeof(seq),
                          a->seq_lo == a->seq_hi ? " seq %lld" : " seq %lld..%lld",
@@ -265,6 +402,33 @@ static int print_cb(void *opaque, const struct ledger_anomaly *a)
                 (unsigned long long)a->count);
         json_decref(name);
         return 0;
+}
+
+/* The redelivered line, and the id window's when ids were checked. */
+static void print_redelivered_counts(FILE *f, const struct ledger_summary *s)
+{
+        char when[32] = "";
+        time_t t;
+        struct tm tm;
+
+        if (!s->ids_checked) {
+                fprintf(f, "  redelivered    %llu records (no message id "
+                           "checked)\n",
+                        (unsigned long long)
+                            s->anomalies[DEDUP_KIND_REDELIVERED]);
+                return;
+        }
+        fprintf(f, "  redelivered    %llu records (%llu message ids "
+                   "checked)\n",
+                (unsigned long long)s->anomalies[DEDUP_KIND_REDELIVERED],
+                (unsigned long long)s->ids_checked);
+        t = (time_t)(s->window_oldest_ms / 1000);
+        if (s->window_oldest_ms >= 0 && gmtime_r(&t, &tm))
+                strftime(when, sizeof(when), ", since %Y-%m-%dT%H:%M:%SZ",
+                         &tm);
+        fprintf(f, "  id window      %llu ids in %u generation%s%s\n",
+                (unsigned long long)s->window_ids, s->window_gens,
+                s->window_gens == 1 ? "" : "s", when);
 }
 
 int report_summary_print(FILE *f, struct ledger *lg,
@@ -300,6 +464,7 @@ int report_summary_print(FILE *f, struct ledger *lg,
                         (unsigned long long)s.anomalies[DEDUP_KIND_FENCED]);
                 fprintf(f, "  malformed      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_MALFORMED]);
+                print_redelivered_counts(f, &s);
                 if (s.open_gaps)
                         fprintf(f, "  open gaps      %llu (not confirmed yet)\n",
                                 (unsigned long long)s.open_gaps);

@@ -21,8 +21,11 @@ uint64_t report_anomaly_total(const struct ledger_summary *s);
 /*
  * The summary of topics[0..n): totals at the top level (records_total,
  * untracked, missing_records, producers, anomalies{duplicate, gap,
- * out_of_order, fenced, malformed}, ...) and one object per topic in
- * "topics"; with examples > 0, the newest anomalies with their evidence.
+ * out_of_order, fenced, malformed, redelivered}, ids_checked, window{ids,
+ * generations, oldest_ms}, ...) and one object per topic in "topics"; with
+ * examples > 0, the newest anomalies with their evidence.  The totals of
+ * window are sums over the topics' windows, oldest_ms the oldest of them
+ * (null when no window holds an id).
  * Returns a new reference (caller json_decref()s), or NULL with errstr.
  */
 json_t *report_summary_json(struct ledger *lg, const char *const *topics,
@@ -31,7 +34,13 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
 
 /* One anomaly as a JSON object with its evidence.  A producer name that
  * is not valid UTF-8 is given lossily in "producer" (U+FFFD for each bad
- * byte) and exactly in "producer_hex". */
+ * byte) and exactly in "producer_hex".  Every object has
+ * "first_partition", "first_offset_hi" (a redelivered anomaly's first
+ * copies: offsets first_offset..first_offset_hi of first_partition),
+ * "msgid" (its first record's id, lossy UTF-8 as for producer),
+ * "msgid_hex" (the id's bytes when msgid is lossy) and "msgid_len" (the
+ * whole id's length: msgid holds at most DEDUP_ID_EVIDENCE_MAX bytes),
+ * each null when it does not apply. */
 json_t *report_anomaly_json(const struct ledger_anomaly *a);
 
 /* Sets "producer" on o from len bytes at p (JSON null when p is NULL),
@@ -49,7 +58,10 @@ json_t *report_u64_json(uint64_t v);
  * U+FFFD for each byte that is not; *lossy (if not NULL) says which. */
 json_t *report_bytes_json(const char *p, size_t len, int *lossy);
 
-/* The human report on f.  Returns 0, or -1 with errstr. */
+/* The human report on f.  A redelivered anomaly reads "partition P
+ * offsets A..B are copies of partition FP offsets FA..FB, id 'X'" (the id
+ * as is when it is printable ASCII, else 0x and hex; "..." when only its
+ * start was kept).  Returns 0, or -1 with errstr. */
 int report_summary_print(FILE *f, struct ledger *lg,
                          const char *const *topics, size_t n, int examples,
                          char *errstr, size_t errstr_size);

@@ -176,12 +176,33 @@ static int http_kind_ok(const char *k)
         return !dedup_kind_parse(k, &kind) && kind < DEDUP_KIND__ANOMALY_CNT;
 }
 
+/* "duplicate, gap, ..., redelivered or coverage": the kinds a filter
+ * takes, from the engine's list so that a new kind is named here too. */
+static void http_kinds_text(char *buf, size_t size)
+{
+        size_t o = 0;
+        int k, n;
+
+        buf[0] = '\0';
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                n = snprintf(buf + o, size - o, "%s, ",
+                             dedup_kind_name((enum dedup_kind)k));
+                if (n < 0 || (size_t)n >= size - o)
+                        return;
+                o += (size_t)n;
+        }
+        if (o >= 2)
+                o -= 2;
+        snprintf(buf + o, size - o, " or coverage");
+}
+
 /* Sets parameter p of q from its decoded value v[0..len) (in q->buf,
  * NUL-terminated); spare has room for a decoded cursor. */
 static int http_param_set(struct http_query *q, enum http_endpoint ep,
                           enum http_param p, char *v, size_t len,
                           char *spare, char *errstr, size_t errstr_size)
 {
+        char kinds[256];
         uint64_t n;
 
         switch (p) {
@@ -190,11 +211,9 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                 return 0;
         case HTTP_P_KIND:
                 if (len && !http_kind_ok(v)) {
+                        http_kinds_text(kinds, sizeof(kinds));
                         snprintf(errstr, errstr_size,
-                                 "unknown kind '%.64s' (duplicate, gap, "
-                                 "out_of_order, fenced, malformed or "
-                                 "coverage)",
-                                 v);
+                                 "unknown kind '%.64s' (%s)", v, kinds);
                         return -1;
                 }
                 q->kind = len ? v : NULL;
@@ -701,6 +720,7 @@ static int http_partition_cb(void *opaque, const struct ledger_partition *p)
         json_object_set_new(o, "missing_records",
                             report_u64_json(c->missing));
         json_object_set_new(o, "anomalies", report_kinds_json(c->anomalies));
+        json_object_set_new(o, "ids_checked", report_u64_json(c->ids));
         json_object_set_new(o, "open_gaps", report_u64_json(p->open_gaps));
         json_object_set_new(o, "updated_ms", json_integer(p->updated_ms));
         http_part_live(pp, o, p->topic, p->partition);

@@ -146,6 +146,13 @@ static const struct {
         {"eosaudit_producer_partitions", "gauge",
          "Tracked (partition, producer) pairs.",
          offsetof(struct ledger_summary, pairs)},
+        {"eosaudit_ids_checked_total", "counter",
+         "Records whose message id was checked against the topic's id "
+         "window (for redelivered records).",
+         offsetof(struct ledger_summary, ids_checked)},
+        {"eosaudit_id_window_ids", "gauge",
+         "Message ids the topic's id window holds now.",
+         offsetof(struct ledger_summary, window_ids)},
 };
 
 /* The counters of the audited topics, from the ledger. */
@@ -159,8 +166,8 @@ static void http_ledger_families(struct http_buf *b,
 
         http_family(b, "eosaudit_anomalies_total", "counter",
                     "Anomalies by kind: records for duplicate, out_of_order, "
-                    "fenced and malformed; confirmed gaps for gap; offset "
-                    "ranges lost to retention for coverage.");
+                    "fenced, malformed and redelivered; confirmed gaps for "
+                    "gap; offset ranges lost to retention for coverage.");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {

@@ -3,8 +3,9 @@
  * ledger_commit() and a published status: every endpoint's status and
  * body, paging, 400s, methods, size limits, the bearer token, keep-alive,
  * the per-address limit, escaping of hostile topic and producer names in
- * JSON and in the Prometheus exposition, and the embedded page against
- * http/index.html.
+ * JSON and in the Prometheus exposition, the evidence of redelivered
+ * records (message ids, printable and not), the human report of the same
+ * ledger, and the embedded page against http/index.html.
  *
  * Requests go through a small socket client (libcurl is not a
  * dependency); each server listens on 127.0.0.1 with a port the kernel
@@ -31,6 +32,7 @@
 
 #include "../auditor/ledger.h"
 #include "../auditor/log.h"
+#include "../auditor/report.h"
 #include "../auditor/status.h"
 #include "../http/http.h"
 
@@ -47,6 +49,12 @@
 
 #define NPARTS 3
 #define HIGH_WATERMARK 100
+
+/* Message ids: a printable one, and one that is not UTF-8 and longer
+ * than the evidence keeps (DEDUP_ID_EVIDENCE_MAX bytes). */
+#define ID1 "m-1"
+#define LONG_ID_LEN 300
+static unsigned char long_id[LONG_ID_LEN];
 
 static const char *const topics[] = {T_PLAIN, T_ODD};
 
@@ -256,19 +264,30 @@ struct rec {
         const char *producer; /* NULL: no eos.producer */
         int32_t epoch;        /* -1: no eos.epoch */
         int64_t seq;          /* -1: no eos.seq */
+        const char *id;       /* message id; NULL: none; long_id: that */
 };
 
-/* Part 0 and 1 are orders/0 and orders/1, part 2 is T_ODD/0. */
+/* Part 0 and 1 are orders/0 and orders/1, part 2 is T_ODD/0.  orders has
+ * an id window, where the ids of orders/0 offsets 0 and 1 come again. */
 static const struct rec recs[] = {
-        {0, 0, P1, 0, 0},   {0, 1, P1, 0, 1},   {0, 2, P1, 0, 1}, /* dup */
-        {0, 3, P1, 0, 4},   /* gap 2..3 */
-        {0, 4, P1, -1, -1}, /* malformed */
-        {0, 5, NULL, -1, -1}, /* untracked */
-        {1, 0, PQ, 0, 0},   {1, 1, PQ, 0, 0}, /* dup */
-        {1, 2, PQ, 1, 0},   {1, 3, PQ, 0, 1}, /* fenced */
-        {2, 0, PBIN, 0, 0}, {2, 1, PBIN, 0, 0}, /* dup */
-        {2, 2, PBIN, 0, 1}, {2, 3, PQ, 0, 0},  {2, 4, PQ, 0, 0}, /* dup */
-        {2, 5, P1, 0, 0},
+        {0, 0, P1, 0, 0, ID1},
+        {0, 1, P1, 0, 1, (const char *)long_id},
+        {0, 2, P1, 0, 1, NULL},   /* dup */
+        {0, 3, P1, 0, 4, NULL},   /* gap 2..3 */
+        {0, 4, P1, -1, -1, NULL}, /* malformed */
+        /* untracked, and redelivered: the id of orders/0 offset 1 */
+        {0, 5, NULL, -1, -1, (const char *)long_id},
+        /* redelivered by another producer: the id of orders/0 offset 0 */
+        {1, 0, PQ, 0, 0, ID1},
+        {1, 1, PQ, 0, 0, NULL}, /* dup */
+        {1, 2, PQ, 1, 0, NULL},
+        {1, 3, PQ, 0, 1, NULL}, /* fenced */
+        {2, 0, PBIN, 0, 0, NULL},
+        {2, 1, PBIN, 0, 0, NULL}, /* dup */
+        {2, 2, PBIN, 0, 1, NULL},
+        {2, 3, PQ, 0, 0, NULL},
+        {2, 4, PQ, 0, 0, NULL}, /* dup */
+        {2, 5, P1, 0, 0, NULL},
 };
 #define NRECS (sizeof(recs) / sizeof(recs[0]))
 
@@ -285,11 +304,16 @@ static void observe(struct dedup_tracker *tr, const struct rec *r)
         h.seen = (r->producer ? DEDUP_HDR_PRODUCER : 0) |
                  (r->epoch >= 0 ? DEDUP_HDR_EPOCH : 0) |
                  (r->seq >= 0 ? DEDUP_HDR_SEQ : 0);
+        h.id = r->id;
+        h.id_len = r->id == (const char *)long_id ? LONG_ID_LEN
+                   : r->id                        ? strlen(r->id)
+                                                  : 0;
         dedup_tracker_observe(tr, r->part, r->offset, &h);
 }
 
 /* Fills the ledger: every kind but out_of_order and coverage, and an open
- * gap left on orders/0 after a second batch. */
+ * gap left on orders/0 after a second batch.  One id window per topic, as
+ * the auditor has them. */
 static void ledger_fill(struct fx *fx)
 {
         static const int32_t partitions[NPARTS] = {0, 1, 0};
@@ -302,11 +326,15 @@ static void ledger_fill(struct fx *fx)
         char err[256];
         uint32_t i;
         size_t k;
-        struct rec later = {0, 6, P1, 0, 9}; /* opens gap 5..8 */
+        struct rec later = {0, 6, P1, 0, 9, NULL}; /* opens gap 5..8 */
+        uint32_t windows[2];
 
+        for (i = 0; i < LONG_ID_LEN; i++)
+                long_id[i] = (unsigned char)(0xc0 + i % 64); /* no UTF-8 */
         dedup_config_defaults(&conf);
         conf.gap_grace_records = 0;
         conf.gap_grace_ms = 0;
+        conf.window.max_ids = 1000;
         tr = dedup_tracker_new(&conf);
         assert_non_null(tr);
         for (i = 0; i < NPARTS; i++) {
@@ -319,8 +347,17 @@ static void ledger_fill(struct fx *fx)
                 parts[i].coverage_lo = parts[i].coverage_hi = -1;
                 assert_int_equal(dedup_tracker_part_add(tr, i, 1), 0);
         }
+        for (k = 0; k < 2; k++)
+                assert_int_equal(dedup_tracker_window_add(tr, &windows[k]),
+                                 0);
+        for (i = 0; i < NPARTS; i++)
+                dedup_tracker_part_set_window(
+                    tr, i, windows[strcmp(part_topics[i], T_PLAIN) != 0]);
         if (ledger_open(&lg, fx->db, err, sizeof(err)))
                 fail_msg("ledger_open: %s", err);
+        if (ledger_windows_load(lg, tr, topics, windows, 2, parts, NPARTS,
+                                "msgid", err, sizeof(err)))
+                fail_msg("ledger_windows_load: %s", err);
         dedup_tracker_begin(tr, 1000);
         for (k = 0; k < NRECS; k++) {
                 observe(tr, &recs[k]);
@@ -475,7 +512,7 @@ static void test_healthz_readyz(void **state)
 static void test_summary(void **state)
 {
         struct fx *fx = *state;
-        json_t *j = get_json(fx->port, "/api/v1/summary", 200), *t, *an;
+        json_t *j = get_json(fx->port, "/api/v1/summary", 200), *t, *an, *w;
         size_t i;
 
         assert_int_equal(jint(j, "records_total"),
@@ -487,8 +524,17 @@ static void test_summary(void **state)
         assert_int_equal(jint(an, "gap"), 1);
         assert_int_equal(jint(an, "fenced"), 1);
         assert_int_equal(jint(an, "malformed"), 1);
+        assert_int_equal(jint(an, "redelivered"), 2);
         assert_int_equal(jint(j, "missing_records"), 2);
         assert_int_equal(jint(j, "open_gaps"), 1);
+        /* Ids: the four records of orders that carry one were checked;
+         * the window holds the two distinct ones, in the generation opened
+         * by the first batch (at 1000 ms). */
+        assert_int_equal(jint(j, "ids_checked"), 4);
+        w = json_object_get(j, "window");
+        assert_int_equal(jint(w, "ids"), 2);
+        assert_int_equal(jint(w, "generations"), 1);
+        assert_int_equal(jint(w, "oldest_ms"), 1000);
         /* lag: (100 - 7) + (100 - 4) + (100 - 6) */
         assert_int_equal(jint(j, "lag"), 283);
         assert_true(json_is_true(
@@ -505,6 +551,17 @@ static void test_summary(void **state)
                 assert_int_equal(jint(o, "producers"), fx->sum[i].producers);
         }
         assert_int_equal(jint(json_array_get(t, 1), "lag"), 94);
+        assert_int_equal(jint(json_array_get(t, 0), "ids_checked"), 4);
+        /* The odd topic's window is empty: no oldest id. */
+        assert_int_equal(jint(json_array_get(t, 1), "ids_checked"), 0);
+        w = json_object_get(json_array_get(t, 1), "window");
+        assert_int_equal(jint(w, "ids"), 0);
+        assert_int_equal(jint(w, "generations"), 0);
+        assert_true(json_is_null(json_object_get(w, "oldest_ms")));
+        assert_int_equal(jint(json_object_get(json_array_get(t, 1),
+                                              "anomalies"),
+                              "redelivered"),
+                         0);
         json_decref(j);
 
         j = get_json(fx->port, "/api/v1/summary?topic=" T_ODD_Q, 200);
@@ -558,6 +615,128 @@ static json_t *find_producer(json_t *arr, const char *name)
                         return o;
         }
         return NULL;
+}
+
+/* The item of arr on partition, or NULL. */
+static json_t *find_partition(json_t *arr, json_int_t partition)
+{
+        size_t i;
+        json_t *o;
+
+        json_array_foreach(arr, i, o)
+        {
+                if (jint(o, "partition") == partition)
+                        return o;
+        }
+        return NULL;
+}
+
+/* The hex of the bytes of the long id that evidence keeps. */
+static void long_id_hex(char *hex, size_t size)
+{
+        size_t i;
+
+        assert_true(size > 2 * DEDUP_ID_EVIDENCE_MAX);
+        for (i = 0; i < DEDUP_ID_EVIDENCE_MAX; i++)
+                snprintf(hex + 2 * i, 3, "%02x", long_id[i]);
+}
+
+static void assert_null_field(json_t *o, const char *key)
+{
+        json_t *v = json_object_get(o, key);
+
+        if (!v || !json_is_null(v))
+                fail_msg("'%s' is not null (or absent)", key);
+}
+
+/* The redelivered records with their evidence: where their first copies
+ * are and the first record's message id. */
+static void test_anomalies_redelivered(void **state)
+{
+        /* The integer evidence of the redelivered items, by partition:
+         * orders/1 offset 0 is producer PQ sending the id of orders/0
+         * offset 0 again; orders/0 offset 5 an untracked record with the id
+         * of orders/0 offset 1, which is not UTF-8 and longer than the
+         * evidence keeps. */
+        static const struct {
+                json_int_t partition;
+                const char *key;
+                json_int_t want;
+        } ints[] = {
+                {1, "epoch", 0},           {1, "seq_lo", 0},
+                {1, "offset_lo", 0},       {1, "offset_hi", 0},
+                {1, "first_partition", 0}, {1, "first_offset", 0},
+                {1, "first_offset_hi", 0}, {1, "msgid_len", sizeof(ID1) - 1},
+                {1, "count", 1},
+                {0, "offset_lo", 5},       {0, "offset_hi", 5},
+                {0, "first_partition", 0}, {0, "first_offset", 1},
+                {0, "first_offset_hi", 1}, {0, "msgid_len", LONG_ID_LEN},
+                {0, "count", 1},
+        };
+        struct fx *fx = *state;
+        json_t *j, *arr, *o;
+        char hex[2 * DEDUP_ID_EVIDENCE_MAX + 1];
+        size_t i;
+
+        j = get_json(fx->port, "/api/v1/anomalies?kind=redelivered", 200);
+        arr = json_object_get(j, "anomalies");
+        assert_int_equal(json_array_size(arr), 2);
+        json_array_foreach(arr, i, o)
+        {
+                assert_string_equal(
+                        json_string_value(json_object_get(o, "kind")),
+                        "redelivered");
+                assert_string_equal(
+                        json_string_value(json_object_get(o, "topic")),
+                        T_PLAIN);
+        }
+        for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+                o = find_partition(arr, ints[i].partition);
+                assert_non_null(o);
+                if (jint(o, ints[i].key) != ints[i].want)
+                        fail_msg("partition %d: %s is %lld, want %lld",
+                                 (int)ints[i].partition, ints[i].key,
+                                 (long long)jint(o, ints[i].key),
+                                 (long long)ints[i].want);
+        }
+        o = find_partition(arr, 1);
+        assert_string_equal(json_string_value(json_object_get(o, "producer")),
+                            PQ);
+        assert_string_equal(json_string_value(json_object_get(o, "msgid")),
+                            ID1);
+        assert_null_field(o, "msgid_hex");
+        o = find_partition(arr, 0);
+        assert_null_field(o, "producer");
+        assert_null_field(o, "epoch");
+        assert_null_field(o, "seq_lo");
+        assert_true(json_is_string(json_object_get(o, "msgid")));
+        long_id_hex(hex, sizeof(hex));
+        assert_string_equal(
+                json_string_value(json_object_get(o, "msgid_hex")), hex);
+        json_decref(j);
+
+        /* Other kinds have the fields, null. */
+        j = get_json(fx->port, "/api/v1/anomalies?kind=duplicate&limit=1",
+                     200);
+        o = json_array_get(json_object_get(j, "anomalies"), 0);
+        assert_non_null(o);
+        assert_null_field(o, "first_partition");
+        assert_null_field(o, "first_offset_hi");
+        assert_null_field(o, "msgid");
+        assert_null_field(o, "msgid_hex");
+        assert_null_field(o, "msgid_len");
+        json_decref(j);
+
+        /* Filters combine with the kind. */
+        j = get_json(fx->port,
+                     "/api/v1/anomalies?kind=redelivered&topic=" T_ODD_Q, 200);
+        assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 0);
+        json_decref(j);
+        j = get_json(fx->port,
+                     "/api/v1/anomalies?kind=redelivered&limit=1", 200);
+        assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 1);
+        assert_true(json_is_integer(json_object_get(j, "next_cursor")));
+        json_decref(j);
 }
 
 static void test_anomalies(void **state)
@@ -657,6 +836,18 @@ static void test_producers_and_partitions(void **state)
                             T_ODD);
         assert_int_equal(jint(json_object_get(o, "anomalies"), "duplicate"),
                          2);
+        assert_int_equal(jint(o, "ids_checked"), 0);
+        /* Ids checked and redelivered records per partition of orders. */
+        o = json_array_get(json_object_get(j, "partitions"), 0);
+        assert_int_equal(jint(o, "partition"), 0);
+        assert_int_equal(jint(o, "ids_checked"), 3);
+        assert_int_equal(jint(json_object_get(o, "anomalies"), "redelivered"),
+                         1);
+        o = json_array_get(json_object_get(j, "partitions"), 1);
+        assert_int_equal(jint(o, "partition"), 1);
+        assert_int_equal(jint(o, "ids_checked"), 1);
+        assert_int_equal(jint(json_object_get(o, "anomalies"), "redelivered"),
+                         1);
         json_decref(j);
 }
 
@@ -684,9 +875,22 @@ static void test_metrics(void **state)
                 "eosaudit_untracked_records_total counter",
                 "eosaudit_malformed_records_total counter",
                 "eosaudit_open_gaps gauge", "eosaudit_producers gauge",
+                "eosaudit_ids_checked_total counter",
+                "eosaudit_id_window_ids gauge",
                 "eosaudit_consumer_lag_records gauge",
                 "eosaudit_record_latency_seconds histogram",
                 "eosaudit_ledger_commit_duration_seconds histogram",
+        };
+        /* Redelivered records and the id windows, per topic. */
+        static const char *const id_lines[] = {
+                "eosaudit_anomalies_total{topic=\"" T_PLAIN
+                "\",kind=\"redelivered\"} 2",
+                "eosaudit_anomalies_total{topic=\"" T_ODD_LABEL
+                "\",kind=\"redelivered\"} 0",
+                "eosaudit_ids_checked_total{topic=\"" T_PLAIN "\"} 4",
+                "eosaudit_ids_checked_total{topic=\"" T_ODD_LABEL "\"} 0",
+                "eosaudit_id_window_ids{topic=\"" T_PLAIN "\"} 2",
+                "eosaudit_id_window_ids{topic=\"" T_ODD_LABEL "\"} 0",
         };
         struct fx *fx = *state;
         struct resp r;
@@ -723,6 +927,8 @@ static void test_metrics(void **state)
                             "\",kind=\"duplicate\"} 2");
         assert_line(r.body, "eosaudit_anomalies_total{topic=\"" T_PLAIN
                             "\",kind=\"coverage\"} 0");
+        for (i = 0; i < sizeof(id_lines) / sizeof(id_lines[0]); i++)
+                assert_line(r.body, id_lines[i]);
         assert_line(r.body, "eosaudit_open_gaps{topic=\"" T_PLAIN "\"} 1");
         assert_line(r.body, "eosaudit_consumer_lag_records{topic=\"" T_PLAIN
                             "\",partition=\"1\"} 96");
@@ -736,9 +942,11 @@ static void test_metrics(void **state)
                             T_ODD_LABEL "\"} 1");
         assert_line(r.body,
                     "eosaudit_ledger_commit_duration_seconds_count 1");
-        /* Producer names are never labels. */
+        /* Producer names and message ids are never labels. */
         assert_null(strstr(r.body, "producer="));
         assert_null(strstr(r.body, "it's"));
+        assert_null(strstr(r.body, "msgid"));
+        assert_null(strstr(r.body, ID1));
         /* Every sample line names an eosaudit_ family; no raw newline or
          * quote broke a line. */
         for (p = r.body; *p; p = strchr(p, '\n') + 1) {
@@ -748,6 +956,49 @@ static void test_metrics(void **state)
                 assert_non_null(strchr(p, '\n'));
         }
         resp_free(&r);
+}
+
+/* The human report (scan's) of the same ledger: the redelivered count,
+ * the id window, and each redelivered anomaly's evidence with its id
+ * printed safely. */
+static void test_report_text(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *lg = NULL;
+        char err[256], hex[2 * DEDUP_ID_EVIDENCE_MAX + 1], want[1024];
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)),
+                         0);
+        f = open_memstream(&text, &len);
+        assert_non_null(f);
+        if (report_summary_print(f, lg, topics, 2, 50, err, sizeof(err)))
+                fail_msg("report_summary_print: %s", err);
+        fclose(f);
+        ledger_close(lg);
+
+        assert_non_null(strstr(text, "\n  redelivered    2 records "
+                                     "(4 message ids checked)\n"));
+        assert_non_null(strstr(text, "\n  id window      2 ids in 1 "
+                                     "generation, since "
+                                     "1970-01-01T00:00:01Z\n"));
+        assert_non_null(strstr(text, "\n  redelivered    0 records (no "
+                                     "message id checked)\n"));
+        assert_non_null(strstr(text, "\n  redelivered  " T_PLAIN
+                                     ": partition 1 offset 0 is a copy of "
+                                     "partition 0 offset 0, id '" ID1
+                                     "' (producer '" PQ
+                                     "' epoch 0), count 1\n"));
+        long_id_hex(hex, sizeof(hex));
+        snprintf(want, sizeof(want),
+                 "\n  redelivered  " T_PLAIN ": partition 0 offset 5 is a "
+                 "copy of partition 0 offset 1, id 0x%s..., count 1\n",
+                 hex);
+        if (!strstr(text, want))
+                fail_msg("no line '%s' in:\n%s", want + 1, text);
+        free(text);
 }
 
 /* ------------------------------------------------------------------ */
@@ -771,6 +1022,8 @@ static void test_bad_requests(void **state)
                 {"/api/v1/anomalies?since=99999999999999999999", 400},
                 {"/api/v1/anomalies?kind=expired", 400},
                 {"/api/v1/anomalies?kind=Duplicate", 400},
+                {"/api/v1/anomalies?kind=redelivered", 200},
+                {"/api/v1/anomalies?kind=Redelivered", 400},
                 {"/api/v1/anomalies?cursor=0", 400},
                 {"/api/v1/anomalies?cursor=12abc", 400},
                 {"/api/v1/anomalies?page=2", 400},
@@ -1117,8 +1370,9 @@ static void test_page(void **state)
 {
         struct fx *fx = *state;
         struct resp r;
-        char type[64], csp[512];
+        char type[64], csp[512], want[128];
         size_t len;
+        int k;
         char *src = page_source(&len);
 
         /* http/index_html.c must be regenerated (http/embed.sh) whenever
@@ -1140,6 +1394,19 @@ static void test_page(void **state)
         assert_non_null(strstr(r.body, "id=\"chart\""));
         assert_non_null(strstr(r.body, "id=\"anomalies-table\""));
         assert_non_null(strstr(r.body, "data-field=\"records_total\""));
+        /* Every kind has its count and its filter choice. */
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                const char *name = dedup_kind_name((enum dedup_kind)k);
+                snprintf(want, sizeof(want), "data-field=\"anomalies.%s\"",
+                         name);
+                if (!strstr(r.body, want))
+                        fail_msg("the page has no %s", want);
+                snprintf(want, sizeof(want), "<option value=\"%s\">", name);
+                if (!strstr(r.body, want))
+                        fail_msg("the page has no %s", want);
+        }
+        assert_non_null(strstr(r.body, "data-field=\"ids_checked\""));
+        assert_non_null(strstr(r.body, "data-field=\"window.ids\""));
         resp_free(&r);
 }
 
@@ -1209,6 +1476,19 @@ static void test_query_parse(void **state)
                                           7, err, sizeof(err)),
                          -1);
         assert_string_equal(err, "limit must be a number from 1 to 1000");
+        /* The kinds a filter takes, every one of them. */
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "kind=dup",
+                                          8, err, sizeof(err)),
+                         -1);
+        assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
+                                 "out_of_order, fenced, malformed, "
+                                 "redelivered or coverage)");
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
+                                          "kind=redelivered", 16, err,
+                                          sizeof(err)),
+                         0);
+        assert_string_equal(q.kind, "redelivered");
+        http_query_release(&q);
 }
 
 #define T(f) cmocka_unit_test(f)
@@ -1220,8 +1500,10 @@ int main(void)
                 T(test_healthz_readyz),
                 T(test_summary),
                 T(test_anomalies),
+                T(test_anomalies_redelivered),
                 T(test_producers_and_partitions),
                 T(test_metrics),
+                T(test_report_text),
                 T(test_bad_requests),
                 T(test_methods),
                 T(test_limits),

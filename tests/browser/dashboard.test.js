@@ -6,7 +6,11 @@
  *     /api/v1/summary;
  *   - the anomalies table holds the newest anomalies, each with evidence;
  *   - the lag table has one row per partition of /api/v1/partitions;
- *   - the chart canvas was drawn (its data attributes, and coloured pixels).
+ *   - the chart canvas was drawn (its data attributes, and coloured pixels);
+ *   - the kind filter asks the API for that kind, and redelivered rows show
+ *     where their first copies are and the message id (printable as is,
+ *     otherwise hex, "…" when cut): /api/v1/anomalies is answered with
+ *     staged items for that check, whatever the audit found.
  * Saves a screenshot.  Prints one line per check and "N passed, M failed".
  *
  *   node dashboard.test.js URL OUTDIR
@@ -144,6 +148,47 @@ async function main() {
     const shot = path.join(outDir, "dashboard.png");
     await page.screenshot({ path: shot, fullPage: true });
     check("screenshot saved", fs.statSync(shot).size > 10000, shot);
+
+    /* Redelivered rows, staged: the page's rendering of their evidence. */
+    const item = (o) => Object.assign({
+      id: 1, kind: "redelivered", topic: "t", partition: 0, producer: null,
+      epoch: null, seq_lo: null, seq_hi: null, offset_lo: 0, offset_hi: 0,
+      first_offset: null, first_partition: null, first_offset_hi: null,
+      msgid: null, msgid_hex: null, msgid_len: null, count: 1,
+      detected_ms: Date.now(),
+    }, o);
+    const staged = { limit: 25, next_cursor: null, anomalies: [
+      item({ id: 3, partition: 2, producer: "p2", epoch: 2, seq_lo: 10, seq_hi: 12,
+             offset_lo: 40, offset_hi: 42, first_partition: 1, first_offset: 7,
+             first_offset_hi: 9, msgid: "order-17", msgid_len: 8, count: 3 }),
+      item({ id: 2, offset_lo: 5, offset_hi: 5, first_partition: 0, first_offset: 1,
+             first_offset_hi: 1, msgid: "\ufffd\ufffd", msgid_hex: "c0ff", msgid_len: 300 }),
+      item({ id: 1, partition: 1, offset_lo: 8, offset_hi: 8, first_partition: 1,
+             first_offset: 3, first_offset_hi: 3, msgid: "a\u0001b", msgid_len: 3 }),
+    ] };
+    let asked = "";
+    const isAnomalies = (u) => u.pathname.endsWith("/api/v1/anomalies");
+    await page.route(isAnomalies, (route) => {
+      asked = route.request().url();
+      return route.fulfill({ status: 200, contentType: "application/json",
+                             body: JSON.stringify(staged) });
+    });
+    await page.selectOption("#kind-filter", "redelivered");
+    await until("the staged redelivered rows", 10000, () =>
+      page.$$eval('#anomalies-table tbody tr[data-kind="redelivered"]', (trs) => trs.length === 3));
+    check("the kind filter asks for kind=redelivered",
+      new URL(asked).searchParams.get("kind") === "redelivered", asked);
+    const ev = await page.$$eval('#anomalies-table tbody tr[data-kind="redelivered"] [data-evidence]',
+      (els) => els.map((e) => e.textContent));
+    const want = [
+      "epoch 2, seq 10–12, offsets 40–42 are copies of partition 1 offsets 7–9, id 'order-17'",
+      "offset 5 is a copy of partition 0 offset 1, id 0xc0ff…",
+      "offset 8 is a copy of partition 1 offset 3, id 0x610162",
+    ];
+    want.forEach((w, i) => check("redelivered evidence " + (i + 1), ev[i] === w, ev[i]));
+    await page.unroute(isAnomalies);
+    await page.selectOption("#kind-filter", "");
+    check("no script errors after the filter", errors.length === 0, errors.join("; "));
   } finally {
     await ctx.close();
     fs.rmSync(profile, { recursive: true, force: true });
