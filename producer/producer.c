@@ -10,6 +10,11 @@
  *             zombie write that lands is one the auditor must flag FENCED.
  *             Transactional: B's init_transactions() fences A at the
  *             broker and A's last transaction is expected to fail.
+ *   --restart-every N: the live instance is replaced after every N records
+ *             (a simulated crash: rd_kafka_destroy(), then a new handle);
+ *             each new session first replays the last records delivered.
+ *             A ring of the last restart_replay records sent, marked by
+ *             their delivery reports, says which those are.
  */
 #include "producer.h"
 
@@ -39,6 +44,13 @@
 #define PRODUCER_TXN_FAILURES 3    /* abortable failures of one txn */
 #define PRODUCER_ZOMBIE_SKIPS 100000 /* keys tried per zombie record */
 
+/* The message opaque of a write, read back in its delivery report: 0 for
+ * writes nobody follows (zombie records, any record without restarts),
+ * PRODUCER_TAG_REPLAY for a replayed copy, else producer_tag_record(n) for
+ * record n and its injected duplicate. */
+#define PRODUCER_TAG_NONE ((uintptr_t)0)
+#define PRODUCER_TAG_REPLAY ((uintptr_t)1)
+
 /* One librdkafka handle: one session of the producer. */
 struct producer_inst {
         struct producer_ctx *ctx;
@@ -53,10 +65,17 @@ struct producer_inst {
         uint64_t *part_ok;  /* delivered per partition */
         /* Delivery reports, counted by producer_dr_cb() on this thread. */
         uint64_t dr_ok, dr_err;
+        uint64_t dr_replay_ok; /* of replayed copies; also in dr_ok */
         /* Set while waiting for a stats callback with the broker's ids. */
         int want_stats;
         int64_t stats_pid;
         int32_t stats_epoch;
+};
+
+/* A record sent by the live session, for the replay after a restart. */
+struct producer_sent {
+        int64_t n;     /* record number; -1: slot unused */
+        int delivered; /* its last write has a successful delivery report */
 };
 
 struct producer_ctx {
@@ -71,6 +90,13 @@ struct producer_ctx {
         uint64_t txn_no;   /* transactions begun */
         uint64_t paced;    /* records produced under --rate */
         double t_start;    /* monotonic s at the first produce; 0 = none */
+        /* Restarts: record n's last send is sent[n % restart_replay]
+         * while it is one of the last restart_replay records; replay
+         * holds the record numbers the new session writes again, in
+         * order, replay_pos the next one.  NULL without replays. */
+        struct producer_sent *sent;
+        int64_t *replay;
+        size_t replay_cnt, replay_pos;
 };
 
 enum producer_phase {
@@ -81,8 +107,9 @@ enum producer_phase {
 /* What one phase or transaction enqueued. */
 struct producer_tally {
         uint64_t records; /* distinct records enqueued */
-        uint64_t sent;    /* records and duplicates enqueued */
+        uint64_t sent;    /* records, duplicates and replays enqueued */
         uint64_t failed;  /* records librdkafka refused at once */
+        uint64_t replay_failed; /* replays librdkafka refused at once */
         uint64_t dups, gaps;
 };
 
@@ -179,6 +206,23 @@ static void producer_warn(const struct producer_opts *o, const char *msg)
                 fprintf(stderr, "produce: warning: %s\n", msg);
 }
 
+/* Even and never 0 for 0 <= n < INT64_MAX (see PRODUCER_TAG_NONE). */
+static uintptr_t producer_tag_record(int64_t n)
+{
+        return ((uintptr_t)n + 1) << 1;
+}
+
+static int producer_digits(uint64_t v)
+{
+        int d = 1;
+
+        while (v >= 10) {
+                v /= 10;
+                d++;
+        }
+        return d;
+}
+
 static int producer_err_is_fenced(rd_kafka_resp_err_t err)
 {
         return err == RD_KAFKA_RESP_ERR__FENCED ||
@@ -198,6 +242,41 @@ void producer_opts_init(struct producer_opts *o)
         o->txn_size = 100;
         o->epoch = -1;
         o->seed = 1;
+        o->msgid_from = PRODUCER_MSGID_KEY;
+        o->msgid_header = PRODUCER_MSGID_HEADER;
+        o->restart_replay = PRODUCER_REPLAY_DEFAULT;
+}
+
+/* The largest record number a run may stamp: count - 1, or a zombie's,
+ * which may skip up to PRODUCER_ZOMBIE_SKIPS numbers per record (see
+ * producer_next_key()).  Saturates at INT64_MAX. */
+static uint64_t producer_max_index(const struct producer_opts *o)
+{
+        uint64_t count = o->count > 0 ? (uint64_t)o->count : 0;
+        uint64_t zombies, top;
+
+        if (!o->zombie)
+                return count > 0 ? count - 1 : 0;
+        zombies = count / 10 > 0 ? count / 10 : 1;
+        if (zombies > (uint64_t)INT64_MAX / PRODUCER_ZOMBIE_SKIPS)
+                return INT64_MAX;
+        top = count + zombies * PRODUCER_ZOMBIE_SKIPS;
+        return top > (uint64_t)INT64_MAX ? INT64_MAX : top;
+}
+
+/* The eos.* headers the producer stamps itself: an id under one of their
+ * names would replace the real value for an auditor (the last header
+ * wins). */
+static int producer_header_reserved(const char *name)
+{
+        static const char *const own[] = {"eos.producer", "eos.epoch",
+                                          "eos.seq", "eos.pid"};
+        size_t i;
+
+        for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+                if (strcmp(name, own[i]) == 0)
+                        return 1;
+        return 0;
 }
 
 int producer_opts_check(const struct producer_opts *o, char *errstr,
@@ -205,6 +284,7 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
 {
         const char *why = NULL;
         size_t name_len = o->name ? strlen(o->name) : 0;
+        char buf[PRODUCER_HEADER_NAME_MAX + 128]; /* formatted reasons */
 
         if (!o->topic || !*o->topic)
                 why = "a topic is required (-t)";
@@ -241,6 +321,51 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
                 why = "--inject-gaps must be in 0..1";
         else if (o->conf_kv_cnt && !o->conf_kv)
                 why = "conf_kv is NULL";
+        else if (o->msgid_from != PRODUCER_MSGID_KEY &&
+                 o->msgid_from != PRODUCER_MSGID_INDEX &&
+                 o->msgid_from != PRODUCER_MSGID_NONE)
+                why = "--msgid-from must be key, index or none";
+        else if (o->msgid_from != PRODUCER_MSGID_NONE &&
+                 (!o->msgid_header || !*o->msgid_header))
+                why = "the message id header name is empty (--msgid-header)";
+        else if (o->msgid_from != PRODUCER_MSGID_NONE &&
+                 strlen(o->msgid_header) > PRODUCER_HEADER_NAME_MAX)
+                why = "the message id header name is longer than 255 bytes";
+        else if (o->msgid_from != PRODUCER_MSGID_NONE &&
+                 producer_header_reserved(o->msgid_header)) {
+                snprintf(buf, sizeof(buf),
+                         "--msgid-header \"%s\" would replace a header the "
+                         "producer stamps itself",
+                         o->msgid_header);
+                why = buf;
+        } else if (o->msgid_from == PRODUCER_MSGID_KEY &&
+                   name_len + 1 + (size_t)producer_digits(
+                                          producer_max_index(o)) >
+                           PRODUCER_MSGID_MAX) {
+                snprintf(buf, sizeof(buf),
+                         "--msgid-from key: the keys (NAME-%" PRIu64
+                         " at most) would be longer than the %d bytes a "
+                         "message id may have: shorten --producer, or use "
+                         "--msgid-from index or none",
+                         producer_max_index(o), PRODUCER_MSGID_MAX);
+                why = buf;
+        } else if (o->restart_every < 0)
+                why = "--restart-every must be >= 0";
+        else if (o->restart_replay < 0 ||
+                 o->restart_replay > PRODUCER_REPLAY_MAX)
+                why = "--restart-replay must be in 0..1000000";
+        else if (o->restart_every && o->zombie)
+                why = "--restart-every does not combine with --zombie";
+        else if (o->restart_every && o->count > 0 &&
+                 (o->count - 1) / o->restart_every >
+                         INT32_MAX - (o->epoch > 0 ? o->epoch : 0)) {
+                snprintf(buf, sizeof(buf),
+                         "--restart-every: %" PRId64 " restarts from epoch "
+                         "%" PRId64 " would take it past 2147483647",
+                         (o->count - 1) / o->restart_every,
+                         o->epoch > 0 ? o->epoch : 0);
+                why = buf;
+        }
         if (why) {
                 snprintf(errstr, errstr_size, "%s", why);
                 return -1;
@@ -382,6 +507,8 @@ static void producer_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkm,
                            void *opaque)
 {
         struct producer_inst *in = opaque;
+        struct producer_ctx *c = in->ctx;
+        uintptr_t tag = (uintptr_t)rkm->_private; /* the message opaque */
 
         (void)rk;
         if (rkm->err) {
@@ -392,6 +519,17 @@ static void producer_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkm,
         if (rkm->partition >= 0 &&
             rkm->partition < in->ctx->partition_cnt)
                 in->part_ok[rkm->partition]++;
+        if (tag == PRODUCER_TAG_REPLAY) {
+                in->dr_replay_ok++;
+        } else if (tag != PRODUCER_TAG_NONE && c->sent) {
+                int64_t n = (int64_t)((tag >> 1) - 1);
+                struct producer_sent *s =
+                        &c->sent[n % c->o->restart_replay];
+
+                /* A slot already reused by a later record is not n's. */
+                if (producer_tag_record(s->n) == tag)
+                        s->delivered = 1;
+        }
 }
 
 static void producer_error_cb(rd_kafka_t *rk, int err, const char *reason,
@@ -735,35 +873,60 @@ static void producer_pace(struct producer_ctx *c, struct producer_inst *in)
         }
 }
 
+/* One write: record n (key, partition) with seq; tag goes to its delivery
+ * report (PRODUCER_TAG_*). */
+struct producer_write {
+        int64_t n;
+        const char *key;
+        size_t key_len;
+        int32_t partition;
+        int64_t seq;
+        uintptr_t tag;
+};
+
 /* Enqueues one write, waiting while librdkafka's queue is full (unless
  * stopping, then __QUEUE_FULL is returned). */
 static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                                             struct producer_inst *in,
-                                            int32_t partition,
-                                            const char *key, size_t key_len,
-                                            int64_t seq)
+                                            const struct producer_write *w)
 {
-        char seq_str[24];
-        int seq_len = snprintf(seq_str, sizeof(seq_str), "%" PRId64, seq);
+        const struct producer_opts *o = c->o;
+        char seq_str[24], index_str[24];
+        int seq_len = snprintf(seq_str, sizeof(seq_str), "%" PRId64, w->seq);
+        const char *id = NULL;
+        size_t id_len = 0;
 
+        /* Every copy of record n is stamped here, so all carry its id. */
+        if (o->msgid_from == PRODUCER_MSGID_KEY) {
+                id = w->key;
+                id_len = w->key_len;
+        } else if (o->msgid_from == PRODUCER_MSGID_INDEX) {
+                id = index_str;
+                id_len = (size_t)snprintf(index_str, sizeof(index_str),
+                                          "%" PRId64, w->n);
+        }
         for (;;) {
-                rd_kafka_headers_t *hdrs = rd_kafka_headers_new(4);
+                rd_kafka_headers_t *hdrs = rd_kafka_headers_new(5);
                 rd_kafka_resp_err_t err;
 
-                rd_kafka_header_add(hdrs, "eos.producer", -1, c->o->name,
+                rd_kafka_header_add(hdrs, "eos.producer", -1, o->name,
                                     (ssize_t)c->name_len);
                 rd_kafka_header_add(hdrs, "eos.epoch", -1, in->epoch_str, -1);
                 rd_kafka_header_add(hdrs, "eos.seq", -1, seq_str, seq_len);
                 if (in->pid >= 0)
                         rd_kafka_header_add(hdrs, "eos.pid", -1, in->pid_str,
                                             -1);
+                if (id)
+                        rd_kafka_header_add(hdrs, o->msgid_header, -1, id,
+                                            (ssize_t)id_len);
                 /* No copy: c->value outlives the handle. */
                 err = rd_kafka_producev(
                         in->rk, RD_KAFKA_V_RKT(in->rkt),
-                        RD_KAFKA_V_PARTITION(partition),
-                        RD_KAFKA_V_KEY(key, key_len),
-                        RD_KAFKA_V_VALUE(c->value, (size_t)c->o->value_size),
-                        RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+                        RD_KAFKA_V_PARTITION(w->partition),
+                        RD_KAFKA_V_KEY(w->key, w->key_len),
+                        RD_KAFKA_V_VALUE(c->value, (size_t)o->value_size),
+                        RD_KAFKA_V_HEADERS(hdrs),
+                        RD_KAFKA_V_OPAQUE((void *)w->tag), RD_KAFKA_V_END);
                 if (!err)
                         return 0; /* hdrs owned by the message */
                 rd_kafka_headers_destroy(hdrs);
@@ -775,29 +938,47 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
 }
 
 /*
- * Produces record (key, partition) with in's next seq, injecting a gap
- * before it and a duplicate after it when inject says so.  Returns 0, 1
- * when stopping left it unsent, or -1 on a fatal error (errstr).
+ * Produces record n (key, partition) with in's next seq, injecting a gap
+ * before it and a duplicate after it when inject says so (the live
+ * session; it also follows the record for replays).  Returns 0, 1 when
+ * stopping left it unsent, or -1 on a fatal error (errstr).
  */
 static int producer_send(struct producer_ctx *c, struct producer_inst *in,
-                         const char *key, size_t key_len, int32_t partition,
-                         int inject, struct producer_tally *t, char *errstr,
+                         int64_t n, const char *key, size_t key_len,
+                         int32_t partition, int inject,
+                         struct producer_tally *t, char *errstr,
                          size_t errstr_size)
 {
         const struct producer_opts *o = c->o;
         int gap = inject && producer_rng_hit(&c->rng_gap, o->gap_rate);
         int dup = inject && producer_rng_hit(&c->rng_dup, o->dup_rate);
-        int64_t seq = in->next_seq[partition] + gap;
+        struct producer_write w = {
+                .n = n,
+                .key = key,
+                .key_len = key_len,
+                .partition = partition,
+                .seq = in->next_seq[partition] + gap,
+                .tag = PRODUCER_TAG_NONE,
+        };
         rd_kafka_resp_err_t err;
 
-        err = producer_enqueue(c, in, partition, key, key_len, seq);
+        if (inject && c->sent) {
+                struct producer_sent *s = &c->sent[n % o->restart_replay];
+
+                /* Reset before the send: a retried transaction sends n
+                 * again and only the last send's report counts. */
+                s->n = n;
+                s->delivered = 0;
+                w.tag = producer_tag_record(n);
+        }
+        err = producer_enqueue(c, in, &w);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 return 1;
         if (err && producer_fatal(in, errstr, errstr_size))
                 return -1;
         /* The seq is spent even when the record fails: an auditor sees the
          * lost record as a gap. */
-        in->next_seq[partition] = seq + 1;
+        in->next_seq[partition] = w.seq + 1;
         if (err) {
                 t->failed++;
                 return 0;
@@ -807,7 +988,8 @@ static int producer_send(struct producer_ctx *c, struct producer_inst *in,
         t->gaps += (uint64_t)gap;
         if (!dup)
                 return 0;
-        err = producer_enqueue(c, in, partition, key, key_len, seq);
+        /* Same tag: n is delivered when either copy is. */
+        err = producer_enqueue(c, in, &w);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 return 1;
         if (err && producer_fatal(in, errstr, errstr_size))
@@ -816,6 +998,39 @@ static int producer_send(struct producer_ctx *c, struct producer_inst *in,
                 t->sent++;
                 t->dups++;
         }
+        return 0;
+}
+
+/*
+ * Writes record n again in in's session: same key, value, id and
+ * partition, in's next seq, no injection.  Returns 0, 1 when stopping
+ * left it unsent, or -1 on a fatal error (errstr).
+ */
+static int producer_send_replay(struct producer_ctx *c,
+                                struct producer_inst *in, int64_t n,
+                                struct producer_tally *t, char *errstr,
+                                size_t errstr_size)
+{
+        char key[PRODUCER_KEY_MAX];
+        struct producer_write w = {.n = n, .tag = PRODUCER_TAG_REPLAY};
+        rd_kafka_resp_err_t err;
+
+        w.key = key;
+        w.key_len = (size_t)snprintf(key, sizeof(key), "%s-%" PRId64,
+                                     c->o->name, n);
+        w.partition = producer_partition(key, w.key_len, c->partition_cnt);
+        w.seq = in->next_seq[w.partition];
+        err = producer_enqueue(c, in, &w);
+        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                return 1;
+        if (err && producer_fatal(in, errstr, errstr_size))
+                return -1;
+        in->next_seq[w.partition] = w.seq + 1; /* spent, as in send() */
+        if (err) {
+                t->replay_failed++;
+                return 0;
+        }
+        t->sent++;
         return 0;
 }
 
@@ -843,8 +1058,9 @@ static int producer_next_key(struct producer_ctx *c, enum producer_phase ph,
 }
 
 /*
- * Produces up to want records (record numbers from *n on) without
- * flushing.  Returns 0, or -1 on a fatal error (errstr).
+ * Produces the pending replays (live phase), then up to want records
+ * (record numbers from *n on), without flushing.  Returns 0, or -1 on a
+ * fatal error (errstr).
  */
 static int producer_send_batch(struct producer_ctx *c,
                                struct producer_inst *in,
@@ -857,14 +1073,30 @@ static int producer_send_batch(struct producer_ctx *c,
         size_t key_len;
         int32_t partition;
 
-        while (t->records + t->failed < want && producer_running(c)) {
+        while (producer_running(c)) {
                 int r;
 
+                if (ph == PRODUCER_PHASE_LIVE &&
+                    c->replay_pos < c->replay_cnt) {
+                        producer_pace(c, in);
+                        r = producer_send_replay(c, in,
+                                                 c->replay[c->replay_pos], t,
+                                                 errstr, errstr_size);
+                        if (r == -1)
+                                return -1;
+                        if (r == 1)
+                                return 0;
+                        c->replay_pos++;
+                        rd_kafka_poll(in->rk, 0);
+                        continue;
+                }
+                if (t->records + t->failed >= want)
+                        break;
                 if (producer_next_key(c, ph, live, n, key, &key_len,
                                       &partition) == -1)
                         return 0;
                 producer_pace(c, in);
-                r = producer_send(c, in, key, key_len, partition,
+                r = producer_send(c, in, *n, key, key_len, partition,
                                   ph == PRODUCER_PHASE_LIVE, t, errstr,
                                   errstr_size);
                 if (r == -1)
@@ -877,15 +1109,30 @@ static int producer_send_batch(struct producer_ctx *c,
         return 0;
 }
 
-/* Adds what one committed (or non-transactional) unit achieved. */
+/* Delivery report counters of an instance at the start of a unit. */
+struct producer_mark {
+        uint64_t ok, err, replay_ok;
+};
+
+static struct producer_mark producer_mark_take(const struct producer_inst *in)
+{
+        struct producer_mark m = {in->dr_ok, in->dr_err, in->dr_replay_ok};
+
+        return m;
+}
+
+/* Adds what one committed (or non-transactional) unit of in, begun at m,
+ * achieved. */
 static void producer_tally_add(struct producer_ctx *c, enum producer_phase ph,
                                const struct producer_tally *t,
-                               uint64_t delivered, uint64_t dr_failed)
+                               const struct producer_inst *in,
+                               const struct producer_mark *m)
 {
         struct producer_result *res = c->res;
+        uint64_t delivered = in->dr_ok - m->ok;
 
         res->delivered += delivered;
-        res->failed += dr_failed + t->failed;
+        res->failed += in->dr_err - m->err + t->failed + t->replay_failed;
         if (ph == PRODUCER_PHASE_ZOMBIE) {
                 res->zombie_records += delivered;
                 return;
@@ -893,6 +1140,7 @@ static void producer_tally_add(struct producer_ctx *c, enum producer_phase ph,
         res->records += t->records;
         res->duplicates_injected += t->dups;
         res->gaps_injected += t->gaps;
+        res->redelivered_injected += in->dr_replay_ok - m->replay_ok;
 }
 
 static int producer_phase_idempotent(struct producer_ctx *c,
@@ -903,13 +1151,13 @@ static int producer_phase_idempotent(struct producer_ctx *c,
                                      size_t errstr_size)
 {
         struct producer_tally t = {0};
-        uint64_t ok0 = in->dr_ok, err0 = in->dr_err;
+        struct producer_mark m = producer_mark_take(in);
         int rc;
 
         rc = producer_send_batch(c, in, ph, live, n, want, &t, errstr,
                                  errstr_size);
         producer_flush(in);
-        producer_tally_add(c, ph, &t, in->dr_ok - ok0, in->dr_err - err0);
+        producer_tally_add(c, ph, &t, in, &m);
         return rc;
 }
 
@@ -996,9 +1244,10 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
 
         while (done < want && producer_running(c)) {
                 struct producer_tally t = {0};
-                uint64_t ok0 = in->dr_ok, err0 = in->dr_err;
+                struct producer_mark m = producer_mark_take(in);
                 uint64_t chunk = want - done;
                 uint64_t rng_gap0 = c->rng_gap, rng_dup0 = c->rng_dup;
+                size_t replay_pos0 = c->replay_pos;
                 int64_t n0 = *n;
                 int deliberate;
 
@@ -1030,8 +1279,7 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                 if (r == PRODUCER_TXN_OK) {
                         failures = 0;
                         res->transactions++;
-                        producer_tally_add(c, ph, &t, in->dr_ok - ok0,
-                                           in->dr_err - err0);
+                        producer_tally_add(c, ph, &t, in, &m);
                         done += t.records + t.failed;
                         continue;
                 }
@@ -1055,13 +1303,15 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                         lost = t.records;
                         break;
                 }
-                /* The retry replays the very same writes. */
+                /* The retry replays the very same writes, replayed
+                 * copies included. */
                 res->aborted += t.sent;
                 res->aborted_transactions++;
                 *n = n0;
                 memcpy(in->next_seq, c->seq_saved, seq_size);
                 c->rng_gap = rng_gap0;
                 c->rng_dup = rng_dup0;
+                c->replay_pos = replay_pos0;
         }
         if (r == PRODUCER_TXN_OK)
                 return 0;
@@ -1071,6 +1321,77 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
         }
         res->failed += lost;
         return -1;
+}
+
+/*
+ * A crash and restart of the application between two records (n is the
+ * next one): in's units are flushed and committed, so every report is in.
+ * Picks the records to replay, destroys in and opens a new session in its
+ * place, with a strictly higher epoch: the next one of --state's counter,
+ * the broker's when transactional (or the last one + 1 if the broker's is
+ * not above it), else the last one + 1.  Returns 0 or PRODUCER_ERR_RUN
+ * (errstr); in is left for producer_inst_close() either way.
+ */
+static int producer_restart(struct producer_ctx *c, struct producer_inst *in,
+                            int64_t n, char *errstr, size_t errstr_size)
+{
+        const struct producer_opts *o = c->o;
+        int64_t prev = in->epoch, epoch = prev + 1, i;
+
+        if (prev >= INT32_MAX) {
+                snprintf(errstr, errstr_size,
+                         "restart: no epoch left above %" PRId64, prev);
+                return PRODUCER_ERR_RUN;
+        }
+        /* The delivered ones among the last restart_replay records: a
+         * record that was lost is not a redelivery when sent again. */
+        c->replay_cnt = 0;
+        c->replay_pos = 0;
+        for (i = n > o->restart_replay ? n - o->restart_replay : 0;
+             c->sent && i < n; i++) {
+                const struct producer_sent *s =
+                        &c->sent[i % o->restart_replay];
+
+                if (s->n == i && s->delivered)
+                        c->replay[c->replay_cnt++] = i;
+        }
+
+        producer_inst_close(in); /* the crash: rd_kafka_destroy() */
+        if (o->state_path) {
+                if (producer_state_take(o->state_path, 1, &epoch, errstr,
+                                        errstr_size) == -1)
+                        return PRODUCER_ERR_RUN;
+                if (epoch <= prev) {
+                        snprintf(errstr, errstr_size,
+                                 "state \"%s\": the counter went back to "
+                                 "%" PRId64 " below this run's epoch %" PRId64,
+                                 o->state_path, epoch - 1, prev);
+                        return PRODUCER_ERR_RUN;
+                }
+        }
+        if (producer_inst_open(c, in, "producer", (int32_t)epoch, errstr,
+                               errstr_size) != 0)
+                return PRODUCER_ERR_RUN;
+        if (in->epoch <= prev) {
+                /* Transactional only: a broker that does not bump the
+                 * epoch (librdkafka's mock cluster) or that gave a new
+                 * producer id at epoch 0 (exhaustion). */
+                char msg[160];
+
+                snprintf(msg, sizeof(msg),
+                         "restart: the broker's epoch %" PRId32
+                         " is not above the last session's %" PRId64
+                         ": stamping %" PRId64,
+                         in->epoch, prev, prev + 1);
+                producer_warn(o, msg);
+                in->epoch = (int32_t)(prev + 1);
+                snprintf(in->epoch_str, sizeof(in->epoch_str), "%" PRId32,
+                         in->epoch);
+        }
+        c->res->restarts++;
+        c->res->epoch = in->epoch;
+        c->res->pid = in->pid;
+        return 0;
 }
 
 int producer_run(const struct producer_opts *o, struct producer_result *res,
@@ -1084,6 +1405,7 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
         uint64_t count = (uint64_t)o->count;
         int64_t epoch = o->epoch >= 0 ? o->epoch : 0;
         int64_t n = 0; /* the next record number */
+        size_t i;
         int rc = PRODUCER_ERR_CONFIG;
 
         memset(&c, 0, sizeof(c));
@@ -1129,14 +1451,39 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
+        if (o->restart_every > 0 && o->restart_replay > 0) {
+                c.sent = malloc((size_t)o->restart_replay * sizeof(*c.sent));
+                c.replay = malloc((size_t)o->restart_replay *
+                                  sizeof(*c.replay));
+                if (!c.sent || !c.replay) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        goto out;
+                }
+                for (i = 0; i < (size_t)o->restart_replay; i++)
+                        c.sent[i].n = -1;
+        }
         phase = o->transactional_id ? producer_phase_txn
                                     : producer_phase_idempotent;
         if (!o->zombie) {
                 res->epoch = a.epoch;
                 res->pid = a.pid;
-                if (phase(&c, &a, PRODUCER_PHASE_LIVE, NULL, &n, count,
-                          errstr, errstr_size) == -1)
-                        goto out;
+                for (;;) {
+                        /* n counts the records done, as -n counts them. */
+                        uint64_t want = count - (uint64_t)n;
+
+                        if (o->restart_every > 0 &&
+                            want > (uint64_t)o->restart_every)
+                                want = (uint64_t)o->restart_every;
+                        if (phase(&c, &a, PRODUCER_PHASE_LIVE, NULL, &n,
+                                  want, errstr, errstr_size) == -1)
+                                goto out;
+                        if (!o->restart_every || (uint64_t)n >= count ||
+                            !producer_running(&c))
+                                break;
+                        if (producer_restart(&c, &a, n, errstr,
+                                             errstr_size) != 0)
+                                goto out;
+                }
                 rc = 0;
                 goto out;
         }
@@ -1177,6 +1524,8 @@ out:
         if (c.conf)
                 rd_kafka_conf_destroy(c.conf);
         free(c.seq_saved);
+        free(c.sent);
+        free(c.replay);
         free(c.value); /* after the handles: records point into it */
         return rc;
 }
@@ -1202,6 +1551,8 @@ int producer_result_format(const struct producer_result *res, int json,
                 {"zombie_records", (int64_t)res->zombie_records},
                 {"zombie_fenced", res->zombie_fenced},
                 {"zombie_epoch", res->zombie_epoch},
+                {"redelivered_injected", (int64_t)res->redelivered_injected},
+                {"restarts", (int64_t)res->restarts},
                 {"stopped", res->stopped},
                 {"elapsed_ms", res->elapsed_ms},
         };
@@ -1236,14 +1587,16 @@ int producer_result_format(const struct producer_result *res, int json,
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
+/* Two strings: C11 compilers need only take 4095 characters in one. */
 static const char producer_usage[] =
         "usage: eosaudit produce -b BROKERS -t TOPIC --producer NAME "
         "[options]\n"
         "\n"
         "Writes records stamped with the eos.producer, eos.epoch and "
         "eos.seq headers\n"
-        "(eos.pid too when transactional) with an idempotent producer "
-        "(acks=all).\n"
+        "(eos.pid too when transactional) and a message id (eos.msgid) "
+        "with an\n"
+        "idempotent producer (acks=all).\n"
         "Record n has key NAME-n and goes to partition "
         "murmur2(key) % partitions,\n"
         "as Kafka's Java default partitioner would put it; eos.seq "
@@ -1272,13 +1625,16 @@ static const char producer_usage[] =
         "                             aborted records and seqs\n"
         "      --state FILE           session counter: FILE holds one line, "
         "the last\n"
-        "                             epoch used (decimal); each run takes "
-        "the next\n"
-        "                             one and writes it back (temp file + "
-        "rename)\n"
-        "                             before producing; no FILE: epoch 0\n"
-        "      --epoch N              use epoch N (0..2147483647); not with "
-        "--state\n"
+        "                             epoch used (decimal); each run (and "
+        "restart)\n"
+        "                             takes the next one and writes it back "
+        "(temp\n"
+        "                             file + rename) before producing; no "
+        "FILE: epoch\n"
+        "                             0, +1 per restart\n"
+        "      --epoch N              use epoch N (0..2147483647; +1 per "
+        "restart); not\n"
+        "                             with --state\n"
         "      --inject-duplicates P  with probability P (0..1) write a "
         "record twice\n"
         "      --inject-gaps P        with probability P (0..1) skip the "
@@ -1294,6 +1650,34 @@ static const char producer_usage[] =
         "B fences A at\n"
         "                             the broker and A's last transaction "
         "must fail\n"
+        "      --msgid-from WHAT      each record's message id, the same in "
+        "every copy\n"
+        "                             of it: key (NAME-n, the default), "
+        "index (n, in\n"
+        "                             decimal) or none (no id header)\n"
+        "      --msgid-header NAME    header the id goes under (default "
+        "eos.msgid),\n"
+        "                             1..255 bytes, not one of the other "
+        "eos.* headers\n"
+        "      --restart-every N      after every N records (0 = never, the "
+        "default):\n"
+        "                             flush (commit when transactional), "
+        "destroy the\n"
+        "                             producer and start a new one: a new "
+        "session, with\n"
+        "                             a higher epoch and seqs from 0, that "
+        "first writes\n"
+        "                             again the last records delivered "
+        "before; not\n"
+        "                             with --zombie\n"
+        "      --restart-replay M     records written again after each "
+        "restart\n"
+        "                             (0..1000000, default 10; never more "
+        "than were\n"
+        "                             delivered): same key, value, id and "
+        "partition,\n"
+        "                             a new seq; only the id tells them from "
+        "new ones\n"
         "      --seed N               seed for the injections (default 1)\n"
         "  -X KEY=VALUE               librdkafka property (repeatable; after "
         "-F)\n"
@@ -1303,7 +1687,9 @@ static const char producer_usage[] =
         "      --json                 also print the summary as JSON on "
         "stdout\n"
         "  -q, --quiet                no warnings, no librdkafka log\n"
-        "  -h, --help                 this help\n"
+        "  -h, --help                 this help\n";
+
+static const char producer_usage_notes[] =
         "\n"
         "Defaults before -F/-X: enable.idempotence=true acks=all\n"
         "max.in.flight.requests.per.connection=5 "
@@ -1315,10 +1701,12 @@ static const char producer_usage[] =
         "gaps_injected=G\n"
         "  epoch=E records=R partitions=P pid=I transactions=T "
         "aborted_transactions=A\n"
-        "  zombie_records=Z zombie_fenced=0|1 zombie_epoch=E stopped=0|1 "
-        "elapsed_ms=MS\n"
-        "delivered counts visible writes (records, duplicates, zombie "
-        "writes).\n"
+        "  zombie_records=Z zombie_fenced=0|1 zombie_epoch=E "
+        "redelivered_injected=R\n"
+        "  restarts=S stopped=0|1 elapsed_ms=MS\n"
+        "delivered counts visible writes (records, duplicates, replayed "
+        "copies,\n"
+        "zombie writes); epoch and pid are the last session's.\n"
         "SIGINT/SIGTERM stop producing; the run still flushes and "
         "reports.\n"
         "Exit status: 0 all delivered, 1 some records not delivered or a "
@@ -1339,6 +1727,10 @@ enum {
         PRODUCER_OPT_ZOMBIE,
         PRODUCER_OPT_SEED,
         PRODUCER_OPT_JSON,
+        PRODUCER_OPT_MSGID_FROM,
+        PRODUCER_OPT_MSGID_HEADER,
+        PRODUCER_OPT_RESTART_EVERY,
+        PRODUCER_OPT_RESTART_REPLAY,
 };
 
 static volatile sig_atomic_t producer_signal_run = 1;
@@ -1410,12 +1802,20 @@ static int producer_args(int argc, char **argv, struct producer_opts *o,
                 {"inject-gaps", required_argument, NULL, PRODUCER_OPT_GAPS},
                 {"zombie", no_argument, NULL, PRODUCER_OPT_ZOMBIE},
                 {"seed", required_argument, NULL, PRODUCER_OPT_SEED},
+                {"msgid-from", required_argument, NULL,
+                 PRODUCER_OPT_MSGID_FROM},
+                {"msgid-header", required_argument, NULL,
+                 PRODUCER_OPT_MSGID_HEADER},
+                {"restart-every", required_argument, NULL,
+                 PRODUCER_OPT_RESTART_EVERY},
+                {"restart-replay", required_argument, NULL,
+                 PRODUCER_OPT_RESTART_REPLAY},
                 {"json", no_argument, NULL, PRODUCER_OPT_JSON},
                 {"quiet", no_argument, NULL, 'q'},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
-        int txn_size_given = 0;
+        int txn_size_given = 0, header_given = 0, replay_given = 0;
         int opt;
 
         optind = 0; /* glibc: rescan from scratch, this may be a 2nd call */
@@ -1492,6 +1892,37 @@ static int producer_args(int argc, char **argv, struct producer_opts *o,
                                 return -1;
                         }
                         break;
+                case PRODUCER_OPT_MSGID_FROM:
+                        if (strcmp(optarg, "key") == 0) {
+                                o->msgid_from = PRODUCER_MSGID_KEY;
+                        } else if (strcmp(optarg, "index") == 0) {
+                                o->msgid_from = PRODUCER_MSGID_INDEX;
+                        } else if (strcmp(optarg, "none") == 0) {
+                                o->msgid_from = PRODUCER_MSGID_NONE;
+                        } else {
+                                fprintf(stderr,
+                                        "produce: --msgid-from: expected "
+                                        "key, index or none, got \"%s\"\n",
+                                        optarg);
+                                return -1;
+                        }
+                        break;
+                case PRODUCER_OPT_MSGID_HEADER:
+                        o->msgid_header = optarg; /* checked with the rest */
+                        header_given = 1;
+                        break;
+                case PRODUCER_OPT_RESTART_EVERY:
+                        if (producer_arg_i64("--restart-every", 0, INT64_MAX,
+                                             &o->restart_every) == -1)
+                                return -1;
+                        break;
+                case PRODUCER_OPT_RESTART_REPLAY:
+                        if (producer_arg_i64("--restart-replay", 0,
+                                             PRODUCER_REPLAY_MAX,
+                                             &o->restart_replay) == -1)
+                                return -1;
+                        replay_given = 1;
+                        break;
                 case 'X':
                         kv[o->conf_kv_cnt++] = optarg;
                         break;
@@ -1538,6 +1969,16 @@ static int producer_args(int argc, char **argv, struct producer_opts *o,
                         "produce: --txn-size needs --transactional-id\n");
                 return -1;
         }
+        if (header_given && o->msgid_from == PRODUCER_MSGID_NONE) {
+                fprintf(stderr, "produce: --msgid-header needs --msgid-from "
+                                "key or index\n");
+                return -1;
+        }
+        if (replay_given && !o->restart_every) {
+                fprintf(stderr, "produce: --restart-replay needs "
+                                "--restart-every N (N > 0)\n");
+                return -1;
+        }
         o->conf_kv = kv;
         return 0;
 }
@@ -1560,6 +2001,7 @@ int producer_main(int argc, char **argv)
         r = producer_args(argc, argv, &o, kv, &json);
         if (r == 1) {
                 fputs(producer_usage, stdout);
+                fputs(producer_usage_notes, stdout);
                 status = 0;
                 goto out;
         }

@@ -20,6 +20,19 @@
  *    abortable error) is produced again with the same records, seqs and
  *    injections, so committed records stay contiguous; injections in
  *    aborted transactions are not counted.
+ *  - Message ids: record n carries its id (the key "NAME-n", or "n") under
+ *    msgid_header; every copy of record n (an injected duplicate, a
+ *    replay after a restart) carries the same id.  Zombie records are
+ *    records of their own (numbers from count on), with their own ids.
+ *  - Restarts (--restart-every N): after every N records (counted as -n
+ *    counts them) and all their delivery reports, or their commit, the
+ *    instance is destroyed and a new one (a new session: a strictly
+ *    higher eos.epoch, eos.seq from 0 on every partition) first writes
+ *    again those of the last restart_replay records that were delivered,
+ *    unchanged but for the seq: copies only the id can tell from new
+ *    records.  Replays are not injected into and do not count toward -n;
+ *    transactional, they open the first transaction of the new session,
+ *    on top of its txn_size records.
  *  - Everything runs on the calling thread: librdkafka callbacks are served
  *    by rd_kafka_poll()/flush() from inside producer_run().  A run keeps
  *    no global state, so concurrent runs in one process are independent;
@@ -34,6 +47,18 @@
 
 #define PRODUCER_NAME_MAX 255 /* bytes in eos.producer (DEDUP_PRODUCER_MAX) */
 #define PRODUCER_VALUE_MAX 100000000 /* --size upper bound */
+#define PRODUCER_MSGID_MAX 255 /* bytes in eos.msgid (DEDUP_MSGID_MAX) */
+#define PRODUCER_HEADER_NAME_MAX 255 /* --msgid-header bytes */
+#define PRODUCER_MSGID_HEADER "eos.msgid" /* --msgid-header default */
+#define PRODUCER_REPLAY_MAX 1000000 /* --restart-replay upper bound */
+#define PRODUCER_REPLAY_DEFAULT 10
+
+/* What a record's message id is (--msgid-from). */
+enum producer_msgid {
+        PRODUCER_MSGID_KEY = 0, /* the key, "NAME-n" (the default) */
+        PRODUCER_MSGID_INDEX,   /* the record number n, in decimal */
+        PRODUCER_MSGID_NONE,    /* no message id header */
+};
 
 /* Returns of producer_run(). */
 #define PRODUCER_ERR_RUN -1    /* failed while running; *res is partial */
@@ -55,6 +80,13 @@ struct producer_opts {
         double dup_rate;      /* --inject-duplicates, 0..1 */
         double gap_rate;      /* --inject-gaps, 0..1 */
         int zombie;           /* --zombie */
+        enum producer_msgid msgid_from; /* --msgid-from; KEY needs every
+                                           key NAME-n within 255 bytes */
+        const char *msgid_header; /* --msgid-header: 1..255 bytes, not an
+                                     eos.* header the producer stamps */
+        int64_t restart_every; /* restart after every N records; 0 = never */
+        int64_t restart_replay; /* records replayed after a restart,
+                                   0..PRODUCER_REPLAY_MAX */
         uint64_t seed;        /* --seed: injections are a function of it */
         const char *conf_file;        /* -F, applied before conf_kv */
         const char *const *conf_kv;   /* -X key=value, applied in order */
@@ -67,12 +99,15 @@ struct producer_opts {
 
 struct producer_result {
         int32_t partition_cnt;
-        int32_t epoch;        /* eos.epoch of the live session */
+        int32_t epoch;        /* eos.epoch of the live session (the last
+                                 one after restarts) */
         int32_t zombie_epoch; /* eos.epoch of the zombie; -1 without one */
-        int64_t pid;          /* eos.pid stamped (transactional); -1 none */
+        int64_t pid;          /* eos.pid stamped (transactional) by the
+                                 live session; -1 none */
         uint64_t records;     /* distinct live records meant to be visible */
-        uint64_t delivered;   /* visible writes: records, duplicates and
-                                 zombie records (committed, if transactional) */
+        uint64_t delivered;   /* visible writes: records, duplicates,
+                                 replayed copies and zombie records
+                                 (committed, if transactional) */
         uint64_t failed;      /* records meant to be visible that are not */
         uint64_t aborted;     /* writes in aborted transactions */
         uint64_t transactions;        /* committed */
@@ -80,13 +115,16 @@ struct producer_result {
         uint64_t duplicates_injected; /* visible duplicates */
         uint64_t gaps_injected;       /* visible skipped seqs */
         uint64_t zombie_records;      /* visible writes of the zombie */
+        uint64_t redelivered_injected; /* visible replayed copies */
+        uint64_t restarts;    /* sessions begun by --restart-every */
         int zombie_fenced;    /* the broker fenced the zombie's transaction */
         int stopped;          /* *run was cleared before the end */
         int64_t elapsed_ms;   /* first produce to last delivery report */
 };
 
 /* Fills o with the defaults of `eosaudit produce` (count 1000, size 100,
- * txn_size 100, epoch -1, seed 1, ...); the caller sets the rest. */
+ * txn_size 100, epoch -1, seed 1, msgid_from KEY under "eos.msgid",
+ * restart_every 0, restart_replay 10, ...); the caller sets the rest. */
 void producer_opts_init(struct producer_opts *o);
 
 /* Checks options alone (not the librdkafka configuration).  Returns 0, or

@@ -72,6 +72,9 @@ static void produce(struct fx *fx, const char *name, int64_t count,
         o.name = name;
         o.count = count;
         o.epoch = epoch;
+        /* Both runs write keys d1-0, d1-1, ...: as ids, the second run's
+         * would repeat the first's (redelivered). */
+        o.msgid_from = PRODUCER_MSGID_NONE;
         o.quiet = 1;
         memset(&res, 0, sizeof(res));
         if (producer_run(&o, &res, errstr, sizeof(errstr)))
