@@ -13,6 +13,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "audit.h"
 #include "../http/http.h"
 #include "kconf.h"
 
@@ -368,11 +369,24 @@ int conf_set(struct conf *c, enum conf_id id, const char *value,
 
         switch (o->type) {
         case CONF_T_STRING:
-                if ((int64_t)len >= o->min && (int64_t)len <= o->max)
-                        break;
-                snprintf(expect, sizeof(expect),
-                         "%" PRId64 " to %" PRId64 " bytes", o->min, o->max);
-                goto bad;
+                if ((int64_t)len < o->min || (int64_t)len > o->max) {
+                        snprintf(expect, sizeof(expect),
+                                 "%" PRId64 " to %" PRId64 " bytes", o->min,
+                                 o->max);
+                        goto bad;
+                }
+                if (id == CONF_DEDUP_KEY) {
+                        enum audit_id_source src;
+                        const char *hdr;
+                        if (audit_dedup_key_parse(value, &src, &hdr, err,
+                                                  sizeof(err))) {
+                                snprintf(expect, sizeof(expect),
+                                         "msgid, header:NAME, key or "
+                                         "value-hash");
+                                goto bad;
+                        }
+                }
+                break;
         case CONF_T_LIST:
                 if ((size_t)o->max < max_items)
                         max_items = (size_t)o->max;

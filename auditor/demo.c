@@ -22,10 +22,14 @@
 #define DEMO_TOPIC "demo"
 #define DEMO_PARTITIONS 4
 #define DEMO_BROKERS 3
+#define DEMO_REPLAY 20 /* records resent after the restart */
 
+/* Two producers, one after the other: o (faults and a zombie) and o2
+ * (a crash and restart; the reference producer does not combine the
+ * two in one run). */
 struct demo_producer {
-        struct producer_opts o;
-        struct producer_result res;
+        struct producer_opts o, o2;
+        struct producer_result res, res2;
         char errstr[512];
         int rc;
         volatile sig_atomic_t *done;
@@ -37,6 +41,9 @@ static void *demo_produce(void *arg)
 
         dp->rc = producer_run(&dp->o, &dp->res, dp->errstr,
                               sizeof(dp->errstr));
+        if (!dp->rc)
+                dp->rc = producer_run(&dp->o2, &dp->res2, dp->errstr,
+                                      sizeof(dp->errstr));
         *dp->done = 1;
         return NULL;
 }
@@ -57,7 +64,15 @@ static void demo_event(void *opaque, const char *topic, int32_t partition,
                (long long)ev->offset_lo, (long long)ev->offset_hi,
                ev->kind == DEDUP_KIND_GAP ? "missing" : "records",
                (unsigned long long)ev->count);
-        if (ev->first_offset >= 0)
+        if (ev->kind == DEDUP_KIND_REDELIVERED && ev->first_offset >= 0)
+                printf(" (first copies at offsets %lld..%lld, id '%.*s')",
+                       (long long)ev->first_offset,
+                       (long long)ev->first_offset_hi,
+                       (int)(ev->id_len < DEDUP_ID_EVIDENCE_MAX
+                                 ? ev->id_len
+                                 : DEDUP_ID_EVIDENCE_MAX),
+                       (const char *)ev->id);
+        else if (ev->first_offset >= 0)
                 printf(" (first copy at offset %lld)",
                        (long long)ev->first_offset);
         putchar('\n');
@@ -244,8 +259,10 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         }
         printf("demo: producing %lld records as 'orders' (%.0f/s) with "
                "0.2%% injected duplicates, 0.1%% injected gaps and a zombie "
-               "session\n",
-               (long long)count, rate);
+               "session, then %lld as 'billing' with a restart half-way that "
+               "resends its last %d records\n",
+               (long long)count, rate, (long long)(count / 4 + 1),
+               DEMO_REPLAY);
         fflush(stdout);
 
         memset(&dp, 0, sizeof(dp));
@@ -261,6 +278,15 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         dp.o.seed = seed;
         dp.o.quiet = 1;
         dp.o.run = run;
+        /* One crash and restart half-way: a new session that resends what
+         * the last one wrote, which only the message ids can tell. */
+        dp.o2 = dp.o;
+        dp.o2.name = "billing";
+        dp.o2.count = count / 4 + 1;
+        dp.o2.dup_rate = dp.o2.gap_rate = 0;
+        dp.o2.zombie = 0;
+        dp.o2.restart_every = dp.o2.count / 2 + 1;
+        dp.o2.restart_replay = DEMO_REPLAY;
         dp.done = &produced;
         if (pthread_create(&thr, NULL, demo_produce, &dp)) {
                 fprintf(stderr, "eosaudit: demo: cannot start the producer\n");
@@ -330,7 +356,11 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
                                   s.missing);
                 bad |= demo_check("fenced", dp.res.zombie_records,
                                   s.anomalies[DEDUP_KIND_FENCED]);
-                bad |= demo_check("records", dp.res.delivered, s.records);
+                bad |= demo_check("redelivered", dp.res2.redelivered_injected,
+                                  s.anomalies[DEDUP_KIND_REDELIVERED]);
+                bad |= demo_check("records",
+                                  dp.res.delivered + dp.res2.delivered,
+                                  s.records);
                 rc = bad ? 1 : 0;
         }
         fflush(stdout);

@@ -209,6 +209,9 @@ static const struct {
          INT64_MAX},
         {CONF_IDLE_TTL_MS, "idle-ttl-ms = 60000", NULL, 60000},
         {CONF_MAX_OPEN_GAPS, "max-open-gaps = 1000000", NULL, 1000000},
+        {CONF_DEDUP_KEY, "dedup-key = header:ce_id", "header:ce_id", 0},
+        {CONF_ID_WINDOW, "id-window = 10000000", NULL, 10000000},
+        {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms = 0", NULL, 0},
         {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
         {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
         {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL,
@@ -321,6 +324,12 @@ static const struct {
         const char *want;
 } bad_files[] = {
         {"brokers = a\nfoo = 1\n", "2: unknown key 'foo'"},
+        {"dedup-key = header:\n",
+         "1: invalid value 'header:' for dedup-key (expected msgid, "
+         "header:NAME, key or value-hash)"},
+        {"dedup-key = Key\n",
+         "1: invalid value 'Key' for dedup-key (expected msgid, "
+         "header:NAME, key or value-hash)"},
         {"# x\nbrokers = a\n\nbrokers = b\n",
          "4: duplicate key 'brokers' (first on line 2)"},
         {"commit-records = 10k\n",

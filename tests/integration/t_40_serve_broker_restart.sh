@@ -64,8 +64,11 @@ el="$(json_get elapsed_ms "$PROD_JSON")"
 assert_true "phase 1 spanned the outage (elapsed $el ms > 5000)" \
         test "$el" -gt 5000
 
-# Phase 2: the next session of the same producer, broker up.
-produce -t "$T" --producer "$(name p)" --state "$STATE" -n "$N2" --rate "$RATE2"
+# Phase 2: the next session of the same producer, broker up.  Its records
+# are new messages, but the reference producer would stamp them with the
+# ids of phase 1 (keys p-0, p-1, ...): no ids this time.
+produce -t "$T" --producer "$(name p)" --state "$STATE" -n "$N2" --rate "$RATE2" \
+        --msgid-from none
 assert_eq "phase 2 produce exit status" 0 "$PROD_RC"
 assert_prod delivered "$N2"
 assert_prod failed 0

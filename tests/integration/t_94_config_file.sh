@@ -63,7 +63,8 @@ assert_true "the ledger is where db says" test -f "$IT_TMP/ledger.db"
 
 # 2. Flags over the file: --log-level and --listen.
 PORT2="$(free_port)"
-produce -t "$T" --producer "$(name p)" -n 20 --seed 2 --epoch 1
+# --msgid-from none: new messages, not resends of run 1's (same keys).
+produce -t "$T" --producer "$(name p)" -n 20 --seed 2 --epoch 1 --msgid-from none
 bg_start SERVE "$EOSAUDIT" serve --config "$CONF" --log-level info \
         --listen "127.0.0.1:$PORT2" >"$IT_TMP/serve2.log" 2>&1
 U2="http://127.0.0.1:$PORT2/"
@@ -78,7 +79,7 @@ wait_pid "$SERVE" 15
 assert_eq "serve exit status (flags over the file)" 0 "$WAIT_RC"
 
 # 3. scan reads the same file: only the new records.
-produce -t "$T" --producer "$(name p)" -n 30 --seed 3 --epoch 2
+produce -t "$T" --producer "$(name p)" -n 30 --seed 3 --epoch 2 --msgid-from none
 scan_json --config "$CONF" --listen off
 assert_eq "scan exit status" 0 "$SCAN_RC"
 assert_scan records_total 150
