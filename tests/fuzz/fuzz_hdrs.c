@@ -52,15 +52,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct dedup_tracker *tr;
         struct dedup_hdrs h;
         uint64_t records = 0, counted;
+        uint32_t window;
         size_t i = 0;
         int64_t offset = 0;
 
         dedup_config_defaults(&conf);
         conf.max_open_gaps = 4;
+        /* A tiny id window: generations of 4 ids, rotating often. */
+        conf.window.max_ids = 64;
         tr = dedup_tracker_new(&conf);
         if (!tr || dedup_tracker_part_add(tr, 0, 1) ||
-            dedup_tracker_part_add(tr, 1, 0))
+            dedup_tracker_part_add(tr, 1, 0) ||
+            dedup_tracker_window_add(tr, &window))
                 abort();
+        dedup_tracker_part_set_window(tr, 0, window);
+        dedup_tracker_part_set_window(tr, 1, window);
         dedup_tracker_begin(tr, 1);
         dedup_hdrs_init(&h);
         while (i < size) {
@@ -68,9 +74,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 size_t len;
                 if (i + 3 <= size && !data[i] && !data[i + 1] && !data[i + 2]) {
                         fuzz_check(&h);
+                        h.id = h.msgid;
+                        h.id_len = h.msgid_len;
                         dedup_tracker_observe(tr, (uint32_t)(records & 1),
                                               offset++, &h);
                         records++;
+                        /* A "commit" now and then: no store behind it,
+                         * so committed ids are forgotten by the batch
+                         * index but not by the filters. */
+                        if (records % 7 == 0) {
+                                dedup_tracker_dirty_clear(tr);
+                                dedup_tracker_events_clear(tr);
+                        }
                         dedup_hdrs_init(&h);
                         i += 3;
                         continue;
@@ -88,8 +103,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 i += len;
         }
         fuzz_check(&h);
+        h.id = h.msgid;
+        h.id_len = h.msgid_len;
         dedup_tracker_observe(tr, (uint32_t)(records & 1), offset, &h);
         records++;
+        if (dedup_tracker_window_ids(tr, window) > 64)
+                abort();
         dedup_tracker_tick(tr);
         dedup_tracker_confirm_all(tr);
         counted = dedup_tracker_part_counts(tr, 0)->records +
