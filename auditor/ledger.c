@@ -52,10 +52,12 @@ enum ledger_stmt {
         LEDGER_ST_GAP_PUT,
         LEDGER_ST_ANOMALY_PUT,
         LEDGER_ST_COVERAGE_PUT,
-        LEDGER_ST_MSGID_PUT,
-        LEDGER_ST_MSGID_GET,
+        LEDGER_ST_BATCH_PUT,
+        LEDGER_ST_CHUNK_PUT,
+        LEDGER_ST_CHUNK_GET,
         LEDGER_ST_GEN_PUT,
-        LEDGER_ST_GEN_IDS_DEL,
+        LEDGER_ST_GEN_BATCHES_DEL,
+        LEDGER_ST_GEN_CHUNKS_DEL,
         LEDGER_ST_GEN_DEL,
         LEDGER_ST__CNT
 };
@@ -96,17 +98,20 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
                 "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
                 "ON CONFLICT DO NOTHING",
-        /* An id is new to its window when it is written, so a conflict
-         * cannot happen; if it ever did, the first copy must stay. */
-        [LEDGER_ST_MSGID_PUT] =
-                "INSERT OR IGNORE INTO msgids (gen, h1, h2, partition, "
-                "offset) VALUES (?1, ?2, ?3, ?4, ?5)",
-        [LEDGER_ST_MSGID_GET] = "SELECT partition, offset FROM msgids "
-                                "WHERE gen = ?1 AND h1 = ?2 AND h2 = ?3",
+        [LEDGER_ST_BATCH_PUT] = "INSERT INTO msgid_batches (gen, seq, "
+                                "entries) VALUES (?1, ?2, ?3)",
+        [LEDGER_ST_CHUNK_PUT] = "INSERT INTO msgid_chunks (gen, h1, h2, "
+                                "entries) VALUES (?1, ?2, ?3, ?4)",
+        [LEDGER_ST_CHUNK_GET] =
+                "SELECT entries FROM msgid_chunks WHERE gen = ?1 AND "
+                "(h1, h2) <= (?2, ?3) ORDER BY h1 DESC, h2 DESC LIMIT 1",
         [LEDGER_ST_GEN_PUT] =
                 "INSERT OR REPLACE INTO msgid_gens (gen, topic, dedup_key, "
-                "first_ms, last_ms, ids) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        [LEDGER_ST_GEN_IDS_DEL] = "DELETE FROM msgids WHERE gen = ?1",
+                "first_ms, last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, "
+                "?5, ?6, ?7)",
+        [LEDGER_ST_GEN_BATCHES_DEL] =
+                "DELETE FROM msgid_batches WHERE gen = ?1",
+        [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
         [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
 };
 
@@ -128,6 +133,9 @@ struct ledger {
         struct ledger_window *win;
         uint32_t nwin;
         char *dedup_key;
+        int64_t batch_seq;      /* last msgid_batches.seq written */
+        unsigned char *ebuf;    /* packed entries being written */
+        size_t ebuf_cap;
         int lookup_failed; /* a lookup failed: say why at commit */
         char lookup_err[256];
 };
@@ -591,6 +599,9 @@ static void ledger_windows_free(struct ledger *lg)
                 free(lg->win[i].part_of);
         free(lg->win);
         free(lg->dedup_key);
+        free(lg->ebuf);
+        lg->ebuf = NULL;
+        lg->ebuf_cap = 0;
         lg->win = NULL;
         lg->nwin = 0;
         lg->dedup_key = NULL;
@@ -875,24 +886,93 @@ static int ledger_txn(struct ledger *lg, enum ledger_stmt which,
 static int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                           size_t errstr_size);
 
-/* dedup_id_lookup_cb: is id in generation gen?  On the writer handle, so
- * it sees what this process committed, never a batch in flight. */
+/* Packed ids (see schema/0002_msgids.sql): 32 bytes, little-endian. */
+#define LEDGER_ENTRY 32
+#define LEDGER_CHUNK_IDS 120 /* 3840 bytes: one page, no overflow */
+#define LEDGER_SIGN ((uint64_t)1 << 63)
+
+static void ledger_le_put(unsigned char *p, uint64_t v, int n)
+{
+        int i;
+
+        for (i = 0; i < n; i++)
+                p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t ledger_le_get(const unsigned char *p, int n)
+{
+        uint64_t v = 0;
+        int i;
+
+        for (i = 0; i < n; i++)
+                v |= (uint64_t)p[i] << (8 * i);
+        return v;
+}
+
+static void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
+                             int32_t partition, int64_t offset)
+{
+        ledger_le_put(p, id->lo, 8);
+        ledger_le_put(p + 8, id->hi, 8);
+        ledger_le_put(p + 16, (uint32_t)partition, 4);
+        ledger_le_put(p + 20, 0, 4);
+        ledger_le_put(p + 24, (uint64_t)offset, 8);
+}
+
+static void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
+                             int32_t *partition, int64_t *offset)
+{
+        id->lo = ledger_le_get(p, 8);
+        id->hi = ledger_le_get(p + 8, 8);
+        *partition = (int32_t)(uint32_t)ledger_le_get(p + 16, 4);
+        *offset = (int64_t)ledger_le_get(p + 24, 8);
+}
+
+/* Makes room for n packed entries in lg->ebuf. */
+static int ledger_ebuf(struct ledger *lg, size_t n)
+{
+        unsigned char *b;
+
+        if (n > (size_t)INT32_MAX / LEDGER_ENTRY)
+                return -1;
+        if (n * LEDGER_ENTRY <= lg->ebuf_cap)
+                return 0;
+        b = realloc(lg->ebuf, n * LEDGER_ENTRY);
+        if (!b)
+                return -1;
+        lg->ebuf = b;
+        lg->ebuf_cap = n * LEDGER_ENTRY;
+        return 0;
+}
+
+/* The part of partition in window w, or UINT32_MAX (not audited now). */
+static uint32_t ledger_part_of(const struct ledger_window *w,
+                               int32_t partition)
+{
+        if (partition >= 0 && (size_t)partition < w->npart_of &&
+            w->part_of[partition])
+                return w->part_of[partition] - 1;
+        return UINT32_MAX;
+}
+
+/* dedup_id_lookup_cb: is id in the closed generation gen?  One chunk read
+ * and a binary search in it.  On the writer handle, so it sees what this
+ * process committed. */
 static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
                             const struct dedup_id *id, uint32_t *part,
                             int64_t *offset)
 {
         struct ledger *lg = opaque;
-        sqlite3_stmt *st = lg->st[LEDGER_ST_MSGID_GET];
-        const struct ledger_window *w;
-        int64_t partition;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_GET];
+        const unsigned char *e;
+        size_t lo = 0, hi;
         int brc, src, rc = -1;
 
         if (window >= lg->nwin)
                 goto out;
-        w = &lg->win[window];
         brc = sqlite3_bind_int64(st, 1, (int64_t)gen);
-        brc |= sqlite3_bind_int64(st, 2, (int64_t)id->lo);
-        brc |= sqlite3_bind_int64(st, 3, (int64_t)id->hi);
+        brc |= sqlite3_bind_int64(st, 2, (int64_t)(id->lo ^ LEDGER_SIGN));
+        brc |= sqlite3_bind_int64(st, 3, (int64_t)(id->hi ^ LEDGER_SIGN));
         if (brc != SQLITE_OK)
                 goto out;
         src = sqlite3_step(st);
@@ -902,18 +982,26 @@ static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
         }
         if (src != SQLITE_ROW)
                 goto out;
-        partition = sqlite3_column_int64(st, 0);
-        *offset = sqlite3_column_int64(st, 1);
-        /* A partition no longer audited (fewer partitions?) keeps its
-         * evidence unresolved: still a repeat, at an unknown place. */
-        if (partition >= 0 && (uint64_t)partition < w->npart_of &&
-            w->part_of[partition]) {
-                *part = w->part_of[partition] - 1;
-        } else {
-                *part = UINT32_MAX;
-                *offset = -1;
+        e = sqlite3_column_blob(st, 0);
+        hi = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
+        rc = 0;
+        while (e && lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                struct dedup_id x;
+                int32_t partition;
+                int64_t off;
+                ledger_entry_get(e + mid * LEDGER_ENTRY, &x, &partition, &off);
+                if (x.lo == id->lo && x.hi == id->hi) {
+                        *part = ledger_part_of(&lg->win[window], partition);
+                        *offset = *part == UINT32_MAX ? -1 : off;
+                        rc = 1;
+                        break;
+                }
+                if (x.lo < id->lo || (x.lo == id->lo && x.hi < id->hi))
+                        lo = mid + 1;
+                else
+                        hi = mid;
         }
-        rc = 1;
 out:
         if (rc < 0 && !lg->lookup_failed) {
                 lg->lookup_failed = 1;
@@ -947,14 +1035,52 @@ static int ledger_window_map(struct ledger_window *w,
         return 0;
 }
 
+/* Restores the packed ids of gen (rows of st, column 0) into tr: a closed
+ * generation's into its filter, an open one's into memory too. */
+static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
+                              sqlite3_stmt *st, uint32_t window,
+                              uint64_t gen, int closed)
+{
+        const struct ledger_window *w = &lg->win[window];
+        int src;
+
+        if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK)
+                return -1;
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                const unsigned char *e = sqlite3_column_blob(st, 0);
+                size_t n = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
+                size_t i;
+                for (i = 0; e && i < n; i++) {
+                        struct dedup_id_row r = {.gen = gen, .window = window};
+                        int32_t partition;
+                        ledger_entry_get(e + i * LEDGER_ENTRY, &r.id,
+                                         &partition, &r.offset);
+                        r.part = ledger_part_of(w, partition);
+                        /* An id whose partition is not audited now (it
+                         * cannot be written back) is left out.  A
+                         * generation the tracker refuses (pushed out by a
+                         * later one) is skipped whole. */
+                        if (closed ? dedup_tracker_id_restore(tr, window, gen,
+                                                              &r.id)
+                                   : r.part != UINT32_MAX &&
+                                         dedup_tracker_row_restore(tr, &r)) {
+                                sqlite3_reset(st);
+                                return 0;
+                        }
+                }
+        }
+        sqlite3_reset(st);
+        return src == SQLITE_DONE ? 0 : -1;
+}
+
 /* Restores the generations of window (topic) and their ids into tr. */
 static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
-                              sqlite3_stmt *gen_st, sqlite3_stmt *id_st,
-                              uint32_t window, char *errstr,
-                              size_t errstr_size)
+                              sqlite3_stmt *gen_st, sqlite3_stmt *batch_st,
+                              sqlite3_stmt *chunk_st, uint32_t window,
+                              char *errstr, size_t errstr_size)
 {
         static const char *const what = "cannot read ledger id windows";
-        uint64_t *gens = NULL;
+        struct dedup_gen_view *gens = NULL;
         size_t ngens = 0, cap = 0, i;
         int src, rc = -1;
 
@@ -970,10 +1096,12 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                         .first_ms = sqlite3_column_int64(gen_st, 1),
                         .last_ms = sqlite3_column_int64(gen_st, 2),
                         .ids = ledger_u64_get(gen_st, 3),
+                        .closed = sqlite3_column_int64(gen_st, 4) != 0,
                 };
                 if (ngens == cap) {
                         size_t ncap = cap ? cap * 2 : 64;
-                        uint64_t *n = realloc(gens, ncap * sizeof(*n));
+                        struct dedup_gen_view *n =
+                                realloc(gens, ncap * sizeof(*n));
                         if (!n) {
                                 snprintf(errstr, errstr_size, "%s: %s", what,
                                          strerror(ENOMEM));
@@ -982,46 +1110,38 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                         gens = n;
                         cap = ncap;
                 }
-                if (dedup_tracker_gen_restore(tr, &gv)) {
-                        snprintf(errstr, errstr_size,
-                                 "bad id generation %lld in the ledger for "
-                                 "topic %s",
-                                 (long long)gv.gen, lg->win[window].topic);
-                        goto out;
-                }
-                gens[ngens++] = gv.gen;
+                gens[ngens++] = gv;
         }
         if (src != SQLITE_DONE) {
                 ledger_err(lg, what, errstr, errstr_size);
                 goto out;
         }
+        /* Each generation, then its ids: a generation pushed out by a
+         * later one (the ledger held more than the window now does) is
+         * dropped by the tracker and deleted at the next commit. */
         for (i = 0; i < ngens; i++) {
-                if (sqlite3_bind_int64(id_st, 1, (int64_t)gens[i]) !=
-                    SQLITE_OK) {
+                if (dedup_tracker_gen_restore(tr, &gens[i])) {
+                        snprintf(errstr, errstr_size,
+                                 "bad id generation %lld in the ledger for "
+                                 "topic %s",
+                                 (long long)gens[i].gen,
+                                 lg->win[window].topic);
+                        goto out;
+                }
+        }
+        for (i = 0; i < ngens; i++) {
+                /* Ids of an open generation sit in batches; a generation
+                 * closed in memory and never persisted so too. */
+                if (ledger_ids_restore(lg, tr,
+                                       gens[i].closed ? chunk_st : batch_st,
+                                       window, gens[i].gen, gens[i].closed)) {
                         ledger_err(lg, what, errstr, errstr_size);
                         goto out;
                 }
-                while ((src = sqlite3_step(id_st)) == SQLITE_ROW) {
-                        struct dedup_id id = {
-                                .lo = (uint64_t)sqlite3_column_int64(id_st, 0),
-                                .hi = (uint64_t)sqlite3_column_int64(id_st, 1),
-                        };
-                        /* A generation pushed out by a later one while
-                         * restoring (the ledger held more than a window
-                         * does) is skipped; commit deletes it. */
-                        if (dedup_tracker_id_restore(tr, window, gens[i], &id))
-                                break;
-                }
-                if (src != SQLITE_DONE && src != SQLITE_ROW) {
-                        ledger_err(lg, what, errstr, errstr_size);
-                        goto out;
-                }
-                sqlite3_reset(id_st);
         }
         rc = 0;
 out:
         sqlite3_reset(gen_st);
-        sqlite3_reset(id_st);
         free(gens);
         return rc;
 }
@@ -1032,7 +1152,8 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                         size_t nparts, const char *dedup_key, char *errstr,
                         size_t errstr_size)
 {
-        sqlite3_stmt *gen_st = NULL, *id_st = NULL, *stale_st = NULL;
+        sqlite3_stmt *gen_st = NULL, *batch_st = NULL, *chunk_st = NULL;
+        sqlite3_stmt *stale_st = NULL, *seq_st = NULL;
         size_t i;
         int rc = -1;
 
@@ -1066,11 +1187,15 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                            "dedup_key <> ?2",
                            &stale_st, errstr, errstr_size) ||
             ledger_prepare(lg,
-                           "SELECT gen, first_ms, last_ms, ids FROM "
+                           "SELECT gen, first_ms, last_ms, ids, closed FROM "
                            "msgid_gens WHERE topic = ?1 ORDER BY gen",
                            &gen_st, errstr, errstr_size) ||
-            ledger_prepare(lg, "SELECT h1, h2 FROM msgids WHERE gen = ?1",
-                           &id_st, errstr, errstr_size))
+            ledger_prepare(lg,
+                           "SELECT entries FROM msgid_batches WHERE gen = ?1",
+                           &batch_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT entries FROM msgid_chunks WHERE gen = ?1",
+                           &chunk_st, errstr, errstr_size))
                 goto out;
         if (ledger_txn(lg, LEDGER_ST_BEGIN, "cannot load ledger id windows",
                        errstr, errstr_size))
@@ -1098,10 +1223,16 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                                    errstr, errstr_size);
                         goto out;
                 }
-                if (ledger_window_load(lg, tr, gen_st, id_st, (uint32_t)i,
-                                       errstr, errstr_size))
+                if (ledger_window_load(lg, tr, gen_st, batch_st, chunk_st,
+                                       (uint32_t)i, errstr, errstr_size))
                         goto out;
         }
+        if (ledger_query_row(lg,
+                             "SELECT COALESCE(MAX(seq), 0) FROM msgid_batches",
+                             "cannot load ledger id windows", &seq_st, errstr,
+                             errstr_size))
+                goto out;
+        lg->batch_seq = sqlite3_column_int64(seq_st, 0);
         if (ledger_txn(lg, LEDGER_ST_COMMIT, "cannot load ledger id windows",
                        errstr, errstr_size))
                 goto out;
@@ -1111,7 +1242,9 @@ out:
         ledger_rollback(lg);
         sqlite3_finalize(stale_st);
         sqlite3_finalize(gen_st);
-        sqlite3_finalize(id_st);
+        sqlite3_finalize(batch_st);
+        sqlite3_finalize(chunk_st);
+        sqlite3_finalize(seq_st);
         return rc;
 }
 
@@ -1121,6 +1254,8 @@ out:
 
 struct ledger_commit_ctx {
         struct ledger *lg;
+        uint64_t closed[8]; /* generations the batch closed (some of) */
+        size_t nclosed;
         struct ledger_part *parts;
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
@@ -1350,6 +1485,11 @@ static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
         sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_PUT];
         int brc;
 
+        /* Changed and closed: closed by this batch, which then writes its
+         * ids sorted, not as a batch too. */
+        if (gv->closed && cc->nclosed < sizeof(cc->closed) / sizeof(cc->closed[0]))
+                cc->closed[cc->nclosed++] = gv->gen;
+
         if (gv->window >= lg->nwin || gv->gen > INT64_MAX) {
                 snprintf(cc->errstr, cc->errstr_size,
                          "cannot write id generation %llu: unknown window %u",
@@ -1363,44 +1503,50 @@ static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
         brc |= sqlite3_bind_int64(st, 4, gv->first_ms);
         brc |= sqlite3_bind_int64(st, 5, gv->last_ms);
         brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(gv->ids));
+        brc |= sqlite3_bind_int(st, 7, !!gv->closed);
         return ledger_step_done(lg, st, brc,
                                 "cannot write ledger id generation",
                                 cc->errstr, cc->errstr_size);
+}
+
+/* Runs one of the statements that take a generation as ?1. */
+static int ledger_gen_step(struct ledger *lg, enum ledger_stmt which,
+                           uint64_t gen, const char *what, char *errstr,
+                           size_t errstr_size)
+{
+        sqlite3_stmt *st = lg->st[which];
+
+        return ledger_step_done(lg, st,
+                                sqlite3_bind_int64(st, 1, (int64_t)gen), what,
+                                errstr, errstr_size);
 }
 
 /* Deletes generation gen and its ids. */
 static int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                           size_t errstr_size)
 {
-        sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_IDS_DEL];
-
-        if (ledger_step_done(lg, st,
-                             sqlite3_bind_int64(st, 1, (int64_t)gen),
-                             "cannot delete ledger ids", errstr,
-                             errstr_size))
-                return -1;
-        st = lg->st[LEDGER_ST_GEN_DEL];
-        return ledger_step_done(lg, st,
-                                sqlite3_bind_int64(st, 1, (int64_t)gen),
-                                "cannot delete ledger id generation", errstr,
-                                errstr_size);
+        return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gen,
+                               "cannot delete ledger ids", errstr,
+                               errstr_size) ||
+               ledger_gen_step(lg, LEDGER_ST_GEN_CHUNKS_DEL, gen,
+                               "cannot delete ledger ids", errstr,
+                               errstr_size) ||
+               ledger_gen_step(lg, LEDGER_ST_GEN_DEL, gen,
+                               "cannot delete ledger id generation", errstr,
+                               errstr_size);
 }
 
-/*
- * The batch's id window changes: new ids, then generations written, then
- * dropped ones deleted (with any of their ids written just before).
- */
-static int ledger_windows_put(struct ledger_commit_ctx *cc,
-                              struct dedup_tracker *tr)
+/* Packs rows[0..n) into lg->ebuf (n > 0, all of parts[]). */
+static int ledger_rows_pack(struct ledger_commit_ctx *cc,
+                            const struct dedup_id_row *rows, size_t n)
 {
-        struct ledger *lg = cc->lg;
-        sqlite3_stmt *st = lg->st[LEDGER_ST_MSGID_PUT];
-        const struct dedup_id_row *rows;
-        const uint64_t *dropped;
-        size_t n, i;
-        int brc;
+        size_t i;
 
-        rows = dedup_tracker_ids_new(tr, &n);
+        if (ledger_ebuf(cc->lg, n)) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write ledger ids: %s", strerror(ENOMEM));
+                return -1;
+        }
         for (i = 0; i < n; i++) {
                 if (rows[i].part >= cc->nparts) {
                         snprintf(cc->errstr, cc->errstr_size,
@@ -1409,18 +1555,93 @@ static int ledger_windows_put(struct ledger_commit_ctx *cc,
                                  rows[i].part, cc->nparts);
                         return -1;
                 }
-                brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);
-                brc |= sqlite3_bind_int64(st, 2, (int64_t)rows[i].id.lo);
-                brc |= sqlite3_bind_int64(st, 3, (int64_t)rows[i].id.hi);
-                brc |= sqlite3_bind_int64(st, 4,
-                                          cc->parts[rows[i].part].partition);
-                brc |= sqlite3_bind_int64(st, 5, rows[i].offset);
-                if (ledger_step_done(lg, st, brc, "cannot write ledger id",
+                ledger_entry_put(cc->lg->ebuf + i * LEDGER_ENTRY, &rows[i].id,
+                                 cc->parts[rows[i].part].partition,
+                                 rows[i].offset);
+        }
+        return 0;
+}
+
+/* dedup_gen_rows_cb: a closed generation's ids, sorted, as chunks; its
+ * batches go. */
+static int ledger_gen_closed(void *opaque, const struct dedup_gen_view *gv,
+                             const struct dedup_id_row *rows, size_t n)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_PUT];
+        size_t i, k;
+        int brc;
+
+        for (i = 0; i < n; i += k) {
+                k = n - i < LEDGER_CHUNK_IDS ? n - i : LEDGER_CHUNK_IDS;
+                if (ledger_rows_pack(cc, rows + i, k))
+                        return -1;
+                brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
+                brc |= sqlite3_bind_int64(
+                        st, 2, (int64_t)(rows[i].id.lo ^ LEDGER_SIGN));
+                brc |= sqlite3_bind_int64(
+                        st, 3, (int64_t)(rows[i].id.hi ^ LEDGER_SIGN));
+                brc |= sqlite3_bind_blob(st, 4, lg->ebuf,
+                                         (int)(k * LEDGER_ENTRY),
+                                         SQLITE_STATIC);
+                if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
                                      cc->errstr, cc->errstr_size))
                         return -1;
         }
+        return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gv->gen,
+                               "cannot delete ledger ids", cc->errstr,
+                               cc->errstr_size);
+}
+
+/*
+ * The batch's id window changes: generations written, new ids (one packed
+ * row per open generation they went to), closed generations sorted into
+ * chunks (their new ids with them), dropped ones deleted.
+ */
+static int ledger_windows_put(struct ledger_commit_ctx *cc,
+                              struct dedup_tracker *tr)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_BATCH_PUT];
+        const struct dedup_id_row *rows;
+        const uint64_t *dropped;
+        size_t n, i, j;
+        int brc, rc;
+
+        cc->nclosed = 0;
         if (dedup_tracker_gens_dirty_foreach(tr, ledger_gen_put, cc))
                 return -1;
+        rows = dedup_tracker_ids_new(tr, &n);
+        for (i = 0; i < n; i = j) {
+                size_t c;
+                for (j = i + 1; j < n && rows[j].gen == rows[i].gen; j++)
+                        ;
+                for (c = 0; c < cc->nclosed; c++)
+                        if (cc->closed[c] == rows[i].gen)
+                                break;
+                if (c < cc->nclosed)
+                        continue; /* sorted into chunks below */
+                if (ledger_rows_pack(cc, rows + i, j - i))
+                        return -1;
+                brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);
+                brc |= sqlite3_bind_int64(st, 2, ++lg->batch_seq);
+                brc |= sqlite3_bind_blob(st, 3, lg->ebuf,
+                                         (int)((j - i) * LEDGER_ENTRY),
+                                         SQLITE_STATIC);
+                if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        cc->errstr[0] = '\0';
+        rc = dedup_tracker_gens_closed_foreach(tr, ledger_gen_closed, cc);
+        if (rc) {
+                if (!cc->errstr[0])
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot sort ledger ids: %s",
+                                 strerror(ENOMEM));
+                return -1;
+        }
         dropped = dedup_tracker_gens_dropped(tr, &n);
         for (i = 0; i < n; i++)
                 if (ledger_gen_del(lg, dropped[i], cc->errstr,

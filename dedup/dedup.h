@@ -339,11 +339,12 @@ void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,
                                    uint32_t window);
 
 /*
- * The caller's store of committed ids: is id in generation gen?  Returns 1
- * and sets *part, *offset of its first copy; 0 when not there; -1 on an
- * error (the tracker then fails: dedup_tracker_failed()).  Asked only when
- * the generation's filter says "maybe" and the id is not among the ids not
- * yet persisted (dedup_tracker_ids_new()).
+ * The caller's store of committed ids: is id in the closed generation gen?
+ * Returns 1 and sets *part, *offset of its first copy (*part UINT32_MAX
+ * and *offset -1 when unknown); 0 when not there; -1 on an error (the
+ * tracker then fails: dedup_tracker_failed()).  Asked only when the
+ * generation's filter says "maybe"; open generations are answered from
+ * memory.
  */
 typedef int(dedup_id_lookup_cb)(void *opaque, uint32_t window,
                                 uint64_t gen, const struct dedup_id *id,
@@ -351,48 +352,70 @@ typedef int(dedup_id_lookup_cb)(void *opaque, uint32_t window,
 void dedup_tracker_set_id_lookup(struct dedup_tracker *tr,
                                  dedup_id_lookup_cb *cb, void *opaque);
 
-/* An id first seen since the last dirty_clear, to persist in gen. */
+/* An id of generation gen and where it was first seen. */
 struct dedup_id_row {
         uint64_t gen;
         struct dedup_id id;
+        uint32_t window;
         uint32_t part;
         int64_t offset;
 };
 
-/* A generation: ids first seen between first_ms and last_ms. */
+/*
+ * A generation: ids first seen between first_ms and last_ms.  The current
+ * generation of a window is open: the tracker holds its ids (rows) in
+ * memory, and the store keeps them as they came, batch by batch.  Once it
+ * is closed (full, or old) the store gets all its ids at once, sorted by
+ * id, to keep them indexed; the tracker keeps only its filter.
+ */
 struct dedup_gen_view {
         uint32_t window;
         uint64_t gen;  /* unique within the tracker, increasing */
         int64_t first_ms, last_ms;
         uint64_t ids;
+        int closed;
 };
 
 /*
- * What the last batch did to the windows, for persistence: ids first seen
- * (oldest first; rows of generations dropped in the same batch included:
- * write them before deleting the dropped generations), generations
- * created or changed, and generations dropped.  All cleared by
- * dedup_tracker_dirty_clear().
+ * What the last batch did to the windows, for persistence, in this order:
+ *  1. ids first seen (oldest first), to append to their open generation;
+ *  2. generations created or changed;
+ *  3. generations closed, each with all of its ids sorted by id (lo, then
+ *     hi, as unsigned) - including ids of step 1;
+ *  4. generations dropped: delete them and their ids (they may include
+ *     generations of steps 1-3).
+ * All cleared by dedup_tracker_dirty_clear().
  */
 const struct dedup_id_row *dedup_tracker_ids_new(const struct dedup_tracker *tr,
                                                  size_t *n);
 typedef int(dedup_gen_cb)(void *opaque, const struct dedup_gen_view *gv);
 int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr,
                                      dedup_gen_cb *cb, void *opaque);
+typedef int(dedup_gen_rows_cb)(void *opaque, const struct dedup_gen_view *gv,
+                               const struct dedup_id_row *rows, size_t n);
+/* Returns 0, cb's non-zero result, or -1 when memory ran out. */
+int dedup_tracker_gens_closed_foreach(struct dedup_tracker *tr,
+                                      dedup_gen_rows_cb *cb, void *opaque);
 const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
                                            size_t *n);
 
 /*
- * Restores a generation (oldest first, then its ids with
- * dedup_tracker_id_restore()).  Restoring more than DEDUP_WINDOW_GENS
- * generations into a window drops the oldest (reported as dropped).
+ * Restores a generation (oldest first), then its ids: a closed one's with
+ * dedup_tracker_id_restore(), an open one's with
+ * dedup_tracker_row_restore().  Restoring more than DEDUP_WINDOW_GENS
+ * generations into a window drops the oldest (reported as dropped); an
+ * open generation followed by another is closed (reported as closed).
  * Returns 0, or -1 on a bad view.
  */
 int dedup_tracker_gen_restore(struct dedup_tracker *tr,
                               const struct dedup_gen_view *gv);
-/* Returns 0, or -1 when gen is not a live generation of window. */
+/* Returns 0, or -1 when gen is not a live closed generation of window. */
 int dedup_tracker_id_restore(struct dedup_tracker *tr, uint32_t window,
                              uint64_t gen, const struct dedup_id *id);
+/* Returns 0, or -1 when row->gen is not the open generation of
+ * row->window, or memory ran out. */
+int dedup_tracker_row_restore(struct dedup_tracker *tr,
+                              const struct dedup_id_row *row);
 
 /* Ids a window holds now (sum over its live generations). */
 uint64_t dedup_tracker_window_ids(const struct dedup_tracker *tr,

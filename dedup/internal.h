@@ -2,10 +2,10 @@
  * internal.h - what tracker.c and window.c share; not part of the engine's
  * API (dedup.h is).
  *
- * struct dedup_ids holds every id window of one tracker, the ids first
- * seen since the last batch was persisted (with a hash index over them, so
- * a repeat inside one batch is found without the store), and the
- * generations dropped since then.  Single-threaded, like the tracker.
+ * struct dedup_ids holds every id window of one tracker, the ids of their
+ * open generations (with a hash index over them, so a repeat there is
+ * found without the store), and what the current batch closed and
+ * dropped.  Single-threaded, like the tracker.
  */
 #ifndef EOSAUDIT_DEDUP_INTERNAL_H
 #define EOSAUDIT_DEDUP_INTERNAL_H
@@ -44,10 +44,13 @@ const struct dedup_id_row *ids_new_rows(const struct dedup_ids *ids,
                                         size_t *n);
 int ids_gens_dirty_foreach(struct dedup_ids *ids, dedup_gen_cb *cb,
                            void *opaque);
+int ids_gens_closed_foreach(struct dedup_ids *ids, dedup_gen_rows_cb *cb,
+                            void *opaque);
 const uint64_t *ids_gens_dropped(const struct dedup_ids *ids, size_t *n);
 int ids_gen_restore(struct dedup_ids *ids, const struct dedup_gen_view *gv);
 int ids_id_restore(struct dedup_ids *ids, uint32_t window, uint64_t gen,
                    const struct dedup_id *id);
+int ids_row_restore(struct dedup_ids *ids, const struct dedup_id_row *row);
 uint64_t ids_window_ids(const struct dedup_ids *ids, uint32_t window);
 size_t ids_memory(const struct dedup_ids *ids);
 

@@ -1411,6 +1411,18 @@ int dedup_tracker_id_restore(struct dedup_tracker *tr, uint32_t window,
         return ids_id_restore(tr->ids, window, gen, id);
 }
 
+int dedup_tracker_row_restore(struct dedup_tracker *tr,
+                              const struct dedup_id_row *row)
+{
+        return ids_row_restore(tr->ids, row);
+}
+
+int dedup_tracker_gens_closed_foreach(struct dedup_tracker *tr,
+                                      dedup_gen_rows_cb *cb, void *opaque)
+{
+        return ids_gens_closed_foreach(tr->ids, cb, opaque);
+}
+
 uint64_t dedup_tracker_window_ids(const struct dedup_tracker *tr,
                                   uint32_t window)
 {

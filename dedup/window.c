@@ -10,15 +10,22 @@
  * generation whose newest id is older than max_age is dropped by
  * ids_tick().
  *
+ * The current generation is open: its ids are also held in memory (rows,
+ * with a hash index), so a "maybe" there is settled without the store.  A
+ * generation closed during a batch stays in memory until the batch is
+ * persisted, when the store receives it whole and sorted.  Only closed
+ * generations are asked of the store.  This way the store only ever
+ * appends: a batch of ids to the open generation, a sorted run for a
+ * closed one (random inserts into an index cost SQLite 3 us per id).
+ *
  * Each generation has a Bloom filter; the filters are interleaved so that
  * one id touches one block of DEDUP_WINDOW_GENS 64-bit words (one word per
  * generation, 128 contiguous bytes: two cache lines) and sets or tests K
  * bits in its generation's word.  With 32 bits (4 bytes) per id and K = 8,
  * about 0.4% of new ids find a "maybe" somewhere in a full window of 16
  * generations (tests/test_window.c measures it); 24 bits gave 1%, and 32
- * generations of 24 bits 2.5%, since one-word blocks fill unevenly.  A "maybe" is settled by the ids of the
- * current batch (an index over them) and then by the caller's store,
- * asked for that one generation; a "no" in every generation needs neither.
+ * generations of 24 bits 2.5%, since one-word blocks fill unevenly.  A
+ * "no" in every generation needs neither memory nor store.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,8 @@ struct gen_slot {
         int64_t first_ms, last_ms;
         uint64_t ids;
         int dirty;
+        int closed;    /* no longer the current generation */
+        int in_memory; /* its ids are among the rows */
 };
 
 struct window {
@@ -43,6 +52,11 @@ struct window {
         uint64_t *bloom; /* nblocks * GENS words; (block, slot) at
                             block * GENS + slot */
         uint64_t nblocks;
+};
+
+struct closed_gen {
+        uint32_t window;
+        uint64_t gen;
 };
 
 struct dedup_ids {
@@ -57,12 +71,18 @@ struct dedup_ids {
         dedup_id_lookup_cb *lookup;
         void *lookup_opaque;
 
-        /* This batch: new ids, an index over them by id (row + 1, linear
-         * probing), dropped generations. */
+        /* Ids of the generations in memory, in arrival order; rows from
+         * persisted on are new.  An index over them by id (row + 1,
+         * linear probing). */
         struct dedup_id_row *rows;
-        size_t nrows, rows_cap;
+        size_t nrows, rows_cap, persisted;
         uint32_t *rindex;
         size_t rindex_cap; /* power of two, or 0 */
+        int compact; /* rows of generations no longer open remain */
+
+        /* This batch: closed and dropped generations. */
+        struct closed_gen *closed;
+        size_t nclosed, closed_cap;
         uint64_t *dropped;
         size_t ndropped, dropped_cap;
 };
@@ -113,6 +133,7 @@ void ids_free(struct dedup_ids *ids)
         free(ids->win);
         free(ids->rows);
         free(ids->rindex);
+        free(ids->closed);
         free(ids->dropped);
         free(ids);
 }
@@ -173,6 +194,16 @@ static uint64_t mask_of(const struct dedup_id *id)
         return m;
 }
 
+static uint32_t slot_of_gen(const struct window *w, uint64_t gen)
+{
+        uint32_t s;
+
+        for (s = 0; s < GENS; s++)
+                if (gen && w->slot[s].gen == gen)
+                        return s;
+        return NONE;
+}
+
 static void slot_drop(struct dedup_ids *ids, struct window *w, uint32_t s)
 {
         uint64_t b;
@@ -182,13 +213,41 @@ static void slot_drop(struct dedup_ids *ids, struct window *w, uint32_t s)
         if (!grow(ids, (void **)&ids->dropped, &ids->dropped_cap,
                   ids->ndropped + 1, sizeof(*ids->dropped)))
                 ids->dropped[ids->ndropped++] = w->slot[s].gen;
-        /* On failure the generation's rows stay in the store; they can do
+        /* On failure the generation's ids stay in the store; they can do
          * no harm: no filter points at them any more. */
         for (b = 0; b < w->nblocks; b++)
                 w->bloom[b * GENS + s] = 0;
+        if (w->slot[s].in_memory)
+                ids->compact = 1;
         memset(&w->slot[s], 0, sizeof(w->slot[s]));
         if (w->cur == s)
                 w->cur = NONE;
+}
+
+/* The current generation of window is no longer open. */
+static void gen_close(struct dedup_ids *ids, uint32_t window)
+{
+        struct window *w = &ids->win[window];
+        struct gen_slot *g;
+
+        if (w->cur == NONE)
+                return;
+        g = &w->slot[w->cur];
+        if (g->closed)
+                return;
+        g->closed = 1;
+        g->dirty = 1;
+        ids->compact = 1;
+        if (!grow(ids, (void **)&ids->closed, &ids->closed_cap,
+                  ids->nclosed + 1, sizeof(*ids->closed))) {
+                ids->closed[ids->nclosed].window = window;
+                ids->closed[ids->nclosed].gen = g->gen;
+                ids->nclosed++;
+        }
+        /* On failure the generation is never persisted sorted: its batch
+         * rows stay where they are, still found through their filter
+         * only while this process runs.  The tracker is not failed for
+         * it: losing an index costs detections, not correctness. */
 }
 
 /* The slot that follows the current one (or the first empty one). */
@@ -204,15 +263,20 @@ static uint32_t slot_next(const struct window *w)
         return 0; /* every slot live but none current: cannot happen */
 }
 
-static void gen_open(struct dedup_ids *ids, struct window *w, int64_t now)
+static void gen_open(struct dedup_ids *ids, uint32_t window, int64_t now)
 {
-        uint32_t s = slot_next(w);
+        struct window *w = &ids->win[window];
+        uint32_t s;
 
+        gen_close(ids, window);
+        s = slot_next(w);
         slot_drop(ids, w, s);
         w->slot[s].gen = ids->next_gen++;
         w->slot[s].first_ms = w->slot[s].last_ms = now;
         w->slot[s].ids = 0;
         w->slot[s].dirty = 1;
+        w->slot[s].closed = 0;
+        w->slot[s].in_memory = 1;
         w->cur = s;
 }
 
@@ -228,39 +292,44 @@ static int gen_full(const struct dedup_ids *ids, const struct window *w,
 }
 
 /* ------------------------------------------------------------------ */
-/* This batch's ids                                                    */
+/* Rows in memory                                                      */
 /* ------------------------------------------------------------------ */
 
-static int rindex_put(struct dedup_ids *ids, size_t row)
+static void rindex_insert(uint32_t *idx, size_t cap, uint64_t key,
+                          size_t row)
 {
-        size_t i, mask;
+        size_t i, mask = cap - 1;
 
-        if ((ids->nrows + 1) * 2 > ids->rindex_cap) {
-                size_t ncap = ids->rindex_cap ? ids->rindex_cap * 2 : 1024;
-                uint32_t *n = calloc(ncap, sizeof(*n));
-                size_t r;
-                if (!n || ncap > UINT32_MAX) {
-                        free(n);
+        for (i = key & mask; idx[i]; i = (i + 1) & mask)
+                ;
+        idx[i] = (uint32_t)(row + 1);
+}
+
+/* Rebuilds the index for the rows, at least twice their number. */
+static int rindex_build(struct dedup_ids *ids, size_t need)
+{
+        size_t ncap = ids->rindex_cap ? ids->rindex_cap : 1024, r;
+        uint32_t *n;
+
+        while (ncap < need * 2)
+                ncap *= 2;
+        if (ncap > UINT32_MAX)
+                return -1;
+        if (ncap != ids->rindex_cap) {
+                n = calloc(ncap, sizeof(*n));
+                if (!n)
                         return -1;
-                }
-                ids->mem += (ncap - ids->rindex_cap) * sizeof(*n);
+                ids->mem = ids->mem + ncap * sizeof(*n) -
+                           ids->rindex_cap * sizeof(*n);
                 free(ids->rindex);
                 ids->rindex = n;
                 ids->rindex_cap = ncap;
-                /* Re-index every row but the new one. */
-                for (r = 0; r < row; r++) {
-                        mask = ncap - 1;
-                        for (i = ids->rows[r].id.lo & mask; n[i];
-                             i = (i + 1) & mask)
-                                ;
-                        n[i] = (uint32_t)(r + 1);
-                }
+        } else {
+                memset(ids->rindex, 0, ncap * sizeof(*ids->rindex));
         }
-        mask = ids->rindex_cap - 1;
-        for (i = ids->rows[row].id.lo & mask; ids->rindex[i];
-             i = (i + 1) & mask)
-                ;
-        ids->rindex[i] = (uint32_t)(row + 1);
+        for (r = 0; r < ids->nrows; r++)
+                rindex_insert(ids->rindex, ids->rindex_cap, ids->rows[r].id.lo,
+                              r);
         return 0;
 }
 
@@ -279,7 +348,7 @@ static const struct dedup_id_row *rindex_find(const struct dedup_ids *ids,
         return NULL;
 }
 
-static int row_add(struct dedup_ids *ids, uint64_t gen,
+static int row_add(struct dedup_ids *ids, uint32_t window, uint64_t gen,
                    const struct dedup_id *id, uint32_t part, int64_t offset)
 {
         struct dedup_id_row *r;
@@ -291,27 +360,28 @@ static int row_add(struct dedup_ids *ids, uint64_t gen,
         r = &ids->rows[ids->nrows];
         r->gen = gen;
         r->id = *id;
+        r->window = window;
         r->part = part;
         r->offset = offset;
-        if (rindex_put(ids, ids->nrows))
-                return -1;
         ids->nrows++;
+        if ((ids->nrows + 1) * 2 > ids->rindex_cap)
+                return rindex_build(ids, ids->nrows);
+        rindex_insert(ids->rindex, ids->rindex_cap, id->lo, ids->nrows - 1);
         return 0;
+}
+
+/* Whether row r belongs to a generation still open in its window. */
+static int row_open(const struct dedup_ids *ids, const struct dedup_id_row *r)
+{
+        const struct window *w = &ids->win[r->window];
+
+        return w->cur != NONE && w->slot[w->cur].gen == r->gen &&
+               !w->slot[w->cur].closed;
 }
 
 /* ------------------------------------------------------------------ */
 /* Checking                                                            */
 /* ------------------------------------------------------------------ */
-
-static uint32_t slot_of_gen(const struct window *w, uint64_t gen)
-{
-        uint32_t s;
-
-        for (s = 0; s < GENS; s++)
-                if (gen && w->slot[s].gen == gen)
-                        return s;
-        return NONE;
-}
 
 int ids_check(struct dedup_ids *ids, uint32_t window,
               const struct dedup_id *id, uint32_t part, int64_t offset,
@@ -328,16 +398,19 @@ int ids_check(struct dedup_ids *ids, uint32_t window,
                         maybe |= (uint32_t)1 << s;
         if (maybe) {
                 const struct dedup_id_row *r = rindex_find(ids, id);
-                if (r && slot_of_gen(w, r->gen) != NONE) {
+                if (r && r->window == window &&
+                    slot_of_gen(w, r->gen) != NONE) {
                         *first_part = r->part;
                         *first_offset = r->offset;
                         return 1;
                 }
-                /* Newest generation first: it is the likeliest. */
+                /* Newest generation first: it is the likeliest.  The
+                 * rows answered for the ones in memory. */
                 for (i = 0; i < GENS && ids->lookup; i++) {
                         int rc;
                         s = (w->cur == NONE ? 0 : w->cur + GENS - i) % GENS;
-                        if (!(maybe & ((uint32_t)1 << s)))
+                        if (!(maybe & ((uint32_t)1 << s)) ||
+                            w->slot[s].in_memory)
                                 continue;
                         rc = ids->lookup(ids->lookup_opaque, window,
                                          w->slot[s].gen, id, first_part,
@@ -348,9 +421,9 @@ int ids_check(struct dedup_ids *ids, uint32_t window,
         }
 
         if (w->cur == NONE || gen_full(ids, w, now_ms))
-                gen_open(ids, w, now_ms);
+                gen_open(ids, window, now_ms);
         s = w->cur;
-        if (row_add(ids, w->slot[s].gen, id, part, offset))
+        if (row_add(ids, window, w->slot[s].gen, id, part, offset))
                 return -1;
         blk[s] |= m;
         w->slot[s].ids++;
@@ -380,21 +453,47 @@ void ids_tick(struct dedup_ids *ids, int64_t now_ms)
 void ids_batch_clear(struct dedup_ids *ids)
 {
         uint32_t i, s;
+        size_t r, k;
 
         for (i = 0; i < ids->nwin; i++)
-                for (s = 0; s < GENS; s++)
-                        ids->win[i].slot[s].dirty = 0;
-        if (ids->nrows && ids->rindex)
-                memset(ids->rindex, 0, ids->rindex_cap * sizeof(*ids->rindex));
-        ids->nrows = 0;
+                for (s = 0; s < GENS; s++) {
+                        struct gen_slot *g = &ids->win[i].slot[s];
+                        g->dirty = 0;
+                        if (g->closed)
+                                g->in_memory = 0;
+                }
+        if (ids->compact) {
+                /* Keep the rows of open generations only. */
+                for (r = k = 0; r < ids->nrows; r++)
+                        if (row_open(ids, &ids->rows[r]))
+                                ids->rows[k++] = ids->rows[r];
+                ids->nrows = k;
+                ids->compact = 0;
+                /* Without memory for the index, rows are not found until
+                 * the next rebuild: detections lost, nothing else. */
+                (void)rindex_build(ids, ids->nrows);
+        }
+        ids->persisted = ids->nrows;
+        ids->nclosed = 0;
         ids->ndropped = 0;
 }
 
 const struct dedup_id_row *ids_new_rows(const struct dedup_ids *ids,
                                         size_t *n)
 {
-        *n = ids->nrows;
-        return ids->rows;
+        *n = ids->nrows - ids->persisted;
+        return ids->rows + ids->persisted;
+}
+
+static void gen_view(const struct gen_slot *g, uint32_t window,
+                     struct dedup_gen_view *gv)
+{
+        gv->window = window;
+        gv->gen = g->gen;
+        gv->first_ms = g->first_ms;
+        gv->last_ms = g->last_ms;
+        gv->ids = g->ids;
+        gv->closed = g->closed;
 }
 
 int ids_gens_dirty_foreach(struct dedup_ids *ids, dedup_gen_cb *cb,
@@ -409,15 +508,88 @@ int ids_gens_dirty_foreach(struct dedup_ids *ids, dedup_gen_cb *cb,
                         const struct gen_slot *g = &ids->win[i].slot[s];
                         if (!g->gen || !g->dirty)
                                 continue;
-                        gv.window = i;
-                        gv.gen = g->gen;
-                        gv.first_ms = g->first_ms;
-                        gv.last_ms = g->last_ms;
-                        gv.ids = g->ids;
+                        gen_view(g, i, &gv);
                         if ((rc = cb(opaque, &gv)))
                                 return rc;
                 }
         return 0;
+}
+
+static int row_less(const struct dedup_id_row *x, const struct dedup_id_row *y)
+{
+        return x->id.lo < y->id.lo || (x->id.lo == y->id.lo && x->id.hi < y->id.hi);
+}
+
+/*
+ * Copies the rows of gen into out (n of them), sorted by id.  Ids are
+ * hashes, uniform in lo: one counting pass on lo's top bits spreads them
+ * over about n buckets, and insertion sort finishes each (a few rows).
+ * qsort() cost a tenth of the audit's time here.
+ */
+static int rows_sort(const struct dedup_ids *ids, uint64_t gen,
+                     struct dedup_id_row *out, size_t n)
+{
+        size_t nb = 256, r, b, i;
+        unsigned shift = 56;
+        size_t *start;
+
+        while (nb < n && nb < ((size_t)1 << 20)) {
+                nb <<= 1;
+                shift--;
+        }
+        start = calloc(nb + 1, sizeof(*start));
+        if (!start)
+                return -1;
+        for (r = 0; r < ids->nrows; r++)
+                if (ids->rows[r].gen == gen)
+                        start[(ids->rows[r].id.lo >> shift) + 1]++;
+        for (b = 0; b < nb; b++)
+                start[b + 1] += start[b];
+        for (r = 0; r < ids->nrows; r++)
+                if (ids->rows[r].gen == gen)
+                        out[start[ids->rows[r].id.lo >> shift]++] =
+                                ids->rows[r];
+        /* start[b] is now the end of bucket b: sort each run. */
+        for (b = 0, i = 0; b < nb; i = start[b++]) {
+                size_t j, k;
+                for (j = i + 1; j < start[b]; j++) {
+                        struct dedup_id_row x = out[j];
+                        for (k = j; k > i && row_less(&x, &out[k - 1]); k--)
+                                out[k] = out[k - 1];
+                        out[k] = x;
+                }
+        }
+        free(start);
+        return 0;
+}
+
+int ids_gens_closed_foreach(struct dedup_ids *ids, dedup_gen_rows_cb *cb,
+                            void *opaque)
+{
+        struct dedup_id_row *sorted = NULL;
+        struct dedup_gen_view gv;
+        size_t c, r, n;
+        int rc = 0;
+
+        for (c = 0; c < ids->nclosed && !rc; c++) {
+                const struct closed_gen *cg = &ids->closed[c];
+                const struct window *w = &ids->win[cg->window];
+                uint32_t s = slot_of_gen(w, cg->gen);
+                if (s == NONE || !w->slot[s].in_memory)
+                        continue; /* dropped since */
+                for (r = n = 0; r < ids->nrows; r++)
+                        n += ids->rows[r].gen == cg->gen;
+                free(sorted);
+                sorted = malloc((n ? n : 1) * sizeof(*sorted));
+                if (!sorted || rows_sort(ids, cg->gen, sorted, n)) {
+                        free(sorted);
+                        return -1;
+                }
+                gen_view(&w->slot[s], cg->window, &gv);
+                rc = cb(opaque, &gv, sorted, n);
+        }
+        free(sorted);
+        return rc;
 }
 
 const uint64_t *ids_gens_dropped(const struct dedup_ids *ids, size_t *n)
@@ -437,6 +609,9 @@ int ids_gen_restore(struct dedup_ids *ids, const struct dedup_gen_view *gv)
         if (slot_of_gen(w, gv->gen) != NONE ||
             (w->cur != NONE && w->slot[w->cur].gen > gv->gen))
                 return -1; /* not oldest first */
+        /* Only the newest generation can be open: one before it that is
+         * still open (its closing was never persisted) closes now. */
+        gen_close(ids, gv->window);
         s = slot_next(w);
         slot_drop(ids, w, s);
         w->slot[s].gen = gv->gen;
@@ -444,6 +619,8 @@ int ids_gen_restore(struct dedup_ids *ids, const struct dedup_gen_view *gv)
         w->slot[s].last_ms = gv->last_ms;
         w->slot[s].ids = gv->ids;
         w->slot[s].dirty = 0;
+        w->slot[s].closed = !!gv->closed;
+        w->slot[s].in_memory = !gv->closed;
         w->cur = s;
         if (gv->gen >= ids->next_gen)
                 ids->next_gen = gv->gen + 1;
@@ -460,9 +637,28 @@ int ids_id_restore(struct dedup_ids *ids, uint32_t window, uint64_t gen,
                 return -1;
         w = &ids->win[window];
         s = slot_of_gen(w, gen);
-        if (s == NONE)
+        if (s == NONE || w->slot[s].in_memory)
                 return -1;
         block_of(w, id)[s] |= mask_of(id);
+        return 0;
+}
+
+int ids_row_restore(struct dedup_ids *ids, const struct dedup_id_row *row)
+{
+        struct window *w;
+        uint32_t s;
+
+        if (row->window >= ids->nwin)
+                return -1;
+        w = &ids->win[row->window];
+        s = slot_of_gen(w, row->gen);
+        if (s == NONE || !w->slot[s].in_memory)
+                return -1;
+        if (row_add(ids, row->window, row->gen, &row->id, row->part,
+                    row->offset))
+                return -1;
+        ids->persisted = ids->nrows; /* it came from the store */
+        block_of(w, &row->id)[s] |= mask_of(&row->id);
         return 0;
 }
 

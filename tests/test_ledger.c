@@ -1352,7 +1352,12 @@ static void test_id_windows(void **state)
         /* Another topic: another window. */
         assert_int_equal(observe_id(tr, parts, 2, 3, "m1"), DEDUP_V_UNTRACKED);
         commit_ok(lg, tr, parts);
-        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgids"), 3);
+        /* Two open generations (one per topic), a batch each. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
+                         2);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+                3 * 32);
         dedup_tracker_free(tr);
         ledger_close(lg);
 
@@ -1390,7 +1395,8 @@ static void test_id_windows(void **state)
         /* Ids made from the record key are not msgids: all dropped. */
         tr = reload(fx->a, &lg, parts);
         windows_ok(lg, tr, parts, "key");
-        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgids"), 0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
+                         0);
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens"), 0);
         dedup_tracker_begin(tr, 3000);
         assert_int_equal(observe_id(tr, parts, 1, 7, "m1"), DEDUP_V_UNTRACKED);
@@ -1399,6 +1405,114 @@ static void test_id_windows(void **state)
                 db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE "
                               "dedup_key = 'key' AND topic = 'orders'"),
                 1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* Opens path into a tracker whose windows hold max_ids ids. */
+static struct dedup_tracker *reload_window(const char *path,
+                                           struct ledger **lgp,
+                                           struct ledger_part *parts,
+                                           uint64_t max_ids)
+{
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+        char err[256];
+
+        conf_init(&conf);
+        conf.window.max_ids = max_ids;
+        conf.window.max_age_ms = 0;
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        *lgp = open_ok(path);
+        if (ledger_load(*lgp, tr, parts, NPARTS, err, sizeof(err)))
+                fail_msg("ledger_load: %s", err);
+        windows_ok(*lgp, tr, parts, "msgid");
+        return tr;
+}
+
+struct first_copy {
+        int32_t partition;
+        int64_t first_offset, offset;
+        int found;
+};
+
+static int first_copy_cb(void *opaque, const struct ledger_anomaly *a)
+{
+        struct first_copy *fc = opaque;
+
+        if (a->offset_lo == fc->offset) {
+                fc->partition = a->first_partition;
+                fc->first_offset = a->first_offset;
+                fc->found++;
+        }
+        return 0;
+}
+
+/* Generations of 300 ids (4800 / 16): 1000 ids, some batches crossing a
+ * generation's end, make three closed generations (sorted into chunks of
+ * 120) and an open one (in batches).  After a restart every one of the
+ * 1000 is found again - closed ones through a chunk lookup - with the
+ * offset of its first copy. */
+static void test_id_windows_closed(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_anomaly_filter f = {
+                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        char id[16], err[256];
+        int i;
+
+        (void)state;
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 1000);
+        for (i = 0; i < 1000; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
+                                            10000 + i, id),
+                                 DEDUP_V_UNTRACKED);
+                if (i % 170 == 169)
+                        commit_ok(lg, tr, parts);
+        }
+        commit_ok(lg, tr, parts);
+        assert_int_equal(
+                db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
+                3);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
+                         9);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_chunks"),
+                900 * 32);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+                100 * 32);
+        assert_int_equal(
+                db_int(fx->a, "SELECT COUNT(DISTINCT gen) FROM msgid_batches"),
+                1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 2000);
+        for (i = 0; i < 1000; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 20000 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        assert_int_equal(observe_id(tr, parts, 0, 21000, "new"),
+                         DEDUP_V_UNTRACKED);
+        commit_ok(lg, tr, parts);
+        for (i = 0; i < 1000; i += 37) {
+                struct first_copy fc = {.offset = 20000 + i};
+                if (ledger_anomalies_query(lg, &f, first_copy_cb, &fc, err,
+                                           sizeof(err)))
+                        fail_msg("ledger_anomalies_query: %s", err);
+                assert_int_equal(fc.found, 1);
+                assert_int_equal(fc.partition, i % 2);
+                assert_int_equal(fc.first_offset, 10000 + i);
+        }
         dedup_tracker_free(tr);
         ledger_close(lg);
 }
@@ -1421,6 +1535,7 @@ int main(void)
                 T(test_failed_commit_keeps_batch),
                 T(test_long_binary_producer),
                 T(test_id_windows),
+                T(test_id_windows_closed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
