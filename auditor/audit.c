@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -442,10 +443,16 @@ static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
 {
         const char **names = NULL;
         uint32_t *windows = NULL;
+        void *filters;
+        size_t bytes;
         size_t t;
         int32_t p;
         int rc = -1;
 
+        /* --id-window 0: no windows at all (what the ledger holds stays
+         * for a later run with one). */
+        if (!a->conf.dedup.window.max_ids)
+                return 0;
         names = calloc(a->ntopics ? a->ntopics : 1, sizeof(*names));
         windows = calloc(a->ntopics ? a->ntopics : 1, sizeof(*windows));
         if (!names || !windows) {
@@ -463,6 +470,13 @@ static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
                         goto out;
                 }
                 names[t] = a->topics[t].name;
+                /* Huge pages for the filters where the kernel leaves it to
+                 * us (transparent_hugepage=madvise): every check is a
+                 * random access, a TLB miss on 4 KiB pages.  Advice only. */
+                filters = dedup_tracker_window_filters(a->tr, windows[t],
+                                                       &bytes);
+                if (filters && bytes)
+                        (void)madvise(filters, bytes, MADV_HUGEPAGE);
                 for (p = 0; p < a->topics[t].npart; p++)
                         dedup_tracker_part_set_window(
                             a->tr, a->topics[t].base + (uint32_t)p,

@@ -334,6 +334,13 @@ void dedup_id_hash_seeded(const void *p, size_t len, uint32_t seed,
  * Without any window, or with conf.window.max_ids == 0, ids are ignored.
  */
 int dedup_tracker_window_add(struct dedup_tracker *tr, uint32_t *window);
+/*
+ * The memory of window's filters: 2 MiB-aligned, a multiple of 2 MiB, live
+ * as long as the tracker.  For the caller to advise the kernel (huge pages:
+ * every check is a random access into it); the engine does no system call.
+ */
+void *dedup_tracker_window_filters(const struct dedup_tracker *tr,
+                                   uint32_t window, size_t *bytes);
 /* Makes part's records checked against window (which must exist). */
 void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,
                                    uint32_t window);

@@ -20,9 +20,15 @@ void ids_free(struct dedup_ids *ids);
 
 int ids_window_add(struct dedup_ids *ids, uint32_t *window);
 uint32_t ids_windows(const struct dedup_ids *ids);
+void *ids_window_filters(const struct dedup_ids *ids, uint32_t window,
+                         size_t *bytes);
 
 void ids_set_lookup(struct dedup_ids *ids, dedup_id_lookup_cb *cb,
                     void *opaque);
+
+/* Starts loading id's filter block, to check it a little later. */
+void ids_prefetch(const struct dedup_ids *ids, uint32_t window,
+                  const struct dedup_id *id);
 
 /*
  * Checks id (seen at part, offset, now) against window.  Returns 1 for a

@@ -1084,18 +1084,24 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                                          uint32_t part, int64_t offset,
                                          const struct dedup_hdrs *h)
 {
-        enum dedup_verdict v = observe_seq(tr, part, offset, h);
         struct dedup_part *p = &tr->parts[part];
+        int check = h->id && p->window != NONE && tr->conf.window.max_ids;
+        enum dedup_verdict v;
         struct dedup_id id;
         uint32_t first_part;
         int64_t first_offset;
         int rc;
 
+        /* The filter block is a cache miss: start it before the sequence
+         * check, which then runs while it loads. */
+        if (check) {
+                dedup_id_hash(h->id, h->id_len, &id);
+                ids_prefetch(tr->ids, p->window, &id);
+        }
+        v = observe_seq(tr, part, offset, h);
         /* An in-session repeat is reported once, by its sequence. */
-        if (!h->id || p->window == NONE || !tr->conf.window.max_ids ||
-            v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
+        if (!check || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
                 return v;
-        dedup_id_hash(h->id, h->id_len, &id);
         p->counts.ids++;
         rc = ids_check(tr->ids, p->window, &id, part, offset, tr->now_ms,
                        &first_part, &first_offset);
@@ -1366,6 +1372,12 @@ size_t dedup_tracker_memory(const struct dedup_tracker *tr)
 int dedup_tracker_window_add(struct dedup_tracker *tr, uint32_t *window)
 {
         return ids_window_add(tr->ids, window);
+}
+
+void *dedup_tracker_window_filters(const struct dedup_tracker *tr,
+                                   uint32_t window, size_t *bytes)
+{
+        return ids_window_filters(tr->ids, window, bytes);
 }
 
 void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,

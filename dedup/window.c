@@ -36,6 +36,7 @@
 #define BITS_PER_ID 32
 #define K 8
 #define NONE UINT32_MAX
+#define WINDOW_ALIGN ((size_t)2 << 20)
 
 struct gen_slot {
         uint64_t gen; /* 0: empty */
@@ -52,6 +53,7 @@ struct window {
         uint64_t *bloom; /* nblocks * GENS words; (block, slot) at
                             block * GENS + slot */
         uint64_t nblocks;
+        size_t bloom_bytes;
 };
 
 struct closed_gen {
@@ -153,12 +155,27 @@ int ids_window_add(struct dedup_ids *ids, uint32_t *window)
         memset(w, 0, sizeof(*w));
         w->cur = NONE;
         w->nblocks = nblocks;
-        w->bloom = calloc((size_t)nblocks * GENS, sizeof(uint64_t));
+        /* Aligned to 2 MiB and rounded up to it, so that the caller may
+         * back it with huge pages (dedup_tracker_window_filters()): each
+         * check is a random access, a TLB miss on 4 KiB pages. */
+        w->bloom_bytes = ((size_t)nblocks * GENS * sizeof(uint64_t) +
+                          WINDOW_ALIGN - 1) / WINDOW_ALIGN * WINDOW_ALIGN;
+        w->bloom = aligned_alloc(WINDOW_ALIGN, w->bloom_bytes);
         if (!w->bloom)
                 return -1;
-        ids->mem += sizeof(*w) + (size_t)nblocks * GENS * sizeof(uint64_t);
+        memset(w->bloom, 0, w->bloom_bytes);
+        ids->mem += sizeof(*w) + w->bloom_bytes;
         *window = ids->nwin++;
         return 0;
+}
+
+void *ids_window_filters(const struct dedup_ids *ids, uint32_t window,
+                         size_t *bytes)
+{
+        if (window >= ids->nwin)
+                return NULL;
+        *bytes = ids->win[window].bloom_bytes;
+        return ids->win[window].bloom;
 }
 
 uint32_t ids_windows(const struct dedup_ids *ids)
@@ -382,6 +399,15 @@ static int row_open(const struct dedup_ids *ids, const struct dedup_id_row *r)
 /* ------------------------------------------------------------------ */
 /* Checking                                                            */
 /* ------------------------------------------------------------------ */
+
+void ids_prefetch(const struct dedup_ids *ids, uint32_t window,
+                  const struct dedup_id *id)
+{
+        const uint64_t *blk = block_of(&ids->win[window], id);
+
+        __builtin_prefetch(blk);
+        __builtin_prefetch(blk + GENS - 1);
+}
 
 int ids_check(struct dedup_ids *ids, uint32_t window,
               const struct dedup_id *id, uint32_t part, int64_t offset,
