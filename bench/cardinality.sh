@@ -16,10 +16,13 @@
 # PARTITIONS partitions, choosing each record's partition, 100-byte values.
 # Each scan gets a fresh ledger under /var/tmp and runs under
 # /usr/bin/time -v (max RSS; target <= 256 MiB).  Two configurations:
-#   default      eosaudit scan as shipped
-#   prefetch16M  the same with -X queued.max.messages.kbytes=16384, which
-#                caps librdkafka's prefetch queue (64 MiB by default) to show
-#                how much of the RSS that queue is
+#   default      eosaudit scan as shipped: a prefetch budget of 150000
+#                messages / 16 MiB for the one consumer queue, 4 MiB
+#                fetches, and a wake-up of the fetcher every 100 ms
+#   prefetch1M   the settings before that budget ($old_x below): 1000000
+#                queued messages (librdkafka 2.0.2 sleeps up to 1 s once its
+#                queue is full, so the queue had to hold a second of
+#                records), 64 MiB, 50 MiB fetches, no wake-up
 # Writes build/bench-results/cardinality.csv (summary),
 # cardinality_runs.csv and cardinality.md.
 # shellcheck source=bench/lib.sh
@@ -37,6 +40,9 @@ while getopts "p:k:c:r:t:Kh" o; do
     *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
+
+old_x=(-X queued.min.messages=1000000 -X queued.max.messages.kbytes=65536
+  -X fetch.max.bytes=52428800 -X topic.metadata.refresh.interval.ms=300000)
 
 bench_build build/eosaudit build/bench/gen_pairs
 bench_broker_up
@@ -66,7 +72,7 @@ echo "rep,config,records,pairs,seconds,records_per_s,max_rss_kib,ledger_bytes,cp
 run_one() {
   local cfg="$1" rep="$2" db out t0 t1 secs rss pairs got size cpu
   local x=()
-  [ "$cfg" = prefetch16M ] && x=(-X queued.max.messages.kbytes=16384)
+  [ "$cfg" = prefetch1M ] && x=("${old_x[@]}")
   db="$(bench_db_new "card-$cfg-$rep")"
   t0=$(bench_now)
   out="$(/usr/bin/time -v -o "$work/time" "$EOSAUDIT" scan -b "$BROKER" -t "$topic" \
@@ -85,7 +91,7 @@ run_one() {
   say "rep $rep: $cfg $secs s, max RSS $((rss / 1024)) MiB"
 }
 
-cfgs=(default prefetch16M)
+cfgs=(default prefetch1M)
 bench_rounds "$reps" run_one "${cfgs[@]}"
 
 pairs=$(bench_col "$runs" 4 2 default | head -n 1)
@@ -100,7 +106,7 @@ for cfg in "${cfgs[@]}"; do
   read -r lb _ _ < <(bench_col "$runs" 8 2 "$cfg" | awk '{ print $1 / 1048576 }' | bench_stats)
   read -r cp _ _ < <(bench_col "$runs" 9 2 "$cfg" | bench_stats)
   label="eosaudit scan (default)"
-  [ "$cfg" = prefetch16M ] && label="eosaudit scan -X queued.max.messages.kbytes=16384"
+  [ "$cfg" = prefetch1M ] && label="eosaudit scan ${old_x[*]}"
   printf -v row '%.0f,%.0f,%.0f,%s,%s,%s,%.0f,%s' "$rm" "$rlo" "$rhi" "$m" "$lo" "$hi" "$lb" "$cp"
   echo "$cfg,$row,$pairs,$records" >>"$summary"
   IFS=, read -r rm rlo rhi _ _ _ lb _ <<<"$row"

@@ -20,7 +20,9 @@
 #   ConsumerPerformance  --consumer.config with isolation.level=read_committed;
 #                   its own nMsg.sec (and fetch.nMsg.sec, which leaves out
 #                   the group join), and our wall clock including JVM start
-#   eosaudit        eosaudit scan --db FILE (a fresh ledger under /var/tmp each run)
+#   eosaudit        eosaudit scan --db FILE (a fresh ledger under /var/tmp each
+#                   run); every record's eos.msgid goes through the id window
+#   eosaudit --id-window 0  the same without id checks (sequence checks only)
 # records/s = records / wall-clock seconds of the whole command (start-up
 # included), except the ConsumerPerformance "own" row.  Writes
 # build/bench-results/throughput.csv (summary), throughput_runs.csv (every
@@ -61,6 +63,7 @@ echo "rep,tool,records,seconds,records_per_s,max_rss_kib,cpu_seconds" >"$runs"
 # run_one TOOL REP: one timed read of the whole topic; appends to $runs.
 run_one() {
   local tool="$1" rep="$2" t0 t1 secs got out rss cpu db own="" fetch="" hdr
+  local x
   local tm=(/usr/bin/time -f '%M %U %S' -o "$work/rss")
   t0=$(bench_now)
   case "$tool" in
@@ -89,10 +92,12 @@ run_one() {
           exit }' <<<"$out")"
       read -r got own fetch <<<"$own"
       [ -n "$own" ] || die "cannot parse ConsumerPerformance output: $out" ;;
-    eosaudit)
-      db="$(bench_db_new "tput-$rep")"
+    eosaudit | eosaudit_noids)
+      x=()
+      [ "$tool" = eosaudit_noids ] && x=(--id-window 0)
+      db="$(bench_db_new "tput-$tool-$rep")"
       out="$("${tm[@]}" "$EOSAUDIT" scan -b "$BROKER" -t "$topic" --db "$db" \
-               --json -q --no-progress)" || die "eosaudit scan failed or found anomalies"
+               --json -q --no-progress "${x[@]}")" || die "eosaudit scan failed or found anomalies"
       got="$(bench_json_int "$out" records_total)"
       bench_db_rm "$db" ;;
   esac
@@ -112,7 +117,7 @@ run_one() {
   say "rep $rep: $tool $secs s"
 }
 
-bench_rounds "$reps" run_one kcat kcat_tcmalloc cperf eosaudit
+bench_rounds "$reps" run_one kcat kcat_tcmalloc cperf eosaudit eosaudit_noids
 
 label() {
   case "$1" in
@@ -122,6 +127,7 @@ label() {
     cperf_fetch) echo "ConsumerPerformance (its fetch.nMsg.sec)" ;;
     cperf_wall) echo "ConsumerPerformance (wall incl. JVM start)" ;;
     eosaudit) echo "eosaudit scan (ledger on disk)" ;;
+    eosaudit_noids) echo "eosaudit scan --id-window 0 (ledger on disk)" ;;
   esac
 }
 
@@ -132,7 +138,8 @@ short() {
     cperf_own) echo "ConsumerPerf.|nMsg.sec" ;;
     cperf_fetch) echo "ConsumerPerf.|fetch.nMsg.sec" ;;
     cperf_wall) echo "ConsumerPerf.|wall + JVM start" ;;
-    eosaudit) echo "eosaudit scan|ledger on disk" ;;
+    eosaudit) echo "eosaudit scan|(ids checked)" ;;
+    eosaudit_noids) echo "eosaudit scan|--id-window 0" ;;
   esac
 }
 
@@ -143,7 +150,7 @@ bench_out "| reader | records/s (median) | min | max | s (median) | CPU s (media
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 declare -A per_cpu
 declare -A med
-for t in kcat kcat_tcmalloc cperf_own cperf_fetch cperf_wall eosaudit; do
+for t in kcat kcat_tcmalloc cperf_own cperf_fetch cperf_wall eosaudit eosaudit_noids; do
   read -r m lo hi < <(bench_col "$runs" 5 2 "$t" | bench_stats)
   read -r s _ _ < <(bench_col "$runs" 4 2 "$t" | { grep . || true; } | bench_stats)
   read -r r _ _ < <(bench_col "$runs" 6 2 "$t" | { grep . || true; } | bench_stats)
@@ -164,7 +171,8 @@ bench_out "records/s: records over the wall-clock time of the whole command, sta
 bench_out "ConsumerPerformance's own figures leave out JVM start, and fetch.nMsg.sec also the group join."
 ratio_cpu=$(awk -v a="${per_cpu[eosaudit]}" -v b="${per_cpu[kcat]}" 'BEGIN { printf "%.2f", a / b }')
 bench_out ""
-bench_out "eosaudit/kcat = $ratio (target >= 0.9); eosaudit/(kcat + tcmalloc) = $ratio_tc; per CPU second, eosaudit/kcat = $ratio_cpu"
+ratio_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
+bench_out "eosaudit/kcat = $ratio (target >= 0.9); eosaudit/(kcat + tcmalloc) = $ratio_tc; per CPU second, eosaudit/kcat = $ratio_cpu; without id checks (--id-window 0) eosaudit/kcat = $ratio_noids"
 [ -n "$prod_rps" ] && bench_out "(eosaudit produce wrote the topic at $(bench_fmt "$prod_rps") records/s)"
 bench_out "load average at end: $(bench_load)"
 
