@@ -335,8 +335,8 @@ void dedup_id_hash_seeded(const void *p, size_t len, uint32_t seed,
  */
 int dedup_tracker_window_add(struct dedup_tracker *tr, uint32_t *window);
 /*
- * The memory of window's filters: 2 MiB-aligned, a multiple of 2 MiB, live
- * as long as the tracker.  For the caller to advise the kernel (huge pages:
+ * The memory of window's filters (from 2 MiB up: 2 MiB-aligned, a
+ * multiple of 2 MiB), live as long as the tracker.  For the caller to advise the kernel (huge pages:
  * every check is a random access into it); the engine does no system call.
  */
 void *dedup_tracker_window_filters(const struct dedup_tracker *tr,

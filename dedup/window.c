@@ -144,6 +144,7 @@ int ids_window_add(struct dedup_ids *ids, uint32_t *window)
 {
         struct window *w, *nw;
         uint64_t nblocks = (ids->gen_cap * BITS_PER_ID + 63) / 64;
+        size_t align;
 
         if (nblocks > SIZE_MAX / (GENS * sizeof(uint64_t)))
                 return -1;
@@ -155,12 +156,14 @@ int ids_window_add(struct dedup_ids *ids, uint32_t *window)
         memset(w, 0, sizeof(*w));
         w->cur = NONE;
         w->nblocks = nblocks;
-        /* Aligned to 2 MiB and rounded up to it, so that the caller may
-         * back it with huge pages (dedup_tracker_window_filters()): each
-         * check is a random access, a TLB miss on 4 KiB pages. */
-        w->bloom_bytes = ((size_t)nblocks * GENS * sizeof(uint64_t) +
-                          WINDOW_ALIGN - 1) / WINDOW_ALIGN * WINDOW_ALIGN;
-        w->bloom = aligned_alloc(WINDOW_ALIGN, w->bloom_bytes);
+        /* From 2 MiB up, aligned to 2 MiB and rounded up to it, so that
+         * the caller may back it with huge pages
+         * (dedup_tracker_window_filters()): each check is a random access,
+         * a TLB miss on 4 KiB pages.  Smaller: cache-line aligned. */
+        w->bloom_bytes = (size_t)nblocks * GENS * sizeof(uint64_t);
+        align = w->bloom_bytes >= WINDOW_ALIGN ? WINDOW_ALIGN : 64;
+        w->bloom_bytes = (w->bloom_bytes + align - 1) / align * align;
+        w->bloom = aligned_alloc(align, w->bloom_bytes);
         if (!w->bloom)
                 return -1;
         memset(w->bloom, 0, w->bloom_bytes);
@@ -508,7 +511,7 @@ const struct dedup_id_row *ids_new_rows(const struct dedup_ids *ids,
                                         size_t *n)
 {
         *n = ids->nrows - ids->persisted;
-        return ids->rows + ids->persisted;
+        return ids->rows ? ids->rows + ids->persisted : NULL;
 }
 
 static void gen_view(const struct gen_slot *g, uint32_t window,
