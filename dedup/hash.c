@@ -6,22 +6,13 @@
  */
 #include <string.h>
 
-#include "dedup.h"
+#include "internal.h"
 
 static uint64_t rotl64(uint64_t x, int r)
 {
         return (x << r) | (x >> (64 - r));
 }
 
-static uint64_t fmix64(uint64_t k)
-{
-        k ^= k >> 33;
-        k *= 0xff51afd7ed558ccdULL;
-        k ^= k >> 33;
-        k *= 0xc4ceb9fe1a85ec53ULL;
-        k ^= k >> 33;
-        return k;
-}
 
 /* A little-endian 64-bit load of 8 bytes (portable, no alignment). */
 static uint64_t load64(const unsigned char *p)
@@ -99,8 +90,8 @@ void dedup_id_hash_seeded(const void *key, size_t len, uint32_t seed,
         h2 ^= (uint64_t)len;
         h1 += h2;
         h2 += h1;
-        h1 = fmix64(h1);
-        h2 = fmix64(h2);
+        h1 = dedup_fmix64(h1);
+        h2 = dedup_fmix64(h2);
         h1 += h2;
         h2 += h1;
         out->lo = h1;

@@ -12,6 +12,18 @@
 
 #include "dedup.h"
 
+/* MurmurHash3's 64-bit finalizer: every input bit reaches every output
+ * bit.  The tracker's name and pair hashes use it too. */
+static inline uint64_t dedup_fmix64(uint64_t k)
+{
+        k ^= k >> 33;
+        k *= 0xff51afd7ed558ccdULL;
+        k ^= k >> 33;
+        k *= 0xc4ceb9fe1a85ec53ULL;
+        k ^= k >> 33;
+        return k;
+}
+
 struct dedup_ids;
 
 /* NULL on allocation failure; conf is copied. */

@@ -181,16 +181,6 @@ static int u32vec_push(struct dedup_tracker *tr, struct u32vec *vec,
 /* Hashing                                                             */
 /* ------------------------------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdULL;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ULL;
-        x ^= x >> 33;
-        return x;
-}
-
 static uint64_t hash_bytes(const char *p, size_t len)
 {
         uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
@@ -198,18 +188,18 @@ static uint64_t hash_bytes(const char *p, size_t len)
 
         while (len >= 8) {
                 memcpy(&w, p, 8);
-                h = (h ^ mix64(w)) * 0x100000001b3ULL;
+                h = (h ^ dedup_fmix64(w)) * 0x100000001b3ULL;
                 p += 8;
                 len -= 8;
         }
         w = 0;
         memcpy(&w, p, len);
-        return mix64(h ^ w);
+        return dedup_fmix64(h ^ w);
 }
 
 static uint64_t pair_key_hash(uint32_t name)
 {
-        return mix64(name);
+        return dedup_fmix64(name);
 }
 
 /* Open-addressing index of uint32 (slot + 1), linear probing. */
