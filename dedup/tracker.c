@@ -715,8 +715,9 @@ void dedup_config_defaults(struct dedup_config *conf)
         conf->gap_grace_records = 1000000;
         conf->idle_ttl_ms = 7LL * 24 * 3600 * 1000;
         conf->max_open_gaps = 1024;
-        /* 3 MB of filters; a producer that restarts replays within
-         * minutes, far inside a day. */
+        /* 4 MB of filters and up to 62,500 ids of the open generation
+         * in memory; a producer that restarts resends within minutes, far
+         * inside a day. */
         conf->window.max_ids = 1000000;
         conf->window.max_age_ms = 24LL * 3600 * 1000;
 }
