@@ -569,64 +569,29 @@ static int conf_line(struct conf *c, rd_kafka_conf_t *scratch, char *s,
         return 0;
 }
 
+struct conf_file_ctx {
+        struct conf *c;
+        rd_kafka_conf_t *scratch;
+};
+
+/* kconf_line_cb of conf_file_load(). */
+static int conf_file_line(void *opaque, char *s, unsigned lineno, char *err,
+                          size_t err_size)
+{
+        struct conf_file_ctx *fc = opaque;
+
+        return conf_line(fc->c, fc->scratch, s, lineno, err, err_size);
+}
+
 int conf_file_load(struct conf *c, const char *path, char *errstr,
                    size_t errstr_size)
 {
-        rd_kafka_conf_t *scratch = rd_kafka_conf_new();
-        FILE *fp = NULL;
-        char *line = NULL, err[768];
-        size_t cap = 0;
-        ssize_t len;
-        unsigned lineno = 0;
-        int rc = -1;
+        struct conf_file_ctx fc = {c, rd_kafka_conf_new()};
+        int rc;
 
-        fp = fopen(path, "r");
-        if (!fp) {
-                snprintf(errstr, errstr_size, "%s: %s", path,
-                         strerror(errno));
-                goto out;
-        }
-        for (;;) {
-                char *s;
-
-                errno = 0;
-                len = getline(&line, &cap, fp);
-                if (len < 0) {
-                        if (ferror(fp)) {
-                                snprintf(errstr, errstr_size, "%s:%u: %s",
-                                         path, lineno + 1,
-                                         strerror(errno ? errno : EIO));
-                                goto out;
-                        }
-                        break;
-                }
-                lineno++;
-                if (len > CONF_LINE_MAX) {
-                        snprintf(errstr, errstr_size,
-                                 "%s:%u: line longer than %d bytes", path,
-                                 lineno, CONF_LINE_MAX);
-                        goto out;
-                }
-                if (strlen(line) != (size_t)len) {
-                        snprintf(errstr, errstr_size, "%s:%u: NUL byte",
-                                 path, lineno);
-                        goto out;
-                }
-                s = kconf_trim(line);
-                if (!*s || *s == '#')
-                        continue;
-                if (conf_line(c, scratch, s, lineno, err, sizeof(err))) {
-                        snprintf(errstr, errstr_size, "%s:%u: %s", path,
-                                 lineno, err);
-                        goto out;
-                }
-        }
-        rc = 0;
-out:
-        free(line);
-        if (fp)
-                fclose(fp);
-        rd_kafka_conf_destroy(scratch);
+        rc = kconf_file_lines(path, CONF_LINE_MAX, conf_file_line, &fc, errstr,
+                              errstr_size);
+        rd_kafka_conf_destroy(fc.scratch);
         return rc;
 }
 

@@ -70,14 +70,14 @@ char *kconf_trim(char *s)
         return s;
 }
 
-int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
-                    size_t errstr_size)
+int kconf_file_lines(const char *path, size_t max_len, kconf_line_cb *cb,
+                     void *opaque, char *errstr, size_t errstr_size)
 {
         FILE *fp = NULL;
-        char *line = NULL;
-        size_t line_cap = 0;
-        unsigned long lineno = 0;
-        char err[512];
+        char *line = NULL, err[768];
+        size_t cap = 0;
+        ssize_t len;
+        unsigned lineno = 0;
         int rc = -1;
 
         fp = fopen(path, "r");
@@ -87,12 +87,13 @@ int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
                 goto out;
         }
         for (;;) {
-                char *s, *eq, *key, *value;
+                char *s;
 
                 errno = 0;
-                if (getline(&line, &line_cap, fp) < 0) {
+                len = getline(&line, &cap, fp);
+                if (len < 0) {
                         if (ferror(fp)) {
-                                snprintf(errstr, errstr_size, "%s:%lu: %s",
+                                snprintf(errstr, errstr_size, "%s:%u: %s",
                                          path, lineno + 1,
                                          strerror(errno ? errno : EIO));
                                 goto out;
@@ -100,21 +101,22 @@ int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
                         break;
                 }
                 lineno++;
-                s = kconf_trim(line);
-                if (*s == '\0' || *s == '#')
-                        continue;
-                eq = strchr(s, '=');
-                if (!eq) {
+                if (max_len && (size_t)len > max_len) {
                         snprintf(errstr, errstr_size,
-                                 "%s:%lu: expected key=value", path, lineno);
+                                 "%s:%u: line longer than %zu bytes", path,
+                                 lineno, max_len);
                         goto out;
                 }
-                *eq = '\0';
-                key = kconf_trim(s);
-                value = kconf_trim(eq + 1);
-                if (kconf_set_kv(conf, key, strlen(key), value, err,
-                                 sizeof(err)) == -1) {
-                        snprintf(errstr, errstr_size, "%s:%lu: %s", path,
+                if (max_len && strlen(line) != (size_t)len) {
+                        snprintf(errstr, errstr_size, "%s:%u: NUL byte",
+                                 path, lineno);
+                        goto out;
+                }
+                s = kconf_trim(line);
+                if (!*s || *s == '#')
+                        continue;
+                if (cb(opaque, s, lineno, err, sizeof(err))) {
+                        snprintf(errstr, errstr_size, "%s:%u: %s", path,
                                  lineno, err);
                         goto out;
                 }
@@ -125,6 +127,32 @@ out:
         if (fp)
                 fclose(fp);
         return rc;
+}
+
+/* kconf_line_cb of kconf_file_load(): one key=value property. */
+static int kconf_file_line(void *opaque, char *s, unsigned lineno, char *err,
+                           size_t err_size)
+{
+        char *eq = strchr(s, '='), *key;
+
+        (void)lineno;
+        if (!eq) {
+                snprintf(err, err_size, "expected key=value");
+                return -1;
+        }
+        *eq = '\0';
+        key = kconf_trim(s);
+        return kconf_set_kv(opaque, key, strlen(key), kconf_trim(eq + 1), err,
+                            err_size) == -1
+                       ? -1
+                       : 0;
+}
+
+int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
+                    size_t errstr_size)
+{
+        return kconf_file_lines(path, 0, kconf_file_line, conf, errstr,
+                                errstr_size);
 }
 
 int kconf_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)

@@ -41,6 +41,21 @@ int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
 char *kconf_trim(char *s);
 
 /*
+ * Reads a key=value file line by line: calls cb with each line trimmed
+ * (kconf_trim()) and its number from 1, skipping blank lines and lines
+ * whose first non-blank character is '#'.  cb returns 0, or -1 with a
+ * message in err (err_size bytes).  With max_len > 0, a line longer than
+ * that or holding a NUL byte is an error too.  Stops at the first error.
+ * Returns 0, or -1 with errstr "PATH:LINE: message" (or "PATH: message"
+ * when the file cannot be opened).  The shared reader of -F files and
+ * --config files.
+ */
+typedef int(kconf_line_cb)(void *opaque, char *line, unsigned lineno,
+                           char *err, size_t err_size);
+int kconf_file_lines(const char *path, size_t max_len, kconf_line_cb *cb,
+                     void *opaque, char *errstr, size_t errstr_size);
+
+/*
  * Strict parsers for command-line numbers: plain decimal (an optional
  * leading '-' for kconf_parse_i64), no surrounding blanks, nothing after
  * the number, within [min, max].  Return 0 and set *out, or -1 leaving
