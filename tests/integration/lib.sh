@@ -265,6 +265,37 @@ assert_clean_scan() {
         assert_scan untracked 0
 }
 
+# The manifest: what the reference producers said they wrote, summed over
+# manifest_add calls; assert_manifest_scan WHAT checks a scan against it.
+M_DELIVERED=0 M_DUPS=0 M_GAPS=0 M_ZOMBIE=0 M_FAILED=0
+manifest_add() { # JSON: one `produce --json` summary
+        M_DELIVERED=$((M_DELIVERED + $(json_get delivered "$1")))
+        M_DUPS=$((M_DUPS + $(json_get duplicates_injected "$1")))
+        M_GAPS=$((M_GAPS + $(json_get gaps_injected "$1")))
+        M_ZOMBIE=$((M_ZOMBIE + $(json_get zombie_records "$1")))
+        M_FAILED=$((M_FAILED + $(json_get failed "$1")))
+}
+
+# assert_manifest_scan WHAT: $SCAN_JSON shows exactly the manifest: its
+# records, duplicates, missing records and fenced (zombie) records, and
+# nothing else (the producers write distinct message ids, so no
+# redelivered record either).
+assert_manifest_scan() {
+        log "-- $1: manifest delivered $M_DELIVERED, duplicates $M_DUPS," \
+                "missing $M_GAPS, fenced $M_ZOMBIE"
+        assert_eq "$1: scan exit status" 1 "$SCAN_RC"
+        assert_scan records_total "$M_DELIVERED"
+        assert_scan anomalies.duplicate "$M_DUPS"
+        assert_scan missing_records "$M_GAPS"
+        assert_scan anomalies.fenced "$M_ZOMBIE"
+        assert_scan anomalies.out_of_order 0
+        assert_scan anomalies.malformed 0
+        assert_scan anomalies.redelivered 0
+        assert_scan untracked 0
+        assert_scan open_gaps 0
+        assert_scan coverage_gaps 0
+}
+
 # finish: the last line of every test.
 finish() {
         echo "# $IT_CHECKS checks, $IT_FAILED failed"

@@ -21,32 +21,14 @@ CGC=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
 JVM_FAST=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
 create_topic "$T" 3
 
-M_DELIVERED=0 M_DUPS=0 M_GAPS=0
-# step NAME SEED: one more producer run with injections; adds to the manifest.
+# step NAME SEED: one more producer run with injections; adds to the
+# manifest (lib.sh).
 step_produce() {
         produce -t "$T" --producer "$(name "$1")" -n 3000 \
                 --inject-duplicates 0.01 --inject-gaps 0.01 --seed "$2"
         [ "$PROD_RC" = 0 ] || die "producer $1 failed (exit $PROD_RC)"
         assert_prod failed 0
-        M_DELIVERED=$((M_DELIVERED + $(json_get delivered "$PROD_JSON")))
-        M_DUPS=$((M_DUPS + $(json_get duplicates_injected "$PROD_JSON")))
-        M_GAPS=$((M_GAPS + $(json_get gaps_injected "$PROD_JSON")))
-}
-
-# assert_manifest WHAT: the scan in $SCAN_JSON shows exactly the manifest.
-assert_manifest() {
-        log "-- $1: manifest delivered $M_DELIVERED, duplicates $M_DUPS," \
-                "missing $M_GAPS"
-        assert_eq "$1: scan exit status" 1 "$SCAN_RC"
-        assert_scan records_total "$M_DELIVERED"
-        assert_scan anomalies.duplicate "$M_DUPS"
-        assert_scan missing_records "$M_GAPS"
-        assert_scan anomalies.out_of_order 0
-        assert_scan anomalies.fenced 0
-        assert_scan anomalies.malformed 0
-        assert_scan untracked 0
-        assert_scan open_gaps 0
-        assert_scan coverage_gaps 0
+        manifest_add "$PROD_JSON"
 }
 
 # ledger_offsets: "p=next_offset ..." of the topic in the ledger.
@@ -82,7 +64,7 @@ group_reset() {
 # --- a first audit -----------------------------------------------------------
 step_produce pA 8101
 scan_json -t "$T" --db "$DB"
-assert_manifest "first audit"
+assert_manifest_scan "first audit"
 first="$(ledger_offsets)"
 assert_eq "group offsets after the first audit = the ledger's" "$first" \
         "$(group_offsets)"
@@ -92,7 +74,7 @@ group_reset --to-earliest
 assert_eq "group offsets after --to-earliest" "0=0 1=0 2=0" "$RESET_OFFSETS"
 step_produce pB 8102
 scan_json -t "$T" --db "$DB"
-assert_manifest "group at 0, ledger at the end"
+assert_manifest_scan "group at 0, ledger at the end"
 assert_eq "group offsets after the audit = the ledger's" "$(ledger_offsets)" \
         "$(group_offsets)"
 
@@ -110,7 +92,7 @@ assert_eq "group offsets ($RESET_OFFSETS) all ahead of the ledger's ($audited)" 
         yes "$ahead"
 step_produce pD 8104
 scan_json -t "$T" --db "$DB"
-assert_manifest "group past the ledger"
+assert_manifest_scan "group past the ledger"
 
 # --- the same under serve: group at 0, then at an offset past the ledger ---
 group_reset --to-earliest
@@ -152,7 +134,7 @@ wait_pid "$SERVE" 15
 assert_eq "serve exit status after SIGTERM" 0 "$WAIT_RC"
 
 scan_json -t "$T" --db "$DB"
-assert_manifest "after both serves"
+assert_manifest_scan "after both serves"
 assert_scan producers 7
 
 finish
