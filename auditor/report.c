@@ -82,7 +82,7 @@ json_t *report_bytes_json(const char *p, size_t len, int *lossy)
         return j;
 }
 
-static json_t *report_int(int64_t v)
+json_t *report_opt_json(int64_t v)
 {
         return v < 0 ? json_null() : json_integer(v);
 }
@@ -159,16 +159,16 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "partition", json_integer(a->partition));
         json_object_set_new(o, "kind", json_string(a->kind));
         report_producer_set(o, a->producer, a->producer_len);
-        json_object_set_new(o, "epoch", report_int(a->epoch));
-        json_object_set_new(o, "seq_lo", report_int(a->seq_lo));
-        json_object_set_new(o, "seq_hi", report_int(a->seq_hi));
-        json_object_set_new(o, "offset_lo", report_int(a->offset_lo));
-        json_object_set_new(o, "offset_hi", report_int(a->offset_hi));
-        json_object_set_new(o, "first_offset", report_int(a->first_offset));
+        json_object_set_new(o, "epoch", report_opt_json(a->epoch));
+        json_object_set_new(o, "seq_lo", report_opt_json(a->seq_lo));
+        json_object_set_new(o, "seq_hi", report_opt_json(a->seq_hi));
+        json_object_set_new(o, "offset_lo", report_opt_json(a->offset_lo));
+        json_object_set_new(o, "offset_hi", report_opt_json(a->offset_hi));
+        json_object_set_new(o, "first_offset", report_opt_json(a->first_offset));
         json_object_set_new(o, "first_partition",
-                            report_int(a->first_partition));
+                            report_opt_json(a->first_partition));
         json_object_set_new(o, "first_offset_hi",
-                            report_int(a->first_offset_hi));
+                            report_opt_json(a->first_offset_hi));
         report_msgid_set(o, a);
         json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
@@ -193,7 +193,7 @@ static json_t *report_window_json(const struct ledger_summary *s)
 
         json_object_set_new(o, "ids", report_u64_json(s->window_ids));
         json_object_set_new(o, "generations", json_integer(s->window_gens));
-        json_object_set_new(o, "oldest_ms", report_int(s->window_oldest_ms));
+        json_object_set_new(o, "oldest_ms", report_opt_json(s->window_oldest_ms));
         return o;
 }
 

@@ -51,6 +51,9 @@ void report_producer_set(json_t *o, const char *p, size_t len);
  * by enum dedup_kind.  A new reference, or NULL on OOM. */
 json_t *report_kinds_json(const uint64_t *counts);
 
+/* v as a JSON integer, or null when it is negative (the ledger's and the
+ * engine's "unknown"). */
+json_t *report_opt_json(int64_t v);
 /* A counter as a JSON integer, clamped at INT64_MAX. */
 json_t *report_u64_json(uint64_t v);
 

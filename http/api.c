@@ -414,11 +414,6 @@ int64_t http_part_lag(const struct status_part *p)
                        : 0;
 }
 
-static json_t *http_opt_int(int64_t v)
-{
-        return v < 0 ? json_null() : json_integer(v);
-}
-
 /* {"ready": bool, "reasons": [...], ...} from v (NULL: none yet). */
 static json_t *http_live_json(const struct status_view *v)
 {
@@ -509,10 +504,10 @@ static json_t *http_api_summary(struct http_api *a)
         arr = json_object_get(j, "topics");
         for (i = 0; i < n; i++)
                 json_object_set_new(json_array_get(arr, i), "lag",
-                                    http_opt_int(http_topic_lag(a->v,
+                                    report_opt_json(http_topic_lag(a->v,
                                                                 topics[i])));
         json_object_set_new(j, "lag",
-                            http_opt_int(http_topic_lag(a->v, NULL)));
+                            report_opt_json(http_topic_lag(a->v, NULL)));
         json_object_set_new(j, "live", http_live_json(a->v));
         json_object_set_new(j, "generated_ms", json_integer(http_now_ms()));
         return j;
@@ -630,7 +625,7 @@ static int http_pair_cb(void *opaque, const struct ledger_pair *p)
         o = http_where_json(p->topic, p->partition);
         report_producer_set(o, p->producer, p->producer_len);
         json_object_set_new(o, "epoch", json_integer(p->epoch));
-        json_object_set_new(o, "last_seq", http_opt_int(p->last_seq));
+        json_object_set_new(o, "last_seq", report_opt_json(p->last_seq));
         json_object_set_new(o, "last_offset", json_integer(p->last_offset));
         json_object_set_new(o, "last_ms", json_integer(p->last_ms));
         json_object_set_new(o, "records", report_u64_json(p->records));
@@ -693,8 +688,8 @@ static void http_part_live(struct http_parts *pp, json_t *o,
         }
         json_object_set_new(o, "assigned", json_boolean(sp != NULL));
         json_object_set_new(o, "high_watermark",
-                            http_opt_int(sp ? sp->high_watermark : -1));
-        json_object_set_new(o, "lag", http_opt_int(sp ? http_part_lag(sp)
+                            report_opt_json(sp ? sp->high_watermark : -1));
+        json_object_set_new(o, "lag", report_opt_json(sp ? http_part_lag(sp)
                                                       : -1));
 }
 
@@ -703,7 +698,7 @@ static json_t *http_part_json(const char *topic, int32_t partition,
 {
         json_t *o = http_where_json(topic, partition);
 
-        json_object_set_new(o, "next_offset", http_opt_int(next_offset));
+        json_object_set_new(o, "next_offset", report_opt_json(next_offset));
         return o;
 }
 
