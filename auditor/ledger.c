@@ -1254,8 +1254,6 @@ out:
 
 struct ledger_commit_ctx {
         struct ledger *lg;
-        uint64_t closed[8]; /* generations the batch closed (some of) */
-        size_t nclosed;
         struct ledger_part *parts;
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
@@ -1485,11 +1483,6 @@ static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
         sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_PUT];
         int brc;
 
-        /* Changed and closed: closed by this batch, which then writes its
-         * ids sorted, not as a batch too. */
-        if (gv->closed && cc->nclosed < sizeof(cc->closed) / sizeof(cc->closed[0]))
-                cc->closed[cc->nclosed++] = gv->gen;
-
         if (gv->window >= lg->nwin || gv->gen > INT64_MAX) {
                 snprintf(cc->errstr, cc->errstr_size,
                          "cannot write id generation %llu: unknown window %u",
@@ -1609,19 +1602,16 @@ static int ledger_windows_put(struct ledger_commit_ctx *cc,
         size_t n, i, j;
         int brc, rc;
 
-        cc->nclosed = 0;
         if (dedup_tracker_gens_dirty_foreach(tr, ledger_gen_put, cc))
                 return -1;
         rows = dedup_tracker_ids_new(tr, &n);
         for (i = 0; i < n; i = j) {
-                size_t c;
                 for (j = i + 1; j < n && rows[j].gen == rows[i].gen; j++)
                         ;
-                for (c = 0; c < cc->nclosed; c++)
-                        if (cc->closed[c] == rows[i].gen)
-                                break;
-                if (c < cc->nclosed)
-                        continue; /* sorted into chunks below */
+                /* A generation closed by this batch gets its ids sorted
+                 * into chunks below; a dropped one is deleted. */
+                if (!dedup_tracker_gen_open(tr, rows[i].window, rows[i].gen))
+                        continue;
                 if (ledger_rows_pack(cc, rows + i, j - i))
                         return -1;
                 brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);

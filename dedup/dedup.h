@@ -405,6 +405,10 @@ int dedup_tracker_gens_closed_foreach(struct dedup_tracker *tr,
                                       dedup_gen_rows_cb *cb, void *opaque);
 const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
                                            size_t *n);
+/* Whether gen is window's current, open generation (new ids of any other
+ * generation need no step 1: steps 3 or 4 take care of them). */
+int dedup_tracker_gen_open(const struct dedup_tracker *tr, uint32_t window,
+                           uint64_t gen);
 
 /*
  * Restores a generation (oldest first), then its ids: a closed one's with

@@ -32,6 +32,7 @@ void ids_free(struct dedup_ids *ids);
 
 int ids_window_add(struct dedup_ids *ids, uint32_t *window);
 uint32_t ids_windows(const struct dedup_ids *ids);
+int ids_gen_open(const struct dedup_ids *ids, uint32_t window, uint64_t gen);
 void *ids_window_filters(const struct dedup_ids *ids, uint32_t window,
                          size_t *bytes);
 

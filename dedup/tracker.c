@@ -1420,6 +1420,12 @@ int dedup_tracker_row_restore(struct dedup_tracker *tr,
         return ids_row_restore(tr->ids, row);
 }
 
+int dedup_tracker_gen_open(const struct dedup_tracker *tr, uint32_t window,
+                           uint64_t gen)
+{
+        return ids_gen_open(tr->ids, window, gen);
+}
+
 int dedup_tracker_gens_closed_foreach(struct dedup_tracker *tr,
                                       dedup_gen_rows_cb *cb, void *opaque)
 {

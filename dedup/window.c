@@ -390,13 +390,21 @@ static int row_add(struct dedup_ids *ids, uint32_t window, uint64_t gen,
         return 0;
 }
 
+int ids_gen_open(const struct dedup_ids *ids, uint32_t window, uint64_t gen)
+{
+        const struct window *w;
+
+        if (window >= ids->nwin)
+                return 0;
+        w = &ids->win[window];
+        return w->cur != NONE && w->slot[w->cur].gen == gen &&
+               !w->slot[w->cur].closed;
+}
+
 /* Whether row r belongs to a generation still open in its window. */
 static int row_open(const struct dedup_ids *ids, const struct dedup_id_row *r)
 {
-        const struct window *w = &ids->win[r->window];
-
-        return w->cur != NONE && w->slot[w->cur].gen == r->gen &&
-               !w->slot[w->cur].closed;
+        return ids_gen_open(ids, r->window, r->gen);
 }
 
 /* ------------------------------------------------------------------ */
