@@ -148,22 +148,33 @@ static void tr_free(struct dedup_tracker *tr, void *p, size_t sz)
 }
 
 /* Grows an array of elem-sized items to hold at least need items. */
-static int tr_grow(struct dedup_tracker *tr, void **arr, size_t *cap,
-                   size_t need, size_t elem)
+int dedup_grow(void **arr, size_t *cap, size_t need, size_t elem,
+               size_t first, size_t *mem)
 {
         size_t ncap;
         void *p;
 
         if (need <= *cap)
                 return 0;
-        ncap = *cap ? *cap * 2 : 16;
+        ncap = *cap ? *cap * 2 : first;
         while (ncap < need)
                 ncap *= 2;
-        p = tr_realloc(tr, *arr, *cap * elem, ncap * elem);
+        p = realloc(*arr, ncap * elem);
         if (!p)
                 return -1;
+        *mem += (ncap - *cap) * elem;
         *arr = p;
         *cap = ncap;
+        return 0;
+}
+
+static int tr_grow(struct dedup_tracker *tr, void **arr, size_t *cap,
+                   size_t need, size_t elem)
+{
+        if (dedup_grow(arr, cap, need, elem, 16, &tr->mem)) {
+                tr->failed = 1;
+                return -1;
+        }
         return 0;
 }
 

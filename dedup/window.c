@@ -92,21 +92,7 @@ struct dedup_ids {
 static int grow(struct dedup_ids *ids, void **arr, size_t *cap, size_t need,
                 size_t elem)
 {
-        size_t ncap;
-        void *p;
-
-        if (need <= *cap)
-                return 0;
-        ncap = *cap ? *cap * 2 : 64;
-        while (ncap < need)
-                ncap *= 2;
-        p = realloc(*arr, ncap * elem);
-        if (!p)
-                return -1;
-        ids->mem += (ncap - *cap) * elem;
-        *arr = p;
-        *cap = ncap;
-        return 0;
+        return dedup_grow(arr, cap, need, elem, 64, &ids->mem);
 }
 
 struct dedup_ids *ids_new(const struct dedup_window_config *conf)
