@@ -241,6 +241,26 @@ static enum dedup_verdict rec(struct dedup_tracker *tr, uint32_t part,
         return dedup_tracker_observe(tr, part, offset, &h);
 }
 
+/* Records of part 0 without the contract, ids PREFIX<i> for i from `from`
+ * to `to` (either way, both included), at offset base + i; each verdict
+ * must be want, unless want is -1. */
+static void recs(struct dedup_tracker *tr, int64_t base, const char *prefix,
+                 int from, int to, int want)
+{
+        int i, step = from <= to ? 1 : -1;
+        char id[32];
+
+        for (i = from;; i += step) {
+                enum dedup_verdict v;
+                snprintf(id, sizeof(id), "%s%d", prefix, i);
+                v = rec(tr, 0, base + i, NULL, 0, 0, id);
+                if (want >= 0)
+                        assert_int_equal(v, want);
+                if (i == to)
+                        break;
+        }
+}
+
 static const struct dedup_event *only_event(struct dedup_tracker *tr,
                                             enum dedup_kind kind)
 {
@@ -468,31 +488,18 @@ static void test_count_bound_exact(void **state)
 {
         struct store s = {0};
         struct dedup_tracker *tr = tracker_from(&s, 320, 0, 1);
-        char id[16];
-        int i;
 
         (void)state;
         dedup_tracker_begin(tr, 1);
-        for (i = 0; i < 1000; i++) {
-                snprintf(id, sizeof(id), "%d", i);
-                rec(tr, 0, i, NULL, 0, 0, id);
-        }
+        recs(tr, 0, "", 0, 999, -1);
         store_commit(&s, tr);
         /* Checked newest first so that re-inserted old ids cannot push out
          * the ones still to check. */
-        for (i = 999; i >= 700; i--) {
-                snprintf(id, sizeof(id), "%d", i);
-                assert_int_equal(rec(tr, 0, 5000 + i, NULL, 0, 0, id),
-                                 DEDUP_V_REDELIVERED);
-        }
+        recs(tr, 5000, "", 999, 700, DEDUP_V_REDELIVERED);
         dedup_tracker_free(tr);
         tr = tracker_from(&s, 320, 0, 1);
         dedup_tracker_begin(tr, 1);
-        for (i = 0; i < 600; i++) {
-                snprintf(id, sizeof(id), "%d", i);
-                assert_int_equal(rec(tr, 0, 9000 + i, NULL, 0, 0, id),
-                                 DEDUP_V_UNTRACKED);
-        }
+        recs(tr, 9000, "", 0, 599, DEDUP_V_UNTRACKED);
         dedup_tracker_free(tr);
         free(s.rows);
 }
@@ -567,22 +574,13 @@ static void test_filter_rate(void **state)
 {
         struct store s = {0};
         struct dedup_tracker *tr = tracker_from(&s, 40000, 0, 1);
-        char id[24];
-        int i;
 
         (void)state;
         dedup_tracker_begin(tr, 1);
-        for (i = 0; i < 20000; i++) {
-                snprintf(id, sizeof(id), "a%d", i);
-                rec(tr, 0, i, NULL, 0, 0, id);
-        }
+        recs(tr, 0, "a", 0, 19999, -1);
         store_commit(&s, tr);
         s.lookups = 0;
-        for (i = 0; i < 20000; i++) {
-                snprintf(id, sizeof(id), "b%d", i);
-                assert_int_equal(rec(tr, 0, 100000 + i, NULL, 0, 0, id),
-                                 DEDUP_V_UNTRACKED);
-        }
+        recs(tr, 100000, "b", 0, 19999, DEDUP_V_UNTRACKED);
         /* 32 bits per id and 8 bits set: 77 of 20000 (0.4%) when
          * written; 1% would mean the filters are broken. */
         assert_true(s.lookups < 200);
