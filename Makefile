@@ -28,11 +28,15 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# Layers, lowest first (see README "How it works"): base, dedup, auditor,
+# http, producer, cmd.  The library is all of them but cmd/main.c.
+BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
-AUDITOR_SRC := $(filter-out auditor/main.c,$(wildcard auditor/*.c))
+AUDITOR_SRC := $(wildcard auditor/*.c)
+CMD_SRC     := $(filter-out cmd/main.c,$(wildcard cmd/*.c))
 HTTP_SRC    := $(wildcard http/*.c)
 PROD_SRC    := $(wildcard producer/*.c)
-LIB_SRC     := $(DEDUP_SRC) $(AUDITOR_SRC) $(HTTP_SRC) $(PROD_SRC)
+LIB_SRC     := $(BASE_SRC) $(DEDUP_SRC) $(AUDITOR_SRC) $(HTTP_SRC) $(PROD_SRC) $(CMD_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
 MIGRATIONS  := $(sort $(wildcard schema/[0-9][0-9][0-9][0-9]_*.sql))
 TEST_SRC    := $(wildcard tests/test_*.c)
@@ -65,7 +69,7 @@ $(BUILD)/libeosaudit.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/eosaudit: $(BUILD)/auditor/main.o $(BUILD)/libeosaudit.a
+$(BUILD)/eosaudit: $(BUILD)/cmd/main.o $(BUILD)/libeosaudit.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(ALLOC_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libeosaudit.a

@@ -10,8 +10,9 @@
 
 #include <jansson.h>
 
+#include "../base/clock.h"
 #include "audit.h"
-#include "log.h"
+#include "../base/log.h"
 
 #define AUDIT_BATCH_MAX 10000 /* messages taken from the queue at once */
 #define AUDIT_META_TIMEOUT_MS 10000
@@ -59,14 +60,6 @@ struct audit {
         const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
 };
-
-static int64_t wall_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void audit_conf_defaults(struct audit_conf *c)
 {
@@ -163,7 +156,7 @@ static int audit_view_init(struct audit *a)
                 if (!a->view.parts[i].topic)
                         return -1;
         }
-        a->view.started_ms = wall_ms();
+        a->view.started_ms = clock_wall_ms();
         return 0;
 }
 
@@ -384,7 +377,7 @@ static int audit_position(struct audit *a, struct ledger_part *lp,
                          (long long)lp->next_offset, (long long)hi);
                 return -1;
         }
-        rt->last_progress_ms = wall_ms();
+        rt->last_progress_ms = clock_wall_ms();
         return 0;
 }
 
@@ -585,7 +578,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         if (audit_assign(a, errstr, errstr_size))
                 goto out;
         a->stats.partitions = a->nparts;
-        a->started_ms = a->last_commit_ms = a->last_tick_ms = wall_ms();
+        a->started_ms = a->last_commit_ms = a->last_tick_ms = clock_wall_ms();
         a->last_kafka_commit_ms = a->started_ms;
         audit_publish(a, a->started_ms);
         rc = 0;
@@ -1025,13 +1018,13 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         /* Hold the batch: nothing is consumed until the
                          * ledger takes it. */
                         sleep(1);
-                        audit_commit(a, wall_ms());
-                        audit_publish(a, wall_ms());
+                        audit_commit(a, clock_wall_ms());
+                        audit_publish(a, clock_wall_ms());
                         continue;
                 }
                 n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
                                                  AUDIT_BATCH_MAX);
-                now = wall_ms();
+                now = clock_wall_ms();
                 dedup_tracker_begin(a->tr, now);
                 for (k = 0; k < n; k++) {
                         if (!fatal)
@@ -1064,18 +1057,18 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 goto out;
 
         /* The last batch; a complete scan also confirms every open gap. */
-        dedup_tracker_begin(a->tr, wall_ms());
+        dedup_tracker_begin(a->tr, clock_wall_ms());
         dedup_tracker_tick(a->tr);
         if (!a->conf.follow && audit_all_done(a))
                 dedup_tracker_confirm_all(a->tr);
-        if (audit_pending(a) && audit_commit(a, wall_ms())) {
+        if (audit_pending(a) && audit_commit(a, clock_wall_ms())) {
                 snprintf(errstr, errstr_size,
                          "the last batch could not be written to the ledger; "
                          "it will be audited again on the next run");
                 goto out;
         }
         audit_kafka_commit(a);
-        audit_progress(a, wall_ms(), 1);
+        audit_progress(a, clock_wall_ms(), 1);
         if (!a->conf.follow && !audit_all_done(a)) {
                 snprintf(errstr, errstr_size,
                          "interrupted before the end of the scan");

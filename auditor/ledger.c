@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "../base/clock.h"
 #include "ledger.h"
 
 /* Generated from schema/NNNN_*.sql by schema/embed.sh: migration i moves
@@ -149,24 +150,6 @@ static void ledger_err(struct ledger *lg, const char *what, char *errstr,
                        size_t errstr_size)
 {
         snprintf(errstr, errstr_size, "%s: %s", what, sqlite3_errmsg(lg->db));
-}
-
-static int64_t ledger_now_ms(void)
-{
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_REALTIME, &ts))
-                return 0;
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t ledger_mono_us(void)
-{
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_MONOTONIC, &ts))
-                return 0;
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static int64_t ledger_u64_put(uint64_t v)
@@ -1693,7 +1676,7 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                 .errstr = errstr,
                 .errstr_size = errstr_size,
         };
-        int64_t t0 = ledger_mono_us(), now_ms = ledger_now_ms();
+        int64_t t0 = clock_mono_us(), now_ms = clock_wall_ms();
         int in_txn = 0, rc = -1;
         size_t i;
 
@@ -1769,7 +1752,7 @@ out:
                 ledger_rollback(lg);
         free(cc.touched);
         if (commit_us)
-                *commit_us = ledger_mono_us() - t0;
+                *commit_us = clock_mono_us() - t0;
         return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/clock.h"
 #include "../auditor/report.h"
 #include "../dedup/dedup.h"
 #include "internal.h"
@@ -455,14 +456,6 @@ static int64_t http_topic_lag(const struct status_view *v, const char *topic)
         return sum;
 }
 
-static int64_t http_now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ------------------------------------------------------------------ */
 /* Endpoints                                                           */
 /* ------------------------------------------------------------------ */
@@ -509,7 +502,7 @@ static json_t *http_api_summary(struct http_api *a)
         json_object_set_new(j, "lag",
                             report_opt_json(http_topic_lag(a->v, NULL)));
         json_object_set_new(j, "live", http_live_json(a->v));
-        json_object_set_new(j, "generated_ms", json_integer(http_now_ms()));
+        json_object_set_new(j, "generated_ms", json_integer(clock_wall_ms()));
         return j;
 }
 

@@ -18,7 +18,8 @@
 
 #include <microhttpd.h>
 
-#include "../auditor/log.h"
+#include "../base/clock.h"
+#include "../base/log.h"
 #include "../auditor/report.h"
 #include "../dedup/dedup.h"
 #include "internal.h"
@@ -299,14 +300,6 @@ void http_reply_text(struct http_reply *r, unsigned status, const char *type,
 /* The header deadline                                                 */
 /* ------------------------------------------------------------------ */
 
-static int64_t http_mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* libmicrohttpd's connection notifications: link on accept, unlink on
  * close.  A connection that cannot be tracked (no memory) just has no
  * deadline. */
@@ -326,7 +319,7 @@ static void http_conn_notify(void *cls, struct MHD_Connection *c,
                         return;
                 hc->fd = ci->connect_fd;
                 hc->waiting = 1;
-                hc->since_ms = http_mono_ms();
+                hc->since_ms = clock_mono_ms();
                 pthread_mutex_lock(&s->conn_lock);
                 hc->next = s->conns;
                 if (s->conns)
@@ -365,7 +358,7 @@ static void http_conn_waiting(struct http_server *s, struct MHD_Connection *c,
                 return;
         pthread_mutex_lock(&s->conn_lock);
         hc->waiting = waiting;
-        hc->since_ms = http_mono_ms();
+        hc->since_ms = clock_mono_ms();
         pthread_mutex_unlock(&s->conn_lock);
 }
 
@@ -385,7 +378,7 @@ static void *http_watchdog(void *arg)
 
         pthread_mutex_lock(&s->conn_lock);
         while (!s->watchdog_stop) {
-                now = http_mono_ms();
+                now = clock_mono_ms();
                 limit = s->nconns * 4 >= (size_t)s->conf.conn_limit * 3
                                 ? busy_ms
                                 : full_ms;
@@ -405,12 +398,7 @@ static void *http_watchdog(void *arg)
                                  cut, (long long)limit);
                         pthread_mutex_lock(&s->conn_lock);
                 }
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += HTTP_WATCHDOG_MS * 1000000L;
-                if (ts.tv_nsec >= 1000000000L) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000L;
-                }
+                ts = clock_mono_deadline(HTTP_WATCHDOG_MS);
                 if (!s->watchdog_stop)
                         pthread_cond_timedwait(&s->conn_cond, &s->conn_lock,
                                                &ts);

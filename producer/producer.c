@@ -16,6 +16,7 @@
  *             A ring of the last restart_replay records sent, marked by
  *             their delivery reports, says which those are.
  */
+#include "../base/clock.h"
 #include "producer.h"
 
 #include <errno.h>
@@ -32,7 +33,7 @@
 #include <jansson.h>
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/kconf.h"
+#include "../base/kconf.h"
 
 #define PRODUCER_KEY_MAX (PRODUCER_NAME_MAX + 24) /* "NAME-" + int64 */
 #define PRODUCER_METADATA_WAIT_MS 10000
@@ -167,14 +168,6 @@ int32_t producer_partition(const void *key, size_t len, int32_t partition_cnt)
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
-
-static double producer_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int producer_running(const struct producer_ctx *c)
 {
@@ -689,7 +682,7 @@ fail:
 static int producer_metadata(struct producer_ctx *c, struct producer_inst *in,
                              char *errstr, size_t errstr_size)
 {
-        double start = producer_now();
+        double start = clock_mono_s();
         rd_kafka_resp_err_t err;
 
         for (;;) {
@@ -716,7 +709,7 @@ static int producer_metadata(struct producer_ctx *c, struct producer_inst *in,
                 }
                 /* A topic being created may be unknown for a moment and
                  * then have no leader yet: retry, briefly while unknown. */
-                if (producer_now() - start >=
+                if (clock_mono_s() - start >=
                             (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
                                      ? PRODUCER_UNKNOWN_TOPIC_WAIT_MS
                                      : PRODUCER_METADATA_WAIT_MS) /
@@ -737,10 +730,10 @@ static int producer_learn_epoch(struct producer_ctx *c,
                                 struct producer_inst *in, char *errstr,
                                 size_t errstr_size)
 {
-        double deadline = producer_now() + PRODUCER_STATS_WAIT_MS / 1e3;
+        double deadline = clock_mono_s() + PRODUCER_STATS_WAIT_MS / 1e3;
 
         in->want_stats = 1;
-        while (in->stats_pid < 0 && producer_now() < deadline &&
+        while (in->stats_pid < 0 && clock_mono_s() < deadline &&
                producer_running(c))
                 rd_kafka_poll(in->rk, 100);
         in->want_stats = 0;
@@ -860,12 +853,12 @@ static void producer_pace(struct producer_ctx *c, struct producer_inst *in)
         double due;
 
         if (c->t_start == 0)
-                c->t_start = producer_now();
+                c->t_start = clock_mono_s();
         if (c->o->rate <= 0)
                 return;
         due = c->t_start + (double)c->paced++ / c->o->rate;
         for (;;) {
-                double wait = due - producer_now();
+                double wait = due - clock_mono_s();
 
                 if (wait <= 0 || !producer_running(c))
                         return;
@@ -1516,7 +1509,7 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
 out:
         /* Every phase ends with a flush: this is the last report. */
         if (c.t_start > 0)
-                res->elapsed_ms = (int64_t)((producer_now() - c.t_start) *
+                res->elapsed_ms = (int64_t)((clock_mono_s() - c.t_start) *
                                             1e3);
         res->stopped = !producer_running(&c);
         producer_inst_close(&b);

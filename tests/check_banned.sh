@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a banned C call appears in the project's sources (curl-style
-# list: unbounded or locale/thread-unsafe calls; see ../shared/STYLE.md).
+# list: unbounded or locale/thread-unsafe calls).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 banned='sprintf|vsprintf|strcpy|strcat|strncpy|atoi|atol|atoll|atof|strtok|strtok_r|sscanf|gets'

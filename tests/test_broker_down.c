@@ -28,7 +28,7 @@
 #include <pthread.h>
 
 #include "../auditor/audit.h"
-#include "../auditor/log.h"
+#include "../base/log.h"
 #include "../auditor/status.h"
 #include "../producer/producer.h"
 

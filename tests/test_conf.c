@@ -1,5 +1,5 @@
 /*
- * test_conf.c - the option table of scan and serve (auditor/conf.c): the
+ * test_conf.c - the option table of scan and serve (cmd/conf.c): the
  * table itself, every option read from a configuration file, ranges,
  * unknown and repeated keys, bad numbers, line numbers in errors, the
  * command line over the file, and the generated documentation.
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "../auditor/audit.h"
-#include "../auditor/conf.h"
-#include "../auditor/log.h"
+#include "../cmd/conf.h"
+#include "../base/log.h"
 #include "../http/http.h"
 
 #define ARGS_MAX 64

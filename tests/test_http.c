@@ -31,7 +31,7 @@
 #include <jansson.h>
 
 #include "../auditor/ledger.h"
-#include "../auditor/log.h"
+#include "../base/log.h"
 #include "../auditor/report.h"
 #include "../auditor/status.h"
 #include "../http/http.h"

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../auditor/log.h"
+#include "../base/log.h"
 #include "../http/http.h"
 
 #define NSLOW 8

@@ -23,7 +23,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "../auditor/kconf.h"
+#include "../base/kconf.h"
 #include "../producer/producer.h"
 
 #define MOCK_PARTITIONS 3

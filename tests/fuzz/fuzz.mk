@@ -25,7 +25,7 @@ build-fuzz/gen/migrations.c: schema/embed.sh $(MIGRATIONS)
 	./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
 
 build-fuzz/fuzz_query: tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC) \
-                       $(wildcard dedup/*.h auditor/*.h http/*.h producer/*.h)
+                       $(wildcard base/*.h dedup/*.h auditor/*.h http/*.h producer/*.h cmd/*.h)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_query.c \
 	        $(FUZZ_QUERY_SRC) $(PKG_LIBS) $(LDLIBS)

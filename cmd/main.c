@@ -12,12 +12,12 @@
 
 #include "../http/http.h"
 #include "../producer/producer.h"
-#include "audit.h"
+#include "../auditor/audit.h"
 #include "conf.h"
 #include "demo.h"
-#include "kconf.h"
-#include "log.h"
-#include "report.h"
+#include "../base/kconf.h"
+#include "../base/log.h"
+#include "../auditor/report.h"
 
 #ifndef EOSAUDIT_VERSION
 #define EOSAUDIT_VERSION "0.1.0"

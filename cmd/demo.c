@@ -13,11 +13,11 @@
 
 #include "../http/http.h"
 #include "../producer/producer.h"
-#include "audit.h"
+#include "../auditor/audit.h"
 #include "demo.h"
-#include "kconf.h"
-#include "log.h"
-#include "report.h"
+#include "../base/kconf.h"
+#include "../base/log.h"
+#include "../auditor/report.h"
 
 #define DEMO_TOPIC "demo"
 #define DEMO_PARTITIONS 4

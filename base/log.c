@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 static enum log_level log_level = LOG_INFO;
@@ -24,18 +25,20 @@ int log_enabled(enum log_level level)
 void log_msg(enum log_level level, const char *fmt, ...)
 {
         char msg[1024], stamp[32];
-        struct timespec ts;
+        int64_t now;
+        time_t sec;
         struct tm tm;
         va_list ap;
 
         if (!log_enabled(level))
                 return;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
+        now = clock_wall_ms();
+        sec = (time_t)(now / 1000);
+        gmtime_r(&sec, &tm);
         strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap); /* truncation is acceptable */
         va_end(ap);
-        fprintf(stderr, "%s.%03ldZ %s %s\n", stamp, ts.tv_nsec / 1000000L,
+        fprintf(stderr, "%s.%03ldZ %s %s\n", stamp, (long)(now % 1000),
                 level_names[level], msg);
 }
