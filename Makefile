@@ -94,6 +94,7 @@ endif
 
 unit-test: $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
+	@./tests/check_layers.sh
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
 integration-test: $(BUILD)/eosaudit
