@@ -374,52 +374,11 @@ void http_query_release(struct http_query *q)
 /* Live figures                                                        */
 /* ------------------------------------------------------------------ */
 
-struct status_view *http_status_get(struct http_server *s,
-                                    struct status_view *v)
-{
-        struct status *st = http_server_conf(s)->status;
-
-        if (!st || status_read(st, v)) {
-                memset(v, 0, sizeof(*v));
-                return NULL;
-        }
-        return v;
-}
-
-size_t http_ready_reasons(const struct status_view *v, const char **why,
-                          size_t max)
-{
-        size_t n = 0;
-
-        if (!v) {
-                why[n++] = "the audit has not started yet";
-                return n;
-        }
-        if (n < max && !v->ledger_open)
-                why[n++] = "the ledger is not open";
-        if (n < max && !v->assigned)
-                why[n++] = "no partition is assigned to the consumer";
-        if (n < max && v->brokers_up <= 0)
-                why[n++] = "no broker is up";
-        if (n < max && v->ledger_paused)
-                why[n++] = "ledger commits are failing: the audit is paused";
-        return n;
-}
-
-int64_t http_part_lag(const struct status_part *p)
-{
-        if (p->high_watermark < 0 || p->next_offset < 0)
-                return -1;
-        return p->high_watermark > p->next_offset
-                       ? p->high_watermark - p->next_offset
-                       : 0;
-}
-
 /* {"ready": bool, "reasons": [...], ...} from v (NULL: none yet). */
 static json_t *http_live_json(const struct status_view *v)
 {
         const char *why[8];
-        size_t n = http_ready_reasons(v, why, 8), i;
+        size_t n = status_ready_reasons(v, why, 8), i;
         json_t *o = json_object(), *reasons = json_array();
 
         for (i = 0; i < n; i++)
@@ -436,24 +395,6 @@ static json_t *http_live_json(const struct status_view *v)
         json_object_set_new(o, "started_ms", json_integer(v->started_ms));
         json_object_set_new(o, "updated_ms", json_integer(v->updated_ms));
         return o;
-}
-
-/* Sum of the known lags of topic's partitions (NULL: all); -1 if none is
- * known. */
-static int64_t http_topic_lag(const struct status_view *v, const char *topic)
-{
-        int64_t sum = -1, lag;
-        size_t i;
-
-        for (i = 0; v && i < v->nparts; i++) {
-                if (topic && (!v->parts[i].topic ||
-                              strcmp(v->parts[i].topic, topic)))
-                        continue;
-                lag = http_part_lag(&v->parts[i]);
-                if (lag >= 0)
-                        sum = (sum < 0 ? 0 : sum) + lag;
-        }
-        return sum;
 }
 
 /* ------------------------------------------------------------------ */
@@ -497,10 +438,10 @@ static json_t *http_api_summary(struct http_api *a)
         arr = json_object_get(j, "topics");
         for (i = 0; i < n; i++)
                 json_object_set_new(json_array_get(arr, i), "lag",
-                                    report_opt_json(http_topic_lag(a->v,
+                                    report_opt_json(status_topic_lag(a->v,
                                                                 topics[i])));
         json_object_set_new(j, "lag",
-                            report_opt_json(http_topic_lag(a->v, NULL)));
+                            report_opt_json(status_topic_lag(a->v, NULL)));
         json_object_set_new(j, "live", http_live_json(a->v));
         json_object_set_new(j, "generated_ms", json_integer(clock_wall_ms()));
         return j;
@@ -682,7 +623,7 @@ static void http_part_live(struct http_parts *pp, json_t *o,
         json_object_set_new(o, "assigned", json_boolean(sp != NULL));
         json_object_set_new(o, "high_watermark",
                             report_opt_json(sp ? sp->high_watermark : -1));
-        json_object_set_new(o, "lag", report_opt_json(sp ? http_part_lag(sp)
+        json_object_set_new(o, "lag", report_opt_json(sp ? status_part_lag(sp)
                                                       : -1));
 }
 
@@ -785,7 +726,7 @@ void http_api_handle(struct http_server *s, const char *path, const char *q,
                                  a.errstr);
                 goto out;
         }
-        a.v = http_status_get(s, &view);
+        a.v = status_view_get(http_server_conf(s)->status, &view);
         a.errstr[0] = '\0';
         a.fail_status = 500;
         j = http_api_routes[i].fn(&a);
@@ -805,7 +746,7 @@ out:
 void http_readyz_handle(struct http_server *s, struct http_reply *r)
 {
         struct status_view view;
-        struct status_view *v = http_status_get(s, &view);
+        struct status_view *v = status_view_get(http_server_conf(s)->status, &view);
         json_t *live = http_live_json(v);
         int ready = json_is_true(json_object_get(live, "ready"));
 

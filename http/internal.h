@@ -81,19 +81,6 @@ void http_reader_put(struct http_server *s, struct ledger *lg, int broken);
 /* Endpoints                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The status view, or NULL when none was published yet (v is then
- * zeroed); release a non-NULL result with status_view_release(v). */
-struct status_view *http_status_get(struct http_server *s,
-                                    struct status_view *v);
-
-/* Why the audit is not ready: up to max reasons into why[], returns how
- * many (0: ready).  v may be NULL (nothing published yet). */
-size_t http_ready_reasons(const struct status_view *v, const char **why,
-                          size_t max);
-
-/* The lag of part p, or -1 when unknown. */
-int64_t http_part_lag(const struct status_part *p);
-
 /* api.c: path is what follows "/api/v1/"; q the raw query string. */
 void http_api_handle(struct http_server *s, const char *path, const char *q,
                      size_t qlen, struct http_reply *r);

@@ -222,7 +222,7 @@ static void http_live_families(struct http_buf *b,
                     "High watermark minus the next offset to audit, per "
                     "partition.");
         for (i = 0; i < v->nparts; i++) {
-                lag = http_part_lag(&v->parts[i]);
+                lag = status_part_lag(&v->parts[i]);
                 if (lag < 0 || !v->parts[i].topic)
                         continue;
                 snprintf(part, sizeof(part), "%d", (int)v->parts[i].partition);
@@ -283,7 +283,7 @@ void http_metrics_handle(struct http_server *s, struct http_reply *r)
                 return;
         }
         ledger_ok = !http_summaries(s, sums);
-        v = http_status_get(s, &view);
+        v = status_view_get(c->status, &view);
         http_buf_init(&b, HTTP_METRICS_MAX);
 
         http_family(&b, "eosaudit_up", "gauge",
@@ -293,7 +293,7 @@ void http_metrics_handle(struct http_server *s, struct http_reply *r)
                     "1 when the ledger is open, partitions are assigned, a "
                     "broker is up and commits succeed (see /readyz).");
         http_sample_u64(&b, "eosaudit_ready", NULL, 0,
-                        http_ready_reasons(v, why, 1) == 0);
+                        status_ready_reasons(v, why, 1) == 0);
         http_family(&b, "eosaudit_build_info", "gauge",
                     "Versions of eosaudit and librdkafka; always 1.");
         ls[0].value = c->version ? c->version : "unknown";

@@ -1491,12 +1491,72 @@ static void test_query_parse(void **state)
         http_query_release(&q);
 }
 
+/* The readiness and lag that /readyz, /metrics and the summary show
+ * (auditor/status.c), without a server. */
+static void test_status_ready_lag(void **state)
+{
+        static const char *const one[] = {T_PLAIN};
+        struct status_view v, got;
+        const char *why[8];
+        struct status *st = status_new();
+
+        (void)state;
+        assert_non_null(st);
+        assert_null(status_view_get(NULL, &got));
+        assert_null(status_view_get(st, &got));
+        assert_null(got.parts);
+        assert_int_equal(status_ready_reasons(NULL, why, 8), 1);
+        assert_string_equal(why[0], "the audit has not started yet");
+        assert_int_equal(status_topic_lag(NULL, NULL), -1);
+
+        assert_int_equal(status_view_init(&v, one, 1, 3), 0);
+        assert_int_equal(status_ready_reasons(&v, why, 8), 3);
+        assert_string_equal(why[0], "the ledger is not open");
+        assert_string_equal(why[1],
+                            "no partition is assigned to the consumer");
+        assert_string_equal(why[2], "no broker is up");
+        assert_int_equal(status_ready_reasons(&v, why, 1), 1);
+        v.ledger_open = v.assigned = v.brokers_up = 1;
+        assert_int_equal(status_ready_reasons(&v, why, 8), 0);
+        v.ledger_paused = 1;
+        assert_int_equal(status_ready_reasons(&v, why, 8), 1);
+        assert_string_equal(why[0], "ledger commits are failing: the "
+                                    "audit is paused");
+
+        /* Unknown, behind, ahead of a stale high watermark (0, not < 0). */
+        assert_int_equal(status_part_lag(&v.parts[0]), -1);
+        assert_int_equal(status_topic_lag(&v, NULL), -1);
+        v.parts[0].topic = strdup(T_PLAIN);
+        v.parts[0].next_offset = 7;
+        v.parts[0].high_watermark = 10;
+        v.parts[1].topic = strdup(T_ODD);
+        v.parts[1].next_offset = 1;
+        v.parts[1].high_watermark = 5;
+        v.parts[2].topic = strdup(T_PLAIN);
+        v.parts[2].next_offset = 9;
+        v.parts[2].high_watermark = 8;
+        assert_int_equal(status_part_lag(&v.parts[0]), 3);
+        assert_int_equal(status_part_lag(&v.parts[2]), 0);
+        assert_int_equal(status_topic_lag(&v, T_PLAIN), 3);
+        assert_int_equal(status_topic_lag(&v, T_ODD), 4);
+        assert_int_equal(status_topic_lag(&v, NULL), 7);
+        assert_int_equal(status_topic_lag(&v, "other"), -1);
+
+        assert_int_equal(status_publish(st, &v), 0);
+        assert_ptr_equal(status_view_get(st, &got), &got);
+        assert_int_equal(status_topic_lag(&got, NULL), 7);
+        status_view_release(&got);
+        status_view_release(&v);
+        status_free(st);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 T(test_query_parse),
+                T(test_status_ready_lag),
                 T(test_healthz_readyz),
                 T(test_summary),
                 T(test_anomalies),
