@@ -168,6 +168,11 @@ void http_methods_text(unsigned methods, char *buf, size_t size);
 /* Handlers (the route table names them all)                           */
 /* ------------------------------------------------------------------ */
 
+/* The dashboard: http/index.html as bytes (and a NUL past the last),
+ * which the build generates with http/embed.sh into $(BUILD)/gen/. */
+extern const unsigned char http_index_html[];
+extern const size_t http_index_html_len;
+
 /* health.c */
 http_handler_fn http_page_handle;
 http_handler_fn http_healthz_handle;
