@@ -61,10 +61,17 @@ int http_page_full(struct http_page *pg)
         return 1;
 }
 
-json_t *http_page_json(struct http_page *pg, const char *name,
+json_t *http_page_json(struct http_page *pg, int failed, const char *name,
                        json_t *next)
 {
-        json_t *j = json_object();
+        json_t *j;
+
+        if (failed) {
+                json_decref(pg->items);
+                json_decref(next);
+                return NULL;
+        }
+        j = json_object();
 
         json_object_set_new(j, name, pg->items);
         json_object_set_new(j, "limit", json_integer(pg->limit));

@@ -23,16 +23,13 @@ static json_t *http_api_anomalies(struct http_api *a)
         const struct http_query *q = a->q;
         struct ledger_anomaly_filter f;
         struct http_page pg = {.items = json_array(), .limit = q->limit};
+        int rc;
 
         http_query_anomaly_filter(q, &f);
-        if (ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &pg, a->errstr,
-                                   sizeof(a->errstr))) {
-                json_decref(pg.items);
-                return NULL;
-        }
-        return http_page_json(&pg, "anomalies", json_integer(pg.last_id));
+        rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &pg,
+                                    a->errstr, sizeof(a->errstr));
+        return http_page_json(&pg, rc, "anomalies", json_integer(pg.last_id));
 }
-
 
 void http_api_anomalies_handle(const struct http_request *rq,
                                struct http_reply *r)

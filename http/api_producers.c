@@ -40,23 +40,19 @@ static json_t *http_api_producers(struct http_api *a)
         struct ledger_pair_key after;
         struct ledger_pair_filter f;
         struct http_page pg = {.items = json_array(), .limit = q->limit};
+        int rc;
 
         http_query_pair_filter(q, &after, &f);
-
-        if (ledger_pairs_foreach(a->lg, &f, http_pair_cb, &pg, a->errstr,
-                                 sizeof(a->errstr)) ||
-            pg.failed) {
-                if (pg.failed) {
-                        snprintf(a->errstr, sizeof(a->errstr),
-                                 "a topic name is too long to page past");
-                        a->fail_status = 422;
-                }
-                json_decref(pg.items);
-                return NULL;
+        rc = ledger_pairs_foreach(a->lg, &f, http_pair_cb, &pg, a->errstr,
+                                  sizeof(a->errstr));
+        if (pg.failed) {
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "a topic name is too long to page past");
+                a->fail_status = 422;
         }
-        return http_page_json(&pg, "producers", json_string(pg.cursor));
+        return http_page_json(&pg, rc || pg.failed, "producers",
+                              json_string(pg.cursor));
 }
-
 
 void http_api_producers_handle(const struct http_request *rq,
                                struct http_reply *r)

@@ -228,9 +228,9 @@ struct http_page {
 
 /* Non-zero (and pg->more set) once pg holds limit items. */
 int http_page_full(struct http_page *pg);
-/* {name: items, "limit": ..., "next_cursor": next or null}; takes pg's
- * items and the reference to next. */
-json_t *http_page_json(struct http_page *pg, const char *name,
+/* {name: items, "limit": ..., "next_cursor": next or null}, or NULL when
+ * the walk failed; takes pg's items and the reference to next. */
+json_t *http_page_json(struct http_page *pg, int failed, const char *name,
                        json_t *next);
 
 /* {"topic": ..., "partition": ...}, the start of a per-partition row. */

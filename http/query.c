@@ -191,6 +191,26 @@ static void http_kinds_text(char *buf, size_t size)
         snprintf(buf + o, size - o, " or coverage");
 }
 
+/* v[0..len), plain decimal from min to max, into *out (untouched on
+ * failure); else -1 and "<name> must be <what>(a number from min to
+ * max)", the parentheses only with a what. */
+static int http_param_num(const char *v, size_t len, uint64_t min,
+                          uint64_t max, int64_t *out, const char *name,
+                          const char *what, char *errstr, size_t errstr_size)
+{
+        uint64_t n;
+
+        if (!dedup_parse_decimal(v, len, max, &n) && n >= min) {
+                *out = (int64_t)n;
+                return 0;
+        }
+        snprintf(errstr, errstr_size,
+                 "%s must be %s%sa number from %llu to %llu%s", name, what,
+                 *what ? "(" : "", (unsigned long long)min,
+                 (unsigned long long)max, *what ? ")" : "");
+        return -1;
+}
+
 /* Sets parameter p of q from its decoded value v[0..len) (in q->buf,
  * NUL-terminated); spare has room for a decoded cursor. */
 static int http_param_set(struct http_query *q, enum http_endpoint ep,
@@ -198,7 +218,6 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                           char *spare, char *errstr, size_t errstr_size)
 {
         char kinds[256];
-        uint64_t n;
 
         switch (p) {
         case HTTP_P_TOPIC:
@@ -224,27 +243,15 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                 q->producer_len = len;
                 return 0;
         case HTTP_P_SINCE:
-                if (dedup_parse_decimal(v, len, INT64_MAX, &n)) {
-                        snprintf(errstr, errstr_size,
-                                 "since must be milliseconds since the "
-                                 "epoch (a number from 0 to %lld)",
-                                 (long long)INT64_MAX);
-                        return -1;
-                }
-                q->since_ms = (int64_t)n;
-                return 0;
+                return http_param_num(v, len, 0, INT64_MAX, &q->since_ms,
+                                      "since",
+                                      "milliseconds since the epoch ",
+                                      errstr, errstr_size);
         case HTTP_P_LIMIT:
-                if (dedup_parse_decimal(v, len,
-                                        (uint64_t)http_eps[ep].limit_max,
-                                        &n) ||
-                    !n) {
-                        snprintf(errstr, errstr_size,
-                                 "limit must be a number from 1 to %lld",
-                                 (long long)http_eps[ep].limit_max);
-                        return -1;
-                }
-                q->limit = (int64_t)n;
-                return 0;
+                return http_param_num(v, len, 1,
+                                      (uint64_t)http_eps[ep].limit_max,
+                                      &q->limit, "limit", "", errstr,
+                                      errstr_size);
         case HTTP_P_CURSOR:
                 if (ep == HTTP_EP_PRODUCERS) {
                         if (!len)
@@ -257,15 +264,9 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                         }
                         return 0;
                 }
-                if (dedup_parse_decimal(v, len, INT64_MAX, &n) || !n) {
-                        snprintf(errstr, errstr_size,
-                                 "cursor must be an anomaly id (a number "
-                                 "from 1 to %lld)",
-                                 (long long)INT64_MAX);
-                        return -1;
-                }
-                q->cursor = (int64_t)n;
-                return 0;
+                return http_param_num(v, len, 1, INT64_MAX, &q->cursor,
+                                      "cursor", "an anomaly id ", errstr,
+                                      errstr_size);
         case HTTP_P__CNT:
                 break;
         }

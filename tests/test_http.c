@@ -1473,6 +1473,17 @@ static void test_query_parse(void **state)
                                           7, err, sizeof(err)),
                          -1);
         assert_string_equal(err, "limit must be a number from 1 to 1000");
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "since=-1",
+                                          8, err, sizeof(err)),
+                         -1);
+        assert_string_equal(err, "since must be milliseconds since the "
+                                 "epoch (a number from 0 to "
+                                 "9223372036854775807)");
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "cursor=0",
+                                          8, err, sizeof(err)),
+                         -1);
+        assert_string_equal(err, "cursor must be an anomaly id (a number "
+                                 "from 1 to 9223372036854775807)");
         /* The kinds a filter takes, every one of them. */
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "kind=dup",
                                           8, err, sizeof(err)),
