@@ -37,7 +37,9 @@ CMD_SRC     := $(filter-out cmd/main.c,$(wildcard cmd/*.c))
 HTTP_SRC    := $(wildcard http/*.c)
 PROD_SRC    := $(wildcard producer/*.c)
 LIB_SRC     := $(BASE_SRC) $(DEDUP_SRC) $(AUDITOR_SRC) $(HTTP_SRC) $(PROD_SRC) $(CMD_SRC)
-LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
+# Generated at build time into $(BUILD)/gen/, never committed.
+GEN_OBJ     := $(BUILD)/gen/migrations.o $(BUILD)/gen/index_html.o
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 MIGRATIONS  := $(sort $(wildcard schema/[0-9][0-9][0-9][0-9]_*.sql))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TESTS       := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -62,7 +64,12 @@ $(BUILD)/gen/migrations.c: schema/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
 	./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+# The dashboard page as bytes, served at /.
+$(BUILD)/gen/index_html.c: http/embed.sh http/index.html
+	@mkdir -p $(@D)
+	./http/embed.sh http/index.html > $@.tmp && mv $@.tmp $@
+
+$(GEN_OBJ): %.o: %.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libeosaudit.a: $(LIB_OBJ)

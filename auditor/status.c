@@ -180,3 +180,57 @@ int status_read(struct status *st, struct status_view *out)
                 memset(out, 0, sizeof(*out));
         return rc;
 }
+
+struct status_view *status_view_get(struct status *st, struct status_view *v)
+{
+        if (!st || status_read(st, v)) {
+                memset(v, 0, sizeof(*v));
+                return NULL;
+        }
+        return v;
+}
+
+size_t status_ready_reasons(const struct status_view *v, const char **why,
+                            size_t max)
+{
+        size_t n = 0;
+
+        if (!v) {
+                why[n++] = "the audit has not started yet";
+                return n;
+        }
+        if (n < max && !v->ledger_open)
+                why[n++] = "the ledger is not open";
+        if (n < max && !v->assigned)
+                why[n++] = "no partition is assigned to the consumer";
+        if (n < max && v->brokers_up <= 0)
+                why[n++] = "no broker is up";
+        if (n < max && v->ledger_paused)
+                why[n++] = "ledger commits are failing: the audit is paused";
+        return n;
+}
+
+int64_t status_part_lag(const struct status_part *p)
+{
+        if (p->high_watermark < 0 || p->next_offset < 0)
+                return -1;
+        return p->high_watermark > p->next_offset
+                       ? p->high_watermark - p->next_offset
+                       : 0;
+}
+
+int64_t status_topic_lag(const struct status_view *v, const char *topic)
+{
+        int64_t sum = -1, lag;
+        size_t i;
+
+        for (i = 0; v && i < v->nparts; i++) {
+                if (topic && (!v->parts[i].topic ||
+                              strcmp(v->parts[i].topic, topic)))
+                        continue;
+                lag = status_part_lag(&v->parts[i]);
+                if (lag >= 0)
+                        sum = (sum < 0 ? 0 : sum) + lag;
+        }
+        return sum;
+}

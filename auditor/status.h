@@ -82,4 +82,28 @@ int status_publish(struct status *st, const struct status_view *v);
  * was published yet or on OOM. */
 int status_read(struct status *st, struct status_view *out);
 
+/* ------------------------------------------------------------------ */
+/* Reading a view (any thread; pure but for status_view_get())         */
+/* ------------------------------------------------------------------ */
+
+/* The last published view copied into *v, or NULL (v then zeroed) when st
+ * is NULL (no audit runs in this process) or nothing was published yet.
+ * Release a non-NULL result with status_view_release(v). */
+struct status_view *status_view_get(struct status *st, struct status_view *v);
+
+/* Why the audit is not ready: up to max (at least 1) reasons, static
+ * strings, into why[]; returns how many (0: ready).  v may be NULL
+ * (nothing published yet).  Ready means the ledger is open,
+ * partitions are assigned, a broker is up and commits succeed. */
+size_t status_ready_reasons(const struct status_view *v, const char **why,
+                            size_t max);
+
+/* The lag of p (high watermark minus next offset, never negative), or -1
+ * when either is unknown. */
+int64_t status_part_lag(const struct status_part *p);
+
+/* The sum of the known lags of topic's partitions in v (topic NULL: of
+ * every partition), or -1 when none is known or v is NULL. */
+int64_t status_topic_lag(const struct status_view *v, const char *topic);
+
 #endif /* EOSAUDIT_STATUS_H */

@@ -4,7 +4,9 @@
  *
  * Invariants
  *  - Handlers never touch the consumer's live state.  Live figures (lag,
- *    latency, readiness) come from status_read(), a private copy; counters
+ *    latency, readiness) come from status_view_get(), a private copy, and
+ *    the auditor's status module says what they mean (status_ready_reasons,
+ *    status_part_lag); counters
  *    and evidence come from the ledger through read-only connections that
  *    the server opens itself (ledger_open_reader, at most one per worker
  *    thread, reopened after an error) and uses for short read
@@ -19,7 +21,14 @@
  *    "Authorization: Bearer <token>" (compared in constant time).  The page
  *    holds no data: it asks for the token and sends it with its requests.
  *  - Threads: http_start() and http_stop() are called by one thread (main);
- *    requests are answered on libmicrohttpd's worker threads.
+ *    requests are answered on libmicrohttpd's worker threads.  The pure
+ *    parsers below (http_listen_parse, http_query_parse, ...) keep no state
+ *    and may be called from any thread.
+ *  - The page at / is http/index.html, embedded by the build
+ *    (http/embed.sh into $(BUILD)/gen/index_html.c); it is not read from
+ *    disk at run time.
+ *  - Which handler answers which path is the route table in http/routes.c
+ *    (see http/internal.h for the files of this module).
  */
 #ifndef EOSAUDIT_HTTP_H
 #define EOSAUDIT_HTTP_H
@@ -162,11 +171,6 @@ void http_query_release(struct http_query *q);
 size_t http_cursor_format(char *buf, size_t size, const char *topic,
                           int32_t partition, const char *producer,
                           size_t producer_len);
-
-/* The dashboard, generated from http/index.html by http/embed.sh into
- * http/index_html.c (committed; rerun embed.sh after editing the page). */
-extern const unsigned char http_index_html[];
-extern const size_t http_index_html_len;
 
 /*
  * The ledger filters for a parsed query: one page plus one row, so the

@@ -1,6 +1,18 @@
 /*
- * internal.h - what the files of http/ share: the server as its handlers
- * see it, replies, a bounded text buffer.  Not for use outside http/.
+ * internal.h - what the files of http/ share.  Not for use outside http/.
+ *
+ *   server.c       libmicrohttpd: start and stop, limits, the header
+ *                  deadline, the bearer token, the request loop (which
+ *                  only checks a request, looks up its route and calls it)
+ *   routes.c       the route table: {methods, path or prefix, handler,
+ *                  flags}, and its lookup
+ *   reply.c        bounded text buffers and replies
+ *   readers.c      the pool of read-only ledger connections
+ *   health.c       the page at /, /healthz and /readyz
+ *   query.c        query strings and cursors (pure functions)
+ *   api.c          what the endpoints under /api/v1/ share
+ *   api_*.c        one endpoint each
+ *   metrics.c      /metrics
  *
  * Every function here runs on a worker thread of libmicrohttpd unless it
  * says otherwise; nothing here keeps state between requests except the
@@ -9,6 +21,7 @@
 #ifndef EOSAUDIT_HTTP_INTERNAL_H
 #define EOSAUDIT_HTTP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -18,8 +31,12 @@
 #include "../auditor/status.h"
 #include "http.h"
 
+#define HTTP_THREADS_MAX 16
+/* A reader per worker thread, and two spare while a broken one closes. */
+#define HTTP_READERS_MAX (HTTP_THREADS_MAX + 2)
+
 /* ------------------------------------------------------------------ */
-/* A growable text buffer with a hard maximum (curl's dynbuf)           */
+/* A growable text buffer with a hard maximum (curl's dynbuf): reply.c */
 /* ------------------------------------------------------------------ */
 
 struct http_buf {
@@ -38,14 +55,24 @@ __attribute__((format(printf, 2, 3)))
 int http_buf_printf(struct http_buf *b, const char *fmt, ...);
 
 /* ------------------------------------------------------------------ */
-/* Replies                                                             */
+/* Replies: reply.c                                                    */
 /* ------------------------------------------------------------------ */
 
+#define HTTP_REPLY_AUTH 0x1u /* WWW-Authenticate: Bearer (a 401) */
+#define HTTP_REPLY_PAGE 0x2u /* the page's Content-Security-Policy and
+                                Referrer-Policy */
+
+extern const char http_type_json[]; /* "application/json" */
+
+/* What the request loop sends: a handler fills it in. */
 struct http_reply {
         unsigned status;
         const char *type;   /* Content-Type */
         char *body;         /* malloc'd, owned by the reply */
-        size_t len;
+        const void *fixed;  /* instead of body: static storage, not freed */
+        size_t len;         /* of body or fixed */
+        unsigned flags;     /* HTTP_REPLY_* */
+        char allow[32];     /* the Allow header (a 405); "": none */
 };
 
 /* Status and body from j (compact JSON; the reference is stolen).  A NULL j
@@ -62,44 +89,151 @@ void http_reply_text(struct http_reply *r, unsigned status, const char *type,
                      struct http_buf *b);
 
 /* ------------------------------------------------------------------ */
-/* The server, as handlers see it (server.c)                           */
+/* Ledger readers: readers.c                                           */
 /* ------------------------------------------------------------------ */
 
-struct http_server;
+struct http_reader {
+        struct ledger *lg; /* NULL until first use or after an error */
+        int busy;
+};
 
-const struct http_conf *http_server_conf(const struct http_server *s);
+/* Read-only ledger connections, opened on first use and reused. */
+struct http_readers {
+        const char *db_path;  /* borrowed from the server's conf */
+        pthread_mutex_t lock; /* r[].busy, r[].lg */
+        struct http_reader r[HTTP_READERS_MAX];
+        size_t n;
+};
+
+/* The main thread, in http_start() and http_stop() (after the workers
+ * stopped): n is clamped to HTTP_READERS_MAX; close closes every
+ * connection still open. */
+void http_readers_init(struct http_readers *rs, const char *db_path,
+                       size_t n);
+void http_readers_close(struct http_readers *rs);
 
 /* A read-only ledger connection for the calling thread's request, opened
- * on first use; NULL with errstr when the ledger cannot be opened (yet).
- * Give it back with http_reader_put(); broken != 0 closes it (after a
- * failed query), so the next request opens a fresh one. */
-struct ledger *http_reader_get(struct http_server *s, char *errstr,
+ * on first use; NULL with errstr when the ledger cannot be opened (yet)
+ * or every reader is busy.  Give it back with http_reader_put(); broken
+ * != 0 closes it (after a failed query), so the next request opens a
+ * fresh one. */
+struct ledger *http_reader_get(struct http_readers *rs, char *errstr,
                                size_t errstr_size);
-void http_reader_put(struct http_server *s, struct ledger *lg, int broken);
+void http_reader_put(struct http_readers *rs, struct ledger *lg,
+                     int broken);
 
 /* ------------------------------------------------------------------ */
-/* Endpoints                                                           */
+/* Routes: routes.c                                                    */
 /* ------------------------------------------------------------------ */
 
-/* The status view, or NULL when none was published yet (v is then
- * zeroed); release a non-NULL result with status_view_release(v). */
-struct status_view *http_status_get(struct http_server *s,
-                                    struct status_view *v);
+/* A request as a handler sees it; valid for the handler's call only. */
+struct http_request {
+        const struct http_conf *conf;  /* the server's copy */
+        struct http_readers *readers;
+        const char *path;  /* decoded by libmicrohttpd */
+        const char *rest;  /* the path past a prefix route's prefix; "" */
+        const char *query; /* raw (percent-encoded) text after '?'; "" */
+        size_t query_len;
+};
 
-/* Why the audit is not ready: up to max reasons into why[], returns how
- * many (0: ready).  v may be NULL (nothing published yet). */
-size_t http_ready_reasons(const struct status_view *v, const char **why,
-                          size_t max);
+typedef void http_handler_fn(const struct http_request *rq,
+                             struct http_reply *r);
 
-/* The lag of part p, or -1 when unknown. */
-int64_t http_part_lag(const struct status_part *p);
+#define HTTP_M_GET 0x1u
+#define HTTP_M_HEAD 0x2u
 
-/* api.c: path is what follows "/api/v1/"; q the raw query string. */
-void http_api_handle(struct http_server *s, const char *path, const char *q,
-                     size_t qlen, struct http_reply *r);
-void http_readyz_handle(struct http_server *s, struct http_reply *r);
+#define HTTP_ROUTE_PREFIX 0x1u /* path is a prefix of the request's */
+#define HTTP_ROUTE_PUBLIC 0x2u /* answered without the bearer token */
 
-/* metrics.c: the Prometheus text exposition. */
-void http_metrics_handle(struct http_server *s, struct http_reply *r);
+struct http_route {
+        unsigned methods;        /* HTTP_M_* */
+        const char *path;        /* the whole path, or a prefix */
+        http_handler_fn *handle;
+        unsigned flags;          /* HTTP_ROUTE_* */
+};
+
+/* The route for path: the first in the table whose path equals it (or,
+ * for a prefix route, starts it), and *rest what follows; NULL: none. */
+const struct http_route *http_route_find(const char *path,
+                                         const char **rest);
+
+/* HTTP_M_* for a method name, 0 for one no route knows. */
+unsigned http_method_bit(const char *method);
+/* The methods of every route together. */
+unsigned http_routes_methods(void);
+/* "GET, HEAD": methods as an Allow header into buf. */
+void http_methods_text(unsigned methods, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Handlers (the route table names them all)                           */
+/* ------------------------------------------------------------------ */
+
+/* The dashboard: http/index.html as bytes (and a NUL past the last),
+ * which the build generates with http/embed.sh into $(BUILD)/gen/. */
+extern const unsigned char http_index_html[];
+extern const size_t http_index_html_len;
+
+/* health.c */
+http_handler_fn http_page_handle;
+http_handler_fn http_healthz_handle;
+http_handler_fn http_readyz_handle;
+/* {"ready": bool, "reasons": [...], ...} from v (NULL: none yet). */
+json_t *http_live_json(const struct status_view *v);
+
+/* metrics.c */
+http_handler_fn http_metrics_handle;
+
+/* api_*.c, and api.c for any other path under /api/v1/ */
+http_handler_fn http_api_summary_handle;
+http_handler_fn http_api_anomalies_handle;
+http_handler_fn http_api_producers_handle;
+http_handler_fn http_api_partitions_handle;
+http_handler_fn http_api_unknown_handle;
+
+/* ------------------------------------------------------------------ */
+/* What the API endpoints share: api.c                                 */
+/* ------------------------------------------------------------------ */
+
+/* What an endpoint needs; the ledger reader is taken for the request. */
+struct http_api {
+        const struct http_request *rq;
+        struct ledger *lg;
+        const struct http_query *q;
+        const struct status_view *v; /* NULL: nothing published */
+        unsigned fail_status;        /* of a NULL result; 500 unless set */
+        char errstr[512];
+};
+
+/* Builds an endpoint's body; NULL with a->errstr (empty: out of memory)
+ * and a->fail_status on failure. */
+typedef json_t *http_api_fn(struct http_api *a);
+
+/* Parses the query string for ep (400), takes a ledger reader (503) and
+ * the status view, calls fn and replies with what it built. */
+void http_api_run(const struct http_request *rq, struct http_reply *r,
+                  enum http_endpoint ep, http_api_fn *fn);
+
+/* A page of a newest-first or key-ordered walk: up to limit items, and
+ * whether more follow (the walk asks for limit + 1). */
+struct http_page {
+        json_t *items;
+        int64_t limit, n;
+        int more;
+        int64_t last_id;          /* anomalies: id of the last item kept */
+        int failed;               /* a cursor did not fit */
+        /* producers: the cursor of the last item kept; Kafka topic names
+         * have at most 249 bytes */
+        char cursor[2 * (249 + DEDUP_PRODUCER_MAX) + 16];
+};
+
+/* Non-zero (and pg->more set) once pg holds limit items. */
+int http_page_full(struct http_page *pg);
+/* {name: items, "limit": ..., "next_cursor": next or null}, or NULL when
+ * the walk failed; takes pg's items and the reference to next. */
+json_t *http_page_json(struct http_page *pg, int failed, const char *name,
+                       json_t *next);
+
+/* {"topic": ..., "partition": ...}, the start of a per-partition row. */
+json_t *http_where_json(const char *topic, int32_t partition);
 
 #endif /* EOSAUDIT_HTTP_INTERNAL_H */

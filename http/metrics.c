@@ -222,7 +222,7 @@ static void http_live_families(struct http_buf *b,
                     "High watermark minus the next offset to audit, per "
                     "partition.");
         for (i = 0; i < v->nparts; i++) {
-                lag = http_part_lag(&v->parts[i]);
+                lag = status_part_lag(&v->parts[i]);
                 if (lag < 0 || !v->parts[i].topic)
                         continue;
                 snprintf(part, sizeof(part), "%d", (int)v->parts[i].partition);
@@ -245,11 +245,13 @@ static void http_live_families(struct http_buf *b,
 
 /* The ledger summaries of the audited topics into sums[]; -1 when the
  * ledger cannot be read (yet). */
-static int http_summaries(struct http_server *s, struct ledger_summary *sums)
+static int http_summaries(const struct http_request *rq,
+                          struct ledger_summary *sums)
 {
-        const struct http_conf *c = http_server_conf(s);
+        const struct http_conf *c = rq->conf;
         char errstr[512];
-        struct ledger *lg = http_reader_get(s, errstr, sizeof(errstr));
+        struct ledger *lg = http_reader_get(rq->readers, errstr,
+                                            sizeof(errstr));
         size_t i;
         int rc = 0;
 
@@ -258,13 +260,13 @@ static int http_summaries(struct http_server *s, struct ledger_summary *sums)
         for (i = 0; !rc && i < c->topic_cnt; i++)
                 rc = ledger_summary(lg, c->topics[i], &sums[i], errstr,
                                     sizeof(errstr));
-        http_reader_put(s, lg, rc != 0);
+        http_reader_put(rq->readers, lg, rc != 0);
         return rc;
 }
 
-void http_metrics_handle(struct http_server *s, struct http_reply *r)
+void http_metrics_handle(const struct http_request *rq, struct http_reply *r)
 {
-        const struct http_conf *c = http_server_conf(s);
+        const struct http_conf *c = rq->conf;
         struct ledger_summary *sums;
         struct status_view view, *v;
         struct http_label ls[2] = {{"version", NULL},
@@ -282,8 +284,8 @@ void http_metrics_handle(struct http_server *s, struct http_reply *r)
                 http_reply_error(r, 500, "out of memory");
                 return;
         }
-        ledger_ok = !http_summaries(s, sums);
-        v = http_status_get(s, &view);
+        ledger_ok = !http_summaries(rq, sums);
+        v = status_view_get(c->status, &view);
         http_buf_init(&b, HTTP_METRICS_MAX);
 
         http_family(&b, "eosaudit_up", "gauge",
@@ -293,7 +295,7 @@ void http_metrics_handle(struct http_server *s, struct http_reply *r)
                     "1 when the ledger is open, partitions are assigned, a "
                     "broker is up and commits succeed (see /readyz).");
         http_sample_u64(&b, "eosaudit_ready", NULL, 0,
-                        http_ready_reasons(v, why, 1) == 0);
+                        status_ready_reasons(v, why, 1) == 0);
         http_family(&b, "eosaudit_build_info", "gauge",
                     "Versions of eosaudit and librdkafka; always 1.");
         ls[0].value = c->version ? c->version : "unknown";

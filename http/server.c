@@ -1,6 +1,8 @@
 /*
  * server.c - libmicrohttpd wiring (see http.h): the listen socket, limits,
- * routing, method and size checks, the bearer token, ledger readers.
+ * the header deadline, method and size checks, the bearer token, and the
+ * request loop, which looks a request's path up in the route table
+ * (routes.c) and calls the handler it names.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,8 +26,6 @@
 #include "../dedup/dedup.h"
 #include "internal.h"
 
-#define HTTP_THREADS_MAX 16
-#define HTTP_READERS_MAX (HTTP_THREADS_MAX + 2)
 #define HTTP_FILE_MAX (1024 * 1024) /* certificate, key */
 #define HTTP_TOKEN_MAX 4096
 #define HTTP_URI_MAX 8192  /* longer request targets get 414 */
@@ -38,11 +38,6 @@ struct http_req {
         size_t query_len;
         int too_long;     /* the request target exceeds HTTP_URI_MAX */
         int headers_done; /* the handler saw the request once */
-};
-
-struct http_reader {
-        struct ledger *lg; /* NULL until first use or after an error */
-        int busy;
 };
 
 /*
@@ -72,9 +67,7 @@ struct http_server {
         uint16_t port;
         char url[INET6_ADDRSTRLEN + 32];
         atomic_int started;   /* read by the logger on any thread */
-        pthread_mutex_t lock; /* readers[].busy */
-        struct http_reader readers[HTTP_READERS_MAX];
-        size_t nreaders;
+        struct http_readers readers;
         /* The header deadline (see struct http_conn). */
         pthread_mutex_t conn_lock; /* conns, nconns, watchdog_stop */
         pthread_cond_t conn_cond;
@@ -95,205 +88,6 @@ void http_conf_defaults(struct http_conf *c)
         c->timeout_s = 30;
         c->header_timeout_s = 10;
         c->conn_memory = 32 * 1024;
-}
-
-const struct http_conf *http_server_conf(const struct http_server *s)
-{
-        return &s->conf;
-}
-
-/* ------------------------------------------------------------------ */
-/* Ledger readers                                                      */
-/* ------------------------------------------------------------------ */
-
-struct ledger *http_reader_get(struct http_server *s, char *errstr,
-                               size_t errstr_size)
-{
-        struct http_reader *r = NULL;
-        size_t i;
-
-        pthread_mutex_lock(&s->lock);
-        /* An open one first: opening costs a file open and a query. */
-        for (i = 0; i < s->nreaders; i++) {
-                if (!s->readers[i].busy &&
-                    (!r || (!r->lg && s->readers[i].lg)))
-                        r = &s->readers[i];
-        }
-        if (r)
-                r->busy = 1;
-        pthread_mutex_unlock(&s->lock);
-        if (!r) {
-                snprintf(errstr, errstr_size, "all ledger readers are busy");
-                return NULL;
-        }
-        if (!r->lg) {
-                /* Opened outside the lock; published under it, as
-                 * http_reader_put() looks at every slot. */
-                struct ledger *lg = NULL;
-                int failed = ledger_open_reader(&lg, s->conf.db_path, errstr,
-                                                errstr_size);
-                pthread_mutex_lock(&s->lock);
-                if (failed)
-                        r->busy = 0;
-                else
-                        r->lg = lg;
-                pthread_mutex_unlock(&s->lock);
-                if (failed)
-                        return NULL;
-        }
-        return r->lg;
-}
-
-void http_reader_put(struct http_server *s, struct ledger *lg, int broken)
-{
-        size_t i;
-
-        if (!lg)
-                return;
-        pthread_mutex_lock(&s->lock);
-        for (i = 0; i < s->nreaders; i++) {
-                if (s->readers[i].lg != lg)
-                        continue;
-                if (broken)
-                        s->readers[i].lg = NULL;
-                s->readers[i].busy = 0;
-                break;
-        }
-        pthread_mutex_unlock(&s->lock);
-        if (broken)
-                ledger_close(lg);
-}
-
-/* ------------------------------------------------------------------ */
-/* Buffers and replies                                                 */
-/* ------------------------------------------------------------------ */
-
-void http_buf_init(struct http_buf *b, size_t max)
-{
-        memset(b, 0, sizeof(*b));
-        b->max = max;
-}
-
-void http_buf_release(struct http_buf *b)
-{
-        free(b->p);
-        http_buf_init(b, b->max);
-}
-
-/* Room for n more bytes and a NUL. */
-static int http_buf_grow(struct http_buf *b, size_t n)
-{
-        size_t cap;
-        char *p;
-
-        if (b->failed)
-                return -1;
-        if (n < b->cap - b->len)
-                return 0;
-        if (n >= b->max - b->len) {
-                b->failed = 1;
-                return -1;
-        }
-        cap = b->cap ? b->cap : 4096;
-        while (cap - b->len <= n)
-                cap = cap > b->max / 2 ? b->max : cap * 2;
-        p = realloc(b->p, cap);
-        if (!p) {
-                b->failed = 1;
-                return -1;
-        }
-        b->p = p;
-        b->cap = cap;
-        return 0;
-}
-
-int http_buf_add(struct http_buf *b, const char *p, size_t len)
-{
-        if (http_buf_grow(b, len))
-                return -1;
-        memcpy(b->p + b->len, p, len);
-        b->len += len;
-        b->p[b->len] = '\0';
-        return 0;
-}
-
-int http_buf_printf(struct http_buf *b, const char *fmt, ...)
-{
-        va_list ap;
-        int n;
-
-        if (http_buf_grow(b, 128))
-                return -1;
-        va_start(ap, fmt);
-        n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n >= 0 && (size_t)n >= b->cap - b->len) {
-                if (http_buf_grow(b, (size_t)n))
-                        return -1;
-                va_start(ap, fmt);
-                n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-                va_end(ap);
-        }
-        if (n < 0) {
-                b->failed = 1;
-                return -1;
-        }
-        b->len += (size_t)n;
-        return 0;
-}
-
-static const char http_type_json[] = "application/json";
-
-void http_reply_json(struct http_reply *r, unsigned status, json_t *j)
-{
-        char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
-        json_decref(j);
-        free(r->body);
-        r->type = http_type_json;
-        if (!s) {
-                static const char oom[] = "{\"error\":\"out of memory\"}";
-                r->status = 500;
-                r->body = strdup(oom);
-                r->len = r->body ? sizeof(oom) - 1 : 0;
-                return;
-        }
-        r->status = status;
-        r->body = s;
-        r->len = strlen(s);
-}
-
-void http_reply_error(struct http_reply *r, unsigned status, const char *fmt,
-                      ...)
-{
-        char msg[512];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        /* Messages may quote what the client sent: bytes, not UTF-8. */
-        http_reply_json(r, status,
-                        json_pack("{s:o}", "error",
-                                  report_bytes_json(msg, strlen(msg), NULL)));
-}
-
-void http_reply_text(struct http_reply *r, unsigned status, const char *type,
-                     struct http_buf *b)
-{
-        if (b->failed || !b->p) {
-                http_buf_release(b);
-                http_reply_error(r, 500, "response too large or out of "
-                                         "memory");
-                return;
-        }
-        free(r->body);
-        r->status = status;
-        r->type = type;
-        r->body = b->p;
-        r->len = b->len;
-        b->p = NULL;
-        http_buf_release(b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -472,23 +266,6 @@ static int http_token_ok(const struct http_server *s, const char *hdr)
         return diff == 0;
 }
 
-static void http_route(struct http_server *s, const char *url,
-                       const struct http_req *req, struct http_reply *r)
-{
-        static const char api[] = "/api/v1/";
-
-        if (!strcmp(url, "/metrics"))
-                http_metrics_handle(s, r);
-        else if (!strcmp(url, "/readyz"))
-                http_readyz_handle(s, r);
-        else if (!strncmp(url, api, sizeof(api) - 1))
-                http_api_handle(s, url + sizeof(api) - 1,
-                                req->query ? req->query : "",
-                                req->query_len, r);
-        else
-                http_reply_error(r, 404, "no such path: %s", url);
-}
-
 static int http_header_add(struct MHD_Response *rsp, const char *name,
                            const char *value)
 {
@@ -496,8 +273,7 @@ static int http_header_add(struct MHD_Response *rsp, const char *name,
 }
 
 static enum MHD_Result http_send(struct MHD_Connection *c,
-                                 struct http_reply *r, const char *allow,
-                                 int auth, int page)
+                                 struct http_reply *r)
 {
         /* The page draws with inline script and style, and talks to us
          * only. */
@@ -510,28 +286,27 @@ static enum MHD_Result http_send(struct MHD_Connection *c,
         enum MHD_Result ret;
         int hrc;
 
-        if (page)
+        if (r->fixed)
                 rsp = MHD_create_response_from_buffer(
-                        http_index_html_len, (void *)http_index_html,
-                        MHD_RESPMEM_PERSISTENT);
+                        r->len, (void *)r->fixed, MHD_RESPMEM_PERSISTENT);
         else
                 rsp = MHD_create_response_from_buffer(r->len, r->body,
                                                       MHD_RESPMEM_MUST_FREE);
         if (!rsp)
                 return MHD_NO;
-        if (!page)
+        if (!r->fixed)
                 r->body = NULL; /* owned by the response */
         hrc = http_header_add(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
         hrc |= http_header_add(rsp, MHD_HTTP_HEADER_CACHE_CONTROL,
                                "no-store");
         hrc |= http_header_add(rsp, "X-Content-Type-Options", "nosniff");
-        if (page) {
+        if (r->flags & HTTP_REPLY_PAGE) {
                 hrc |= http_header_add(rsp, "Content-Security-Policy", csp);
                 hrc |= http_header_add(rsp, "Referrer-Policy", "no-referrer");
         }
-        if (allow)
-                hrc |= http_header_add(rsp, MHD_HTTP_HEADER_ALLOW, allow);
-        if (auth)
+        if (r->allow[0])
+                hrc |= http_header_add(rsp, MHD_HTTP_HEADER_ALLOW, r->allow);
+        if (r->flags & HTTP_REPLY_AUTH)
                 hrc |= http_header_add(rsp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                        "Bearer realm=\"eosaudit\"");
         ret = hrc ? MHD_NO : MHD_queue_response(c, r->status, rsp);
@@ -539,11 +314,43 @@ static enum MHD_Result http_send(struct MHD_Connection *c,
         return ret;
 }
 
-/* Non-zero unless GET or HEAD, the only methods served. */
+/* Non-zero for a method that no route takes. */
 static int http_method_refused(const char *method)
 {
-        return strcmp(method, MHD_HTTP_METHOD_GET) &&
-               strcmp(method, MHD_HTTP_METHOD_HEAD);
+        return !(http_method_bit(method) & http_routes_methods());
+}
+
+/* The route table's answer to a request that passed the checks common to
+ * every path. */
+static void http_dispatch(struct http_server *s, struct MHD_Connection *c,
+                          const char *url, const char *method,
+                          const struct http_req *req, struct http_reply *r)
+{
+        struct http_request rq = {
+                .conf = &s->conf,
+                .readers = &s->readers,
+                .path = url,
+                .query = req->query ? req->query : "",
+                .query_len = req->query_len,
+        };
+        const struct http_route *rt = http_route_find(url, &rq.rest);
+
+        /* Unknown paths need the token too: without it, nobody learns
+         * which paths exist. */
+        if (!(rt && (rt->flags & HTTP_ROUTE_PUBLIC)) && s->token &&
+            !http_token_ok(s, MHD_lookup_connection_value(
+                                      c, MHD_HEADER_KIND,
+                                      MHD_HTTP_HEADER_AUTHORIZATION))) {
+                r->flags |= HTTP_REPLY_AUTH;
+                http_reply_error(r, 401, "missing or wrong bearer token");
+        } else if (!rt) {
+                http_reply_error(r, 404, "no such path: %s", url);
+        } else if (!(rt->methods & http_method_bit(method))) {
+                http_methods_text(rt->methods, r->allow, sizeof(r->allow));
+                http_reply_error(r, 405, "method %s not allowed", method);
+        } else {
+                rt->handle(&rq, r);
+        }
 }
 
 static int http_has_body(struct MHD_Connection *c)
@@ -567,9 +374,7 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
         struct http_req *first = *ctx;
         const struct http_req *req = first ? first : &none;
         struct http_reply r = {.status = 200, .type = http_type_json};
-        const char *allow = NULL;
         enum MHD_Result ret;
-        int auth = 0, page = 0;
 
         (void)version;
         (void)upload_data;
@@ -590,7 +395,8 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
         if (!first) {
                 http_reply_error(&r, 500, "out of memory");
         } else if (http_method_refused(method)) {
-                allow = "GET, HEAD";
+                http_methods_text(http_routes_methods(), r.allow,
+                                  sizeof(r.allow));
                 http_reply_error(&r, 405, "method %s not allowed", method);
         } else if (http_has_body(c)) {
                 http_reply_error(&r, 413, "request bodies are not accepted");
@@ -598,21 +404,10 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
                 http_reply_error(&r, 414, "request target longer than %d "
                                           "bytes",
                                  HTTP_URI_MAX);
-        } else if (!strcmp(url, "/healthz")) {
-                http_reply_json(&r, 200, json_pack("{s:s}", "status", "ok"));
-        } else if (!strcmp(url, "/")) {
-                page = 1;
-                r.type = "text/html; charset=utf-8";
-        } else if (s->token &&
-                   !http_token_ok(s, MHD_lookup_connection_value(
-                                             c, MHD_HEADER_KIND,
-                                             MHD_HTTP_HEADER_AUTHORIZATION))) {
-                auth = 1;
-                http_reply_error(&r, 401, "missing or wrong bearer token");
         } else {
-                http_route(s, url, req, &r);
+                http_dispatch(s, c, url, method, req, &r);
         }
-        ret = http_send(c, &r, allow, auth, page);
+        ret = http_send(c, &r);
         free(r.body);
         return ret;
 }
@@ -866,7 +661,8 @@ int http_start(struct http_server **out, const struct http_conf *conf,
         s->conf = *conf;
         if (!s->conf.listen)
                 s->conf.listen = HTTP_LISTEN_DEFAULT;
-        pthread_mutex_init(&s->lock, NULL);
+        http_readers_init(&s->readers, s->conf.db_path,
+                          (size_t)conf->threads + 2);
         pthread_mutex_init(&s->conn_lock, NULL);
         {
                 /* The watchdog waits on CLOCK_MONOTONIC. */
@@ -885,7 +681,6 @@ int http_start(struct http_server **out, const struct http_conf *conf,
                          HTTP_THREADS_MAX);
                 goto fail;
         }
-        s->nreaders = conf->threads + 2;
         if (http_listen_parse(s->conf.listen, &addr, &addr_len, errstr,
                               errstr_size))
                 goto fail;
@@ -991,8 +786,6 @@ const char *http_url(const struct http_server *s)
 
 void http_stop(struct http_server *s)
 {
-        size_t i;
-
         if (!s)
                 return;
         if (s->watchdog_started) {
@@ -1006,9 +799,7 @@ void http_stop(struct http_server *s)
          * struct http_conn. */
         if (s->d)
                 MHD_stop_daemon(s->d);
-        for (i = 0; i < HTTP_READERS_MAX; i++)
-                ledger_close(s->readers[i].lg);
-        pthread_mutex_destroy(&s->lock);
+        http_readers_close(&s->readers);
         pthread_mutex_destroy(&s->conn_lock);
         pthread_cond_destroy(&s->conn_cond);
         free(s->token);

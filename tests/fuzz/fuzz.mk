@@ -14,7 +14,8 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := hdrs query
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_QUERY_SRC := $(LIB_SRC) build-fuzz/gen/migrations.c
+FUZZ_QUERY_SRC := $(LIB_SRC) build-fuzz/gen/migrations.c \
+                  build-fuzz/gen/index_html.c
 
 build-fuzz/fuzz_hdrs: tests/fuzz/fuzz_hdrs.c $(DEDUP_SRC) dedup/dedup.h
 	@mkdir -p $(@D)
@@ -23,6 +24,10 @@ build-fuzz/fuzz_hdrs: tests/fuzz/fuzz_hdrs.c $(DEDUP_SRC) dedup/dedup.h
 build-fuzz/gen/migrations.c: schema/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
 	./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+build-fuzz/gen/index_html.c: http/embed.sh http/index.html
+	@mkdir -p $(@D)
+	./http/embed.sh http/index.html > $@.tmp && mv $@.tmp $@
 
 build-fuzz/fuzz_query: tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC) \
                        $(wildcard base/*.h dedup/*.h auditor/*.h http/*.h producer/*.h cmd/*.h)

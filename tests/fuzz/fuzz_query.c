@@ -555,7 +555,8 @@ static int fq_partition_cb(void *opaque, const struct ledger_partition *p)
         return 0;
 }
 
-/* What the handler of ep asks the ledger for q (see http/api.c). */
+/* What the handler of ep asks the ledger for q (see http/api_anomalies.c
+ * and http/api_producers.c). */
 static void fq_ledger_run(int ep, const struct http_query *q)
 {
         struct fq_walk w = {.q = q};
