@@ -340,16 +340,28 @@ static int rindex_build(struct dedup_windows *ws, size_t need)
         return 0;
 }
 
+static uint32_t slot_of_gen(const struct window *w, uint64_t gen);
+
+/*
+ * The row of id in window, of a generation still live there.  The index
+ * holds the rows of every window (the same id may be in several, one per
+ * topic, and in a generation dropped during this batch): probing goes on
+ * past rows of other windows and of dropped generations, or a repeat in
+ * one topic would hide behind another topic's row.
+ */
 static const struct dedup_id_row *rindex_find(const struct dedup_windows *ws,
+                                              uint32_t window,
                                               const struct dedup_id *id)
 {
+        const struct window *w = &ws->win[window];
         size_t i, mask = ws->rindex_cap - 1;
 
         if (!ws->rindex_cap)
                 return NULL;
         for (i = id->lo & mask; ws->rindex[i]; i = (i + 1) & mask) {
                 const struct dedup_id_row *r = &ws->rows[ws->rindex[i] - 1];
-                if (r->id.lo == id->lo && r->id.hi == id->hi)
+                if (r->id.lo == id->lo && r->id.hi == id->hi &&
+                    r->window == window && slot_of_gen(w, r->gen) != NONE)
                         return r;
         }
         return NULL;
@@ -424,9 +436,8 @@ int dedup_windows_check(struct dedup_windows *ws, uint32_t window,
                 if ((blk[s] & m) == m && w->slot[s].gen)
                         maybe |= (uint32_t)1 << s;
         if (maybe) {
-                const struct dedup_id_row *r = rindex_find(ws, id);
-                if (r && r->window == window &&
-                    slot_of_gen(w, r->gen) != NONE) {
+                const struct dedup_id_row *r = rindex_find(ws, window, id);
+                if (r) {
                         *first_part = r->part;
                         *first_offset = r->offset;
                         return 1;
