@@ -161,7 +161,9 @@ struct u32vec {
 
 struct dedup_tracker {
         struct dedup_config conf;
-        int64_t now_ms;
+        int64_t now_ms;   /* the caller's wall clock (dedup_tracker_begin) */
+        int64_t rec_ms;   /* the time of the record being observed */
+        int64_t clock_ms; /* the records' clock: the latest record time */
         int64_t last_expire_ms;
         int failed;
         size_t mem;

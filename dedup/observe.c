@@ -180,7 +180,7 @@ static int gap_open(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
             .lo = lo,
             .hi = hi,
             .opened_offset = offset,
-            .opened_ms = tr->now_ms,
+            .opened_ms = tr->rec_ms,
             .opened_rec = tr->parts[pr->part].counts.records,
         };
 
@@ -301,7 +301,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         }
         pr = dedup_pair_at(tr, slot);
         pr->records++;
-        pr->last_ms = tr->now_ms;
+        pr->last_ms = tr->rec_ms;
         dedup_pair_dirty(tr, slot);
         seq = h->seq;
 
@@ -426,6 +426,26 @@ static void redelivered_event(struct dedup_tracker *tr, uint32_t part,
         tr->redeliv_rec = p->counts.records;
 }
 
+/*
+ * The record's time: its timestamp, or the caller's clock for a record
+ * without one.  A timestamp ahead of the caller's clock (a producer's
+ * clock running fast) is taken as the caller's clock, so that one record
+ * cannot move the records' clock into the future and expire everything.
+ * The records' clock is the latest record time: idle expiry, the gap
+ * grace by time and the id windows' age all run on it, so that reading
+ * old records gives the verdicts they had when read live.
+ */
+static void record_time(struct dedup_tracker *tr, const struct dedup_hdrs *h)
+{
+        int64_t t = h->ts_ms > 0 ? h->ts_ms : tr->now_ms;
+
+        if (tr->now_ms > 0 && t > tr->now_ms)
+                t = tr->now_ms;
+        tr->rec_ms = t;
+        if (t > tr->clock_ms)
+                tr->clock_ms = t;
+}
+
 enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                                          uint32_t part, int64_t offset,
                                          const struct dedup_hdrs *h)
@@ -444,13 +464,14 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                 dedup_id_hash(h->id, h->id_len, &id);
                 dedup_windows_prefetch(tr->wins, p->window, &id);
         }
+        record_time(tr, h);
         v = observe_seq(tr, part, offset, h);
         /* An in-session repeat is reported once, by its sequence. */
         if (!check || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
                 return v;
         p->counts.ids++;
         rc = dedup_windows_check(tr->wins, p->window, &id, part, offset,
-                                 tr->now_ms, &first_part, &first_offset);
+                                 tr->rec_ms, &first_part, &first_offset);
         if (rc < 0) {
                 tr->failed = 1;
                 return v;
@@ -476,7 +497,8 @@ void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot, int force)
                            c->records - g->opened_rec >=
                                tr->conf.gap_grace_records) ||
                           (tr->conf.gap_grace_ms &&
-                           tr->now_ms - g->opened_ms >= tr->conf.gap_grace_ms);
+                           tr->clock_ms - g->opened_ms >=
+                               tr->conf.gap_grace_ms);
                 if (!due) {
                         i++;
                         continue;

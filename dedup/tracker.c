@@ -216,17 +216,18 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
         uint32_t i;
 
         dedup_gaps_sweep_all(tr, 0);
-        dedup_windows_tick(tr->wins, tr->now_ms);
+        dedup_windows_tick(tr->wins, tr->clock_ms);
         if (ttl <= 0)
                 return;
         /* A full walk costs O(pairs): do it a few times per TTL only. */
         every = ttl / 8 < 1000 ? 1000 : ttl / 8;
-        if (tr->now_ms - tr->last_expire_ms < every && ttl >= 1000)
+        if (tr->clock_ms - tr->last_expire_ms < every && ttl >= 1000)
                 return;
-        tr->last_expire_ms = tr->now_ms;
+        tr->last_expire_ms = tr->clock_ms;
         for (i = 0; i < tr->npairs_slab; i++) {
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
-                if ((pr->flags & PAIR_LIVE) && tr->now_ms - pr->last_ms > ttl)
+                if ((pr->flags & PAIR_LIVE) &&
+                    tr->clock_ms - pr->last_ms > ttl)
                         pair_expire(tr, i);
         }
         dedup_gaps_sweep_all(tr, 0); /* drop expired pairs from the gap list */
@@ -351,6 +352,8 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         pr->epoch = pv->epoch;
         pr->last_seq = pv->last_seq;
         pr->last_ms = pv->last_ms;
+        if (pv->last_ms > tr->clock_ms)
+                tr->clock_ms = pv->last_ms; /* the records read so far */
         pr->records = pv->records;
         if (pv->rebaseline)
                 pr->flags |= PAIR_REBASELINE;
@@ -438,6 +441,8 @@ const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
 int dedup_tracker_gen_restore(struct dedup_tracker *tr,
                               const struct dedup_gen_view *gv)
 {
+        if (gv->last_ms > tr->clock_ms)
+                tr->clock_ms = gv->last_ms;
         return dedup_windows_gen_restore(tr->wins, gv);
 }
 
