@@ -61,6 +61,9 @@
 #define DEDUP_HDR_SEQ 0x04u
 #define DEDUP_HDR_PID 0x08u
 #define DEDUP_HDR_MSGID 0x10u
+#define DEDUP_HDR_PREV_EPOCH 0x20u
+#define DEDUP_HDR_PREV_SEQ 0x40u
+#define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
 #define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
 enum dedup_hdr_status {
@@ -81,6 +84,11 @@ struct dedup_hdrs {
         int32_t epoch;
         int64_t seq;
         int64_t pid; /* -1 when absent */
+        /* eos.prev_epoch, eos.prev_seq: the last record this producer
+         * stamped on this stream in its previous epoch (-1 when absent);
+         * both or neither. */
+        int32_t prev_epoch;
+        int64_t prev_seq;
         /* The record's identity for the id window: NULL = none.  Not set
          * by dedup_hdrs_feed(); the caller points it at msgid, a header,
          * the key, or a hash of key and value (see the auditor's
@@ -230,6 +238,8 @@ struct dedup_pair_view {
         int64_t last_ms;
         uint64_t records;
         int rebaseline; /* next record is a baseline */
+        int64_t pid;    /* eos.pid of the pair's session, -1 unknown; not
+                           restored (dedup_tracker_restore() ignores it) */
         struct dedup_run runs[DEDUP_HISTORY_RUNS];
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */

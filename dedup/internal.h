@@ -101,16 +101,31 @@ size_t dedup_windows_memory(const struct dedup_windows *ws);
 /* ------------------------------------------------------------------ */
 
 #define NONE UINT32_MAX
+#define DEDUP_RETIRED_PIDS 2
 
 #define PAIR_LIVE 0x1u
 #define PAIR_DIRTY 0x2u
 #define PAIR_REBASELINE 0x4u
 #define PAIR_GAPLIST 0x8u
 
+/*
+ * A producer, with its current session across every part: a producer's
+ * epoch (and broker producer id) is one for all of its partitions and
+ * topics.  retired holds the last producer ids it replaced, newest last,
+ * so that a write from one of them is known to be older; session_* is the
+ * first record of the current session (session_ms -1 when that record had
+ * no timestamp, or the session was restored).
+ */
 struct dedup_name {
         uint64_t hash;
         uint32_t refcnt;
         uint32_t len;
+        int32_t epoch;      /* highest of the current pid; -1 none */
+        uint32_t session_part;
+        int64_t pid;        /* -1: unknown */
+        int64_t retired[DEDUP_RETIRED_PIDS];
+        int64_t session_ms;
+        int64_t session_offset;
         char bytes[];
 };
 
@@ -125,6 +140,7 @@ struct dedup_pair {
         int32_t epoch;
         uint32_t flags;
         int64_t last_seq; /* -1: none accepted in this epoch yet */
+        int64_t pid;      /* eos.pid of the session; -1: unknown */
         int64_t last_ms;
         uint64_t records;
         struct dedup_gapset *gaps;

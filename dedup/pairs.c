@@ -194,8 +194,15 @@ static uint32_t name_ref(struct dedup_tracker *tr, const char *p, size_t len)
         nm = dedup_mem_realloc(tr, NULL, 0, sizeof(*nm) + len);
         if (!nm)
                 return NONE;
+        memset(nm, 0, sizeof(*nm));
         nm->hash = h;
         nm->refcnt = 1;
+        nm->epoch = -1;
+        nm->pid = -1;
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                nm->retired[i] = -1;
+        nm->session_ms = -1;
+        nm->session_offset = -1;
         nm->len = (uint32_t)len;
         memcpy(nm->bytes, p, len);
         if (tr->name_free.n) {
@@ -312,6 +319,7 @@ uint32_t dedup_pair_new(struct dedup_tracker *tr, uint32_t part,
         pr->name = name;
         pr->flags = PAIR_LIVE;
         pr->last_seq = -1;
+        pr->pid = -1;
         tr->live_pairs++;
         p->live++;
         for (i = (uint32_t)dedup_pair_key_hash(name) & p->mask; p->idx[i];

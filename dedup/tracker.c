@@ -272,6 +272,7 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->last_ms = pr->last_ms;
         pv->records = pr->records;
         pv->rebaseline = !!(pr->flags & PAIR_REBASELINE);
+        pv->pid = pr->pid;
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
                 pv->runs[i].seq = pr->run_len[i] ? pr->run_seq[i] : -1;
                 pv->runs[i].offset = pr->run_len[i] ? pr->run_off[i] : -1;
@@ -352,6 +353,8 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         pr->epoch = pv->epoch;
         pr->last_seq = pv->last_seq;
         pr->last_ms = pv->last_ms;
+        if (pv->epoch > tr->names[pr->name]->epoch)
+                tr->names[pr->name]->epoch = pv->epoch;
         if (pv->last_ms > tr->clock_ms)
                 tr->clock_ms = pv->last_ms; /* the records read so far */
         pr->records = pv->records;

@@ -89,6 +89,9 @@ struct engine_case {
 /* With eos.prev_epoch and eos.prev_seq. */
 #define RV(part, prod, epoch, seq, ts, pe, ps, want)                         \
         {REC, part, prod, NOPID, epoch, seq, ts, pe, ps, want}
+/* With all of them. */
+#define RX(part, prod, pid, epoch, seq, ts, pe, ps, want)                    \
+        {REC, part, prod, pid, epoch, seq, ts, pe, ps, want}
 #define STEP(op) {op, 0, NULL, NOPID, 0, 0, 0, -1, -1, OK}
 #define HOLE0 {HOLE, 0, NULL, NOPID, 0, 0, 0, -1, -1, OK}
 #define EV(kind, part, epoch, lo, hi, count, fo, fp)                         \
@@ -254,10 +257,74 @@ static void test_record_time(void **state)
         run_cases(time_cases, sizeof(time_cases) / sizeof(time_cases[0]));
 }
 
+/* ------------------------------------------------------------------ */
+/* Item 3: a new producer id, transactions v2                          */
+/* ------------------------------------------------------------------ */
+
+#define EMAX 32766 /* the last epoch of a producer id */
+
+static const struct engine_case pid_cases[] = {
+    {"epoch exhausted: a new producer id at epoch 0 is a new session", 1,
+     NOW, 0,
+     {RP(0, "t", 100, EMAX, 0, T0, OK), RP(0, "t", 100, EMAX, 1, T0, OK),
+      RP(0, "t", 200, 0, 0, T0 + 1, OK), RP(0, "t", 200, 0, 1, T0 + 2, OK),
+      RP(0, "t", 200, 1, 0, T0 + 3, OK), /* next transaction */
+      RP(0, "t", 100, EMAX, 2, T0 + 4, FEN), /* the old id: a zombie */
+      RP(0, "t", 200, 0, 2, T0 + 5, FEN), STEP(CONFIRM)},
+     0, 0, 0, 0, 2, 1,
+     {EV(DEDUP_KIND_FENCED, 0, EMAX, 2, 2, 1, -2, 0), {0}}},
+    {"a new producer id must start at seq 0", 1, NOW, 0,
+     {RP(0, "t", 7, 3, 0, T0, OK), RP(0, "t", 8, 0, 3, T0 + 1, GAP),
+      RP(0, "t", 8, 0, 4, T0 + 2, OK), STEP(CONFIRM)},
+     1, 3, 0, 0, 0, 1, {EV(DEDUP_KIND_GAP, 0, 0, 0, 2, 3, -2, 0), {0}}},
+    {"ids are ordered as they came, not by value", 1, NOW, 0,
+     {RP(0, "t", 900, 4, 0, T0, OK), RP(0, "t", 5, 0, 0, T0 + 1, OK),
+      RP(0, "t", 900, 4, 1, T0 + 2, FEN), RP(0, "t", 5, 0, 1, T0 + 3, OK)},
+     0, 0, 0, 0, 1, 1, {{0}}},
+    {"without eos.pid a lower epoch stays fenced", 1, NOW, 0,
+     {R(0, "t", EMAX, 0, T0, OK), R(0, "t", 0, 0, T0 + 1, FEN)},
+     0, 0, 0, 0, 1, 1, {{0}}},
+    {"fenced records do not keep a pair alive", 0, NOW, DAY,
+     {R(0, "a", 2, 0, T0, BASE), R(0, "a", 1, 0, T0 + DAY / 2, FEN),
+      R(1, "b", 0, 0, T0 + DAY + 1, BASE), STEP(TICK)},
+     0, 0, 0, 0, 1, 1,
+     {EV(DEDUP_KIND_EXPIRED, 0, 2, 0, 0, 2, -2, 0), {0}}},
+    {"transactions v2: an epoch per transaction, seqs from 0: clean", 1,
+     NOW, 0,
+     {R(0, "tx", 5, 0, T0, OK), R(1, "tx", 5, 0, T0, BASE),
+      R(0, "tx", 5, 1, T0, OK),
+      RV(0, "tx", 6, 0, T0 + 10, 5, 1, OK), RV(1, "tx", 6, 0, T0 + 10, 5, 0, OK),
+      RV(0, "tx", 6, 1, T0 + 10, 5, 1, OK),
+      RV(0, "tx", 8, 0, T0 + 30, 6, 1, OK), /* 7 did not write on 0 */
+      STEP(CONFIRM)},
+     0, 0, 0, 0, 0, 2, {{0}}},
+    {"transactions v2: loss at the end of a transaction", 1, NOW, 0,
+     {R(0, "tx", 5, 0, T0, OK), R(0, "tx", 5, 1, T0, OK),
+      /* seq 2 of epoch 5 was lost: the next epoch says it was written */
+      RV(0, "tx", 6, 0, T0 + 10, 5, 2, GAP), RV(0, "tx", 6, 1, T0 + 10, 5, 2, OK),
+      STEP(CONFIRM)},
+     1, 1, 0, 0, 0, 1, {EV(DEDUP_KIND_GAP, 0, 5, 2, 2, 1, -2, 0), {0}}},
+    {"transactions v2: a whole transaction lost on a partition", 1, NOW, 0,
+     {R(0, "tx", 5, 0, T0, OK), RV(0, "tx", 7, 0, T0 + 20, 6, 1, GAP),
+      STEP(CONFIRM)},
+     1, 2, 0, 0, 0, 1, {EV(DEDUP_KIND_GAP, 0, 6, 0, 1, 2, -2, 0), {0}}},
+    {"transactions v2: loss before a new producer id", 1, NOW, 0,
+     {RP(0, "tx", 1, EMAX, 0, T0, OK),
+      RX(0, "tx", 2, 0, 0, T0 + 1, EMAX, 1, GAP), STEP(CONFIRM)},
+     1, 1, 0, 0, 0, 1, {EV(DEDUP_KIND_GAP, 0, EMAX, 1, 1, 1, -2, 0), {0}}},
+};
+
+static void test_new_pid(void **state)
+{
+        (void)state;
+        run_cases(pid_cases, sizeof(pid_cases) / sizeof(pid_cases[0]));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_record_time),
+            cmocka_unit_test(test_new_pid),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
