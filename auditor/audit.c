@@ -736,6 +736,8 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                 }
         }
         audit_identity(a, rkm, &h, id_buf);
+        /* Verdicts run on the records' time (-1: none, the wall clock). */
+        h.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
         dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);

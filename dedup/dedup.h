@@ -4,7 +4,8 @@
  *
  * Invariants
  *  - Pure: no I/O, no clock, no SQLite, no librdkafka.  Time comes in
- *    through dedup_tracker_begin(); persistence is done by the caller,
+ *    with the records (struct dedup_hdrs.ts_ms) and, for records without
+ *    a timestamp, through dedup_tracker_begin(); persistence is done by the caller,
  *    which reads dirty state and events after each batch and writes them
  *    back with dedup_tracker_restore_*() after a restart.
  *  - Single-threaded: one tracker belongs to one thread (the consumer).
@@ -60,6 +61,9 @@
 #define DEDUP_HDR_SEQ 0x04u
 #define DEDUP_HDR_PID 0x08u
 #define DEDUP_HDR_MSGID 0x10u
+#define DEDUP_HDR_PREV_EPOCH 0x20u
+#define DEDUP_HDR_PREV_SEQ 0x40u
+#define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
 #define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
 enum dedup_hdr_status {
@@ -80,12 +84,21 @@ struct dedup_hdrs {
         int32_t epoch;
         int64_t seq;
         int64_t pid; /* -1 when absent */
+        /* eos.prev_epoch, eos.prev_seq: the last record this producer
+         * stamped on this stream in its previous epoch (-1 when absent);
+         * both or neither. */
+        int32_t prev_epoch;
+        int64_t prev_seq;
         /* The record's identity for the id window: NULL = none.  Not set
          * by dedup_hdrs_feed(); the caller points it at msgid, a header,
          * the key, or a hash of key and value (see the auditor's
          * --dedup-key).  Any length; hashed with dedup_id_hash(). */
         const void *id;
         size_t id_len;
+        /* The record's timestamp (ms since the epoch; <= 0: none), set by
+         * the caller (Kafka's CreateTime or LogAppendTime), not by
+         * dedup_hdrs_feed().  0 after dedup_hdrs_init(). */
+        int64_t ts_ms;
         unsigned seen; /* DEDUP_HDR_* present (last occurrence) */
         unsigned bad;  /* DEDUP_HDR_* whose last occurrence is invalid */
 };
@@ -225,6 +238,8 @@ struct dedup_pair_view {
         int64_t last_ms;
         uint64_t records;
         int rebaseline; /* next record is a baseline */
+        int64_t pid;    /* eos.pid of the pair's session, -1 unknown; not
+                           restored (dedup_tracker_restore() ignores it) */
         struct dedup_run runs[DEDUP_HISTORY_RUNS];
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */
@@ -266,7 +281,20 @@ void dedup_tracker_part_set_compacted(struct dedup_tracker *tr, uint32_t part,
 struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
                                                uint32_t part);
 
-/* Sets the clock for the records that follow (wall clock, ms). */
+/*
+ * Sets the caller's wall clock (ms) for the records that follow: the
+ * time of records without a timestamp (h->ts_ms <= 0), the upper bound
+ * of record times, and the detection time of events (when_ms).
+ *
+ * Everything else runs on the records' clock: the latest record time
+ * observed (or restored).  A pair's last_ms, a gap's opened_ms and an id
+ * generation's times are record times, and dedup_tracker_tick() compares
+ * them with the records' clock, not with the wall clock: an audit that
+ * reads a week-old backlog gives the verdicts a live one gave.  So the
+ * clock stands still while no record comes: a quiet tracker confirms no
+ * gap by time and expires nothing (gaps are still confirmed by later
+ * records, at a scan's end, and by the open-gap bound).
+ */
 void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms);
 
 /*

@@ -9,6 +9,8 @@ void dedup_hdrs_init(struct dedup_hdrs *h)
 {
         memset(h, 0, sizeof(*h));
         h->pid = -1;
+        h->prev_epoch = -1;
+        h->prev_seq = -1;
 }
 
 int dedup_parse_decimal(const char *s, size_t len, uint64_t max,
@@ -78,6 +80,14 @@ void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
                 ok = dedup_parse_decimal(v, size, INT64_MAX, &n) == 0;
                 h->pid = ok ? (int64_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_PID, ok);
+        } else if (NAME_IS("eos.prev_epoch")) {
+                ok = dedup_parse_decimal(v, size, DEDUP_EPOCH_MAX, &n) == 0;
+                h->prev_epoch = ok ? (int32_t)n : -1;
+                hdrs_mark(h, DEDUP_HDR_PREV_EPOCH, ok);
+        } else if (NAME_IS("eos.prev_seq")) {
+                ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
+                h->prev_seq = ok ? (int64_t)n : -1;
+                hdrs_mark(h, DEDUP_HDR_PREV_SEQ, ok);
         } else if (NAME_IS("eos.msgid")) {
                 ok = v && size >= 1 && size <= DEDUP_MSGID_MAX;
                 h->msgid = ok ? v : NULL;
@@ -94,6 +104,10 @@ enum dedup_hdr_status dedup_hdrs_status(const struct dedup_hdrs *h)
         if (!req)
                 return DEDUP_HDR_UNTRACKED;
         if (req != DEDUP_HDR_REQUIRED || h->bad)
+                return DEDUP_HDR_MALFORMED;
+        /* eos.prev_epoch and eos.prev_seq name one record: both or none. */
+        if ((h->seen & DEDUP_HDR_PREV) &&
+            (h->seen & DEDUP_HDR_PREV) != DEDUP_HDR_PREV)
                 return DEDUP_HDR_MALFORMED;
         return DEDUP_HDR_TRACKED;
 }

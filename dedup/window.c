@@ -8,7 +8,7 @@
  * dropping that generation whole.  So a window holds at most about
  * max_ids ids and always the last max_ids * (GENS-1)/GENS of them, and a
  * generation whose newest id is older than max_age is dropped by
- * ids_tick().
+ * dedup_windows_tick().
  *
  * The current generation is open: its ids are also held in memory (rows,
  * with a hash index), so a "maybe" there is settled without the store.  A
@@ -61,7 +61,7 @@ struct closed_gen {
         uint64_t gen;
 };
 
-struct dedup_ids {
+struct dedup_windows {
         struct dedup_window_config conf;
         uint64_t gen_cap;
         uint64_t next_gen;
@@ -89,56 +89,56 @@ struct dedup_ids {
         size_t ndropped, dropped_cap;
 };
 
-static int grow(struct dedup_ids *ids, void **arr, size_t *cap, size_t need,
+static int grow(struct dedup_windows *ws, void **arr, size_t *cap, size_t need,
                 size_t elem)
 {
-        return dedup_grow(arr, cap, need, elem, 64, &ids->mem);
+        return dedup_grow(arr, cap, need, elem, 64, &ws->mem);
 }
 
-struct dedup_ids *ids_new(const struct dedup_window_config *conf)
+struct dedup_windows *dedup_windows_new(const struct dedup_window_config *conf)
 {
-        struct dedup_ids *ids = calloc(1, sizeof(*ids));
+        struct dedup_windows *ws = calloc(1, sizeof(*ws));
 
-        if (!ids)
+        if (!ws)
                 return NULL;
-        ids->conf = *conf;
-        ids->gen_cap = conf->max_ids / GENS + (conf->max_ids % GENS != 0);
-        if (!ids->gen_cap)
-                ids->gen_cap = 1;
-        ids->next_gen = 1;
-        ids->mem = sizeof(*ids);
-        return ids;
+        ws->conf = *conf;
+        ws->gen_cap = conf->max_ids / GENS + (conf->max_ids % GENS != 0);
+        if (!ws->gen_cap)
+                ws->gen_cap = 1;
+        ws->next_gen = 1;
+        ws->mem = sizeof(*ws);
+        return ws;
 }
 
-void ids_free(struct dedup_ids *ids)
+void dedup_windows_free(struct dedup_windows *ws)
 {
         uint32_t i;
 
-        if (!ids)
+        if (!ws)
                 return;
-        for (i = 0; i < ids->nwin; i++)
-                free(ids->win[i].bloom);
-        free(ids->win);
-        free(ids->rows);
-        free(ids->rindex);
-        free(ids->closed);
-        free(ids->dropped);
-        free(ids);
+        for (i = 0; i < ws->nwin; i++)
+                free(ws->win[i].bloom);
+        free(ws->win);
+        free(ws->rows);
+        free(ws->rindex);
+        free(ws->closed);
+        free(ws->dropped);
+        free(ws);
 }
 
-int ids_window_add(struct dedup_ids *ids, uint32_t *window)
+int dedup_windows_add(struct dedup_windows *ws, uint32_t *window)
 {
         struct window *w, *nw;
-        uint64_t nblocks = (ids->gen_cap * BITS_PER_ID + 63) / 64;
+        uint64_t nblocks = (ws->gen_cap * BITS_PER_ID + 63) / 64;
         size_t align;
 
         if (nblocks > SIZE_MAX / (GENS * sizeof(uint64_t)))
                 return -1;
-        nw = realloc(ids->win, (ids->nwin + 1) * sizeof(*nw));
+        nw = realloc(ws->win, (ws->nwin + 1) * sizeof(*nw));
         if (!nw)
                 return -1;
-        ids->win = nw;
-        w = &nw[ids->nwin];
+        ws->win = nw;
+        w = &nw[ws->nwin];
         memset(w, 0, sizeof(*w));
         w->cur = NONE;
         w->nblocks = nblocks;
@@ -153,30 +153,30 @@ int ids_window_add(struct dedup_ids *ids, uint32_t *window)
         if (!w->bloom)
                 return -1;
         memset(w->bloom, 0, w->bloom_bytes);
-        ids->mem += sizeof(*w) + w->bloom_bytes;
-        *window = ids->nwin++;
+        ws->mem += sizeof(*w) + w->bloom_bytes;
+        *window = ws->nwin++;
         return 0;
 }
 
-void *ids_window_filters(const struct dedup_ids *ids, uint32_t window,
-                         size_t *bytes)
+void *dedup_windows_filters(const struct dedup_windows *ws, uint32_t window,
+                            size_t *bytes)
 {
-        if (window >= ids->nwin)
+        if (window >= ws->nwin)
                 return NULL;
-        *bytes = ids->win[window].bloom_bytes;
-        return ids->win[window].bloom;
+        *bytes = ws->win[window].bloom_bytes;
+        return ws->win[window].bloom;
 }
 
-uint32_t ids_windows(const struct dedup_ids *ids)
+uint32_t dedup_windows_count(const struct dedup_windows *ws)
 {
-        return ids->nwin;
+        return ws->nwin;
 }
 
-void ids_set_lookup(struct dedup_ids *ids, dedup_id_lookup_cb *cb,
-                    void *opaque)
+void dedup_windows_set_lookup(struct dedup_windows *ws, dedup_id_lookup_cb *cb,
+                              void *opaque)
 {
-        ids->lookup = cb;
-        ids->lookup_opaque = opaque;
+        ws->lookup = cb;
+        ws->lookup_opaque = opaque;
 }
 
 /* ------------------------------------------------------------------ */
@@ -210,30 +210,30 @@ static uint32_t slot_of_gen(const struct window *w, uint64_t gen)
         return NONE;
 }
 
-static void slot_drop(struct dedup_ids *ids, struct window *w, uint32_t s)
+static void slot_drop(struct dedup_windows *ws, struct window *w, uint32_t s)
 {
         uint64_t b;
 
         if (!w->slot[s].gen)
                 return;
-        if (!grow(ids, (void **)&ids->dropped, &ids->dropped_cap,
-                  ids->ndropped + 1, sizeof(*ids->dropped)))
-                ids->dropped[ids->ndropped++] = w->slot[s].gen;
+        if (!grow(ws, (void **)&ws->dropped, &ws->dropped_cap,
+                  ws->ndropped + 1, sizeof(*ws->dropped)))
+                ws->dropped[ws->ndropped++] = w->slot[s].gen;
         /* On failure the generation's ids stay in the store; they can do
          * no harm: no filter points at them any more. */
         for (b = 0; b < w->nblocks; b++)
                 w->bloom[b * GENS + s] = 0;
         if (w->slot[s].in_memory)
-                ids->compact = 1;
+                ws->compact = 1;
         memset(&w->slot[s], 0, sizeof(w->slot[s]));
         if (w->cur == s)
                 w->cur = NONE;
 }
 
 /* The current generation of window is no longer open. */
-static void gen_close(struct dedup_ids *ids, uint32_t window)
+static void gen_close(struct dedup_windows *ws, uint32_t window)
 {
-        struct window *w = &ids->win[window];
+        struct window *w = &ws->win[window];
         struct gen_slot *g;
 
         if (w->cur == NONE)
@@ -243,12 +243,12 @@ static void gen_close(struct dedup_ids *ids, uint32_t window)
                 return;
         g->closed = 1;
         g->dirty = 1;
-        ids->compact = 1;
-        if (!grow(ids, (void **)&ids->closed, &ids->closed_cap,
-                  ids->nclosed + 1, sizeof(*ids->closed))) {
-                ids->closed[ids->nclosed].window = window;
-                ids->closed[ids->nclosed].gen = g->gen;
-                ids->nclosed++;
+        ws->compact = 1;
+        if (!grow(ws, (void **)&ws->closed, &ws->closed_cap,
+                  ws->nclosed + 1, sizeof(*ws->closed))) {
+                ws->closed[ws->nclosed].window = window;
+                ws->closed[ws->nclosed].gen = g->gen;
+                ws->nclosed++;
         }
         /* On failure the generation is never persisted sorted: its batch
          * rows stay where they are, still found through their filter
@@ -269,15 +269,15 @@ static uint32_t slot_next(const struct window *w)
         return 0; /* every slot live but none current: cannot happen */
 }
 
-static void gen_open(struct dedup_ids *ids, uint32_t window, int64_t now)
+static void gen_open(struct dedup_windows *ws, uint32_t window, int64_t now)
 {
-        struct window *w = &ids->win[window];
+        struct window *w = &ws->win[window];
         uint32_t s;
 
-        gen_close(ids, window);
+        gen_close(ws, window);
         s = slot_next(w);
-        slot_drop(ids, w, s);
-        w->slot[s].gen = ids->next_gen++;
+        slot_drop(ws, w, s);
+        w->slot[s].gen = ws->next_gen++;
         w->slot[s].first_ms = w->slot[s].last_ms = now;
         w->slot[s].ids = 0;
         w->slot[s].dirty = 1;
@@ -286,15 +286,16 @@ static void gen_open(struct dedup_ids *ids, uint32_t window, int64_t now)
         w->cur = s;
 }
 
-static int gen_full(const struct dedup_ids *ids, const struct window *w,
+static int gen_full(const struct dedup_windows *ws, const struct window *w,
                     int64_t now)
 {
         const struct gen_slot *g = &w->slot[w->cur];
-        int64_t span = ids->conf.max_age_ms / GENS;
+        int64_t span = ws->conf.max_age_ms / GENS;
 
-        if (g->ids >= ids->gen_cap)
+        if (g->ids >= ws->gen_cap)
                 return 1;
-        return ids->conf.max_age_ms > 0 && now - g->first_ms >= (span ? span : 1);
+        return ws->conf.max_age_ms > 0 &&
+               now - g->first_ms >= (span ? span : 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -312,105 +313,120 @@ static void rindex_insert(uint32_t *idx, size_t cap, uint64_t key,
 }
 
 /* Rebuilds the index for the rows, at least twice their number. */
-static int rindex_build(struct dedup_ids *ids, size_t need)
+static int rindex_build(struct dedup_windows *ws, size_t need)
 {
-        size_t ncap = ids->rindex_cap ? ids->rindex_cap : 1024, r;
+        size_t ncap = ws->rindex_cap ? ws->rindex_cap : 1024, r;
         uint32_t *n;
 
         while (ncap < need * 2)
                 ncap *= 2;
         if (ncap > UINT32_MAX)
                 return -1;
-        if (ncap != ids->rindex_cap) {
+        if (ncap != ws->rindex_cap) {
                 n = calloc(ncap, sizeof(*n));
                 if (!n)
                         return -1;
-                ids->mem = ids->mem + ncap * sizeof(*n) -
-                           ids->rindex_cap * sizeof(*n);
-                free(ids->rindex);
-                ids->rindex = n;
-                ids->rindex_cap = ncap;
+                ws->mem = ws->mem + ncap * sizeof(*n) -
+                           ws->rindex_cap * sizeof(*n);
+                free(ws->rindex);
+                ws->rindex = n;
+                ws->rindex_cap = ncap;
         } else {
-                memset(ids->rindex, 0, ncap * sizeof(*ids->rindex));
+                memset(ws->rindex, 0, ncap * sizeof(*ws->rindex));
         }
-        for (r = 0; r < ids->nrows; r++)
-                rindex_insert(ids->rindex, ids->rindex_cap, ids->rows[r].id.lo,
+        for (r = 0; r < ws->nrows; r++)
+                rindex_insert(ws->rindex, ws->rindex_cap, ws->rows[r].id.lo,
                               r);
         return 0;
 }
 
-static const struct dedup_id_row *rindex_find(const struct dedup_ids *ids,
+static uint32_t slot_of_gen(const struct window *w, uint64_t gen);
+
+/*
+ * The row of id in window, of a generation still live there.  The index
+ * holds the rows of every window (the same id may be in several, one per
+ * topic, and in a generation dropped during this batch): probing goes on
+ * past rows of other windows and of dropped generations, or a repeat in
+ * one topic would hide behind another topic's row.
+ */
+static const struct dedup_id_row *rindex_find(const struct dedup_windows *ws,
+                                              uint32_t window,
                                               const struct dedup_id *id)
 {
-        size_t i, mask = ids->rindex_cap - 1;
+        const struct window *w = &ws->win[window];
+        size_t i, mask = ws->rindex_cap - 1;
 
-        if (!ids->rindex_cap)
+        if (!ws->rindex_cap)
                 return NULL;
-        for (i = id->lo & mask; ids->rindex[i]; i = (i + 1) & mask) {
-                const struct dedup_id_row *r = &ids->rows[ids->rindex[i] - 1];
-                if (r->id.lo == id->lo && r->id.hi == id->hi)
+        for (i = id->lo & mask; ws->rindex[i]; i = (i + 1) & mask) {
+                const struct dedup_id_row *r = &ws->rows[ws->rindex[i] - 1];
+                if (r->id.lo == id->lo && r->id.hi == id->hi &&
+                    r->window == window && slot_of_gen(w, r->gen) != NONE)
                         return r;
         }
         return NULL;
 }
 
-static int row_add(struct dedup_ids *ids, uint32_t window, uint64_t gen,
+static int row_add(struct dedup_windows *ws, uint32_t window, uint64_t gen,
                    const struct dedup_id *id, uint32_t part, int64_t offset)
 {
         struct dedup_id_row *r;
 
-        if (ids->nrows >= UINT32_MAX - 1 ||
-            grow(ids, (void **)&ids->rows, &ids->rows_cap, ids->nrows + 1,
-                 sizeof(*ids->rows)))
+        if (ws->nrows >= UINT32_MAX - 1 ||
+            grow(ws, (void **)&ws->rows, &ws->rows_cap, ws->nrows + 1,
+                 sizeof(*ws->rows)))
                 return -1;
-        r = &ids->rows[ids->nrows];
+        r = &ws->rows[ws->nrows];
         r->gen = gen;
         r->id = *id;
         r->window = window;
         r->part = part;
         r->offset = offset;
-        ids->nrows++;
-        if ((ids->nrows + 1) * 2 > ids->rindex_cap)
-                return rindex_build(ids, ids->nrows);
-        rindex_insert(ids->rindex, ids->rindex_cap, id->lo, ids->nrows - 1);
+        ws->nrows++;
+        if ((ws->nrows + 1) * 2 > ws->rindex_cap)
+                return rindex_build(ws, ws->nrows);
+        rindex_insert(ws->rindex, ws->rindex_cap, id->lo, ws->nrows - 1);
         return 0;
 }
 
-int ids_gen_open(const struct dedup_ids *ids, uint32_t window, uint64_t gen)
+int dedup_windows_gen_open(const struct dedup_windows *ws, uint32_t window,
+                           uint64_t gen)
 {
         const struct window *w;
 
-        if (window >= ids->nwin)
+        if (window >= ws->nwin)
                 return 0;
-        w = &ids->win[window];
+        w = &ws->win[window];
         return w->cur != NONE && w->slot[w->cur].gen == gen &&
                !w->slot[w->cur].closed;
 }
 
 /* Whether row r belongs to a generation still open in its window. */
-static int row_open(const struct dedup_ids *ids, const struct dedup_id_row *r)
+static int row_open(const struct dedup_windows *ws,
+                    const struct dedup_id_row *r)
 {
-        return ids_gen_open(ids, r->window, r->gen);
+        return dedup_windows_gen_open(ws, r->window, r->gen);
 }
 
 /* ------------------------------------------------------------------ */
 /* Checking                                                            */
 /* ------------------------------------------------------------------ */
 
-void ids_prefetch(const struct dedup_ids *ids, uint32_t window,
-                  const struct dedup_id *id)
+void dedup_windows_prefetch(const struct dedup_windows *ws, uint32_t window,
+                            const struct dedup_id *id)
 {
-        const uint64_t *blk = block_of(&ids->win[window], id);
+        const uint64_t *blk = block_of(&ws->win[window], id);
 
         __builtin_prefetch(blk);
         __builtin_prefetch(blk + GENS - 1);
 }
 
-int ids_check(struct dedup_ids *ids, uint32_t window,
-              const struct dedup_id *id, uint32_t part, int64_t offset,
-              int64_t now_ms, uint32_t *first_part, int64_t *first_offset)
+int dedup_windows_check(struct dedup_windows *ws, uint32_t window,
+                        const struct dedup_id *id, uint32_t part,
+                        int64_t offset, int64_t now_ms, uint32_t *first_part,
+                        int64_t *first_offset)
 {
-        struct window *w = &ids->win[window];
+        struct window *w = &ws->win[window];
         uint64_t *blk = block_of(w, id);
         uint64_t m = mask_of(id);
         uint32_t maybe = 0; /* bit s: slot s says "maybe" */
@@ -420,22 +436,21 @@ int ids_check(struct dedup_ids *ids, uint32_t window,
                 if ((blk[s] & m) == m && w->slot[s].gen)
                         maybe |= (uint32_t)1 << s;
         if (maybe) {
-                const struct dedup_id_row *r = rindex_find(ids, id);
-                if (r && r->window == window &&
-                    slot_of_gen(w, r->gen) != NONE) {
+                const struct dedup_id_row *r = rindex_find(ws, window, id);
+                if (r) {
                         *first_part = r->part;
                         *first_offset = r->offset;
                         return 1;
                 }
                 /* Newest generation first: it is the likeliest.  The
                  * rows answered for the ones in memory. */
-                for (i = 0; i < GENS && ids->lookup; i++) {
+                for (i = 0; i < GENS && ws->lookup; i++) {
                         int rc;
                         s = (w->cur == NONE ? 0 : w->cur + GENS - i) % GENS;
                         if (!(maybe & ((uint32_t)1 << s)) ||
                             w->slot[s].in_memory)
                                 continue;
-                        rc = ids->lookup(ids->lookup_opaque, window,
+                        rc = ws->lookup(ws->lookup_opaque, window,
                                          w->slot[s].gen, id, first_part,
                                          first_offset);
                         if (rc)
@@ -443,10 +458,10 @@ int ids_check(struct dedup_ids *ids, uint32_t window,
                 }
         }
 
-        if (w->cur == NONE || gen_full(ids, w, now_ms))
-                gen_open(ids, window, now_ms);
+        if (w->cur == NONE || gen_full(ws, w, now_ms))
+                gen_open(ws, window, now_ms);
         s = w->cur;
-        if (row_add(ids, window, w->slot[s].gen, id, part, offset))
+        if (row_add(ws, window, w->slot[s].gen, id, part, offset))
                 return -1;
         blk[s] |= m;
         w->slot[s].ids++;
@@ -455,17 +470,17 @@ int ids_check(struct dedup_ids *ids, uint32_t window,
         return 0;
 }
 
-void ids_tick(struct dedup_ids *ids, int64_t now_ms)
+void dedup_windows_tick(struct dedup_windows *ws, int64_t now_ms)
 {
         uint32_t i, s;
 
-        if (ids->conf.max_age_ms <= 0)
+        if (ws->conf.max_age_ms <= 0)
                 return;
-        for (i = 0; i < ids->nwin; i++)
+        for (i = 0; i < ws->nwin; i++)
                 for (s = 0; s < GENS; s++) {
-                        struct gen_slot *g = &ids->win[i].slot[s];
-                        if (g->gen && now_ms - g->last_ms > ids->conf.max_age_ms)
-                                slot_drop(ids, &ids->win[i], s);
+                        struct gen_slot *g = &ws->win[i].slot[s];
+                        if (g->gen && now_ms - g->last_ms > ws->conf.max_age_ms)
+                                slot_drop(ws, &ws->win[i], s);
                 }
 }
 
@@ -473,39 +488,39 @@ void ids_tick(struct dedup_ids *ids, int64_t now_ms)
 /* Persistence                                                         */
 /* ------------------------------------------------------------------ */
 
-void ids_batch_clear(struct dedup_ids *ids)
+void dedup_windows_batch_clear(struct dedup_windows *ws)
 {
         uint32_t i, s;
         size_t r, k;
 
-        for (i = 0; i < ids->nwin; i++)
+        for (i = 0; i < ws->nwin; i++)
                 for (s = 0; s < GENS; s++) {
-                        struct gen_slot *g = &ids->win[i].slot[s];
+                        struct gen_slot *g = &ws->win[i].slot[s];
                         g->dirty = 0;
                         if (g->closed)
                                 g->in_memory = 0;
                 }
-        if (ids->compact) {
+        if (ws->compact) {
                 /* Keep the rows of open generations only. */
-                for (r = k = 0; r < ids->nrows; r++)
-                        if (row_open(ids, &ids->rows[r]))
-                                ids->rows[k++] = ids->rows[r];
-                ids->nrows = k;
-                ids->compact = 0;
+                for (r = k = 0; r < ws->nrows; r++)
+                        if (row_open(ws, &ws->rows[r]))
+                                ws->rows[k++] = ws->rows[r];
+                ws->nrows = k;
+                ws->compact = 0;
                 /* Without memory for the index, rows are not found until
                  * the next rebuild: detections lost, nothing else. */
-                (void)rindex_build(ids, ids->nrows);
+                (void)rindex_build(ws, ws->nrows);
         }
-        ids->persisted = ids->nrows;
-        ids->nclosed = 0;
-        ids->ndropped = 0;
+        ws->persisted = ws->nrows;
+        ws->nclosed = 0;
+        ws->ndropped = 0;
 }
 
-const struct dedup_id_row *ids_new_rows(const struct dedup_ids *ids,
-                                        size_t *n)
+const struct dedup_id_row *
+dedup_windows_new_rows(const struct dedup_windows *ws, size_t *n)
 {
-        *n = ids->nrows - ids->persisted;
-        return ids->rows ? ids->rows + ids->persisted : NULL;
+        *n = ws->nrows - ws->persisted;
+        return ws->rows ? ws->rows + ws->persisted : NULL;
 }
 
 static void gen_view(const struct gen_slot *g, uint32_t window,
@@ -519,16 +534,16 @@ static void gen_view(const struct gen_slot *g, uint32_t window,
         gv->closed = g->closed;
 }
 
-int ids_gens_dirty_foreach(struct dedup_ids *ids, dedup_gen_cb *cb,
-                           void *opaque)
+int dedup_windows_gens_dirty_foreach(struct dedup_windows *ws, dedup_gen_cb *cb,
+                                     void *opaque)
 {
         struct dedup_gen_view gv;
         uint32_t i, s;
         int rc;
 
-        for (i = 0; i < ids->nwin; i++)
+        for (i = 0; i < ws->nwin; i++)
                 for (s = 0; s < GENS; s++) {
-                        const struct gen_slot *g = &ids->win[i].slot[s];
+                        const struct gen_slot *g = &ws->win[i].slot[s];
                         if (!g->gen || !g->dirty)
                                 continue;
                         gen_view(g, i, &gv);
@@ -540,7 +555,8 @@ int ids_gens_dirty_foreach(struct dedup_ids *ids, dedup_gen_cb *cb,
 
 static int row_less(const struct dedup_id_row *x, const struct dedup_id_row *y)
 {
-        return x->id.lo < y->id.lo || (x->id.lo == y->id.lo && x->id.hi < y->id.hi);
+        return x->id.lo < y->id.lo ||
+               (x->id.lo == y->id.lo && x->id.hi < y->id.hi);
 }
 
 /*
@@ -549,7 +565,7 @@ static int row_less(const struct dedup_id_row *x, const struct dedup_id_row *y)
  * over about n buckets, and insertion sort finishes each (a few rows).
  * qsort() cost a tenth of the audit's time here.
  */
-static int rows_sort(const struct dedup_ids *ids, uint64_t gen,
+static int rows_sort(const struct dedup_windows *ws, uint64_t gen,
                      struct dedup_id_row *out, size_t n)
 {
         size_t nb = 256, r, b, i;
@@ -563,15 +579,15 @@ static int rows_sort(const struct dedup_ids *ids, uint64_t gen,
         start = calloc(nb + 1, sizeof(*start));
         if (!start)
                 return -1;
-        for (r = 0; r < ids->nrows; r++)
-                if (ids->rows[r].gen == gen)
-                        start[(ids->rows[r].id.lo >> shift) + 1]++;
+        for (r = 0; r < ws->nrows; r++)
+                if (ws->rows[r].gen == gen)
+                        start[(ws->rows[r].id.lo >> shift) + 1]++;
         for (b = 0; b < nb; b++)
                 start[b + 1] += start[b];
-        for (r = 0; r < ids->nrows; r++)
-                if (ids->rows[r].gen == gen)
-                        out[start[ids->rows[r].id.lo >> shift]++] =
-                                ids->rows[r];
+        for (r = 0; r < ws->nrows; r++)
+                if (ws->rows[r].gen == gen)
+                        out[start[ws->rows[r].id.lo >> shift]++] =
+                                ws->rows[r];
         /* start[b] is now the end of bucket b: sort each run. */
         for (b = 0, i = 0; b < nb; i = start[b++]) {
                 size_t j, k;
@@ -586,25 +602,25 @@ static int rows_sort(const struct dedup_ids *ids, uint64_t gen,
         return 0;
 }
 
-int ids_gens_closed_foreach(struct dedup_ids *ids, dedup_gen_rows_cb *cb,
-                            void *opaque)
+int dedup_windows_gens_closed_foreach(struct dedup_windows *ws,
+                                      dedup_gen_rows_cb *cb, void *opaque)
 {
         struct dedup_id_row *sorted = NULL;
         struct dedup_gen_view gv;
         size_t c, r, n;
         int rc = 0;
 
-        for (c = 0; c < ids->nclosed && !rc; c++) {
-                const struct closed_gen *cg = &ids->closed[c];
-                const struct window *w = &ids->win[cg->window];
+        for (c = 0; c < ws->nclosed && !rc; c++) {
+                const struct closed_gen *cg = &ws->closed[c];
+                const struct window *w = &ws->win[cg->window];
                 uint32_t s = slot_of_gen(w, cg->gen);
                 if (s == NONE || !w->slot[s].in_memory)
                         continue; /* dropped since */
-                for (r = n = 0; r < ids->nrows; r++)
-                        n += ids->rows[r].gen == cg->gen;
+                for (r = n = 0; r < ws->nrows; r++)
+                        n += ws->rows[r].gen == cg->gen;
                 free(sorted);
                 sorted = malloc((n ? n : 1) * sizeof(*sorted));
-                if (!sorted || rows_sort(ids, cg->gen, sorted, n)) {
+                if (!sorted || rows_sort(ws, cg->gen, sorted, n)) {
                         free(sorted);
                         return -1;
                 }
@@ -615,28 +631,30 @@ int ids_gens_closed_foreach(struct dedup_ids *ids, dedup_gen_rows_cb *cb,
         return rc;
 }
 
-const uint64_t *ids_gens_dropped(const struct dedup_ids *ids, size_t *n)
+const uint64_t *dedup_windows_gens_dropped(const struct dedup_windows *ws,
+                                           size_t *n)
 {
-        *n = ids->ndropped;
-        return ids->dropped;
+        *n = ws->ndropped;
+        return ws->dropped;
 }
 
-int ids_gen_restore(struct dedup_ids *ids, const struct dedup_gen_view *gv)
+int dedup_windows_gen_restore(struct dedup_windows *ws,
+                              const struct dedup_gen_view *gv)
 {
         struct window *w;
         uint32_t s;
 
-        if (gv->window >= ids->nwin || !gv->gen)
+        if (gv->window >= ws->nwin || !gv->gen)
                 return -1;
-        w = &ids->win[gv->window];
+        w = &ws->win[gv->window];
         if (slot_of_gen(w, gv->gen) != NONE ||
             (w->cur != NONE && w->slot[w->cur].gen > gv->gen))
                 return -1; /* not oldest first */
         /* Only the newest generation can be open: one before it that is
          * still open (its closing was never persisted) closes now. */
-        gen_close(ids, gv->window);
+        gen_close(ws, gv->window);
         s = slot_next(w);
-        slot_drop(ids, w, s);
+        slot_drop(ws, w, s);
         w->slot[s].gen = gv->gen;
         w->slot[s].first_ms = gv->first_ms;
         w->slot[s].last_ms = gv->last_ms;
@@ -645,20 +663,20 @@ int ids_gen_restore(struct dedup_ids *ids, const struct dedup_gen_view *gv)
         w->slot[s].closed = !!gv->closed;
         w->slot[s].in_memory = !gv->closed;
         w->cur = s;
-        if (gv->gen >= ids->next_gen)
-                ids->next_gen = gv->gen + 1;
+        if (gv->gen >= ws->next_gen)
+                ws->next_gen = gv->gen + 1;
         return 0;
 }
 
-int ids_id_restore(struct dedup_ids *ids, uint32_t window, uint64_t gen,
-                   const struct dedup_id *id)
+int dedup_windows_id_restore(struct dedup_windows *ws, uint32_t window,
+                             uint64_t gen, const struct dedup_id *id)
 {
         struct window *w;
         uint32_t s;
 
-        if (window >= ids->nwin)
+        if (window >= ws->nwin)
                 return -1;
-        w = &ids->win[window];
+        w = &ws->win[window];
         s = slot_of_gen(w, gen);
         if (s == NONE || w->slot[s].in_memory)
                 return -1;
@@ -666,39 +684,40 @@ int ids_id_restore(struct dedup_ids *ids, uint32_t window, uint64_t gen,
         return 0;
 }
 
-int ids_row_restore(struct dedup_ids *ids, const struct dedup_id_row *row)
+int dedup_windows_row_restore(struct dedup_windows *ws,
+                              const struct dedup_id_row *row)
 {
         struct window *w;
         uint32_t s;
 
-        if (row->window >= ids->nwin)
+        if (row->window >= ws->nwin)
                 return -1;
-        w = &ids->win[row->window];
+        w = &ws->win[row->window];
         s = slot_of_gen(w, row->gen);
         if (s == NONE || !w->slot[s].in_memory)
                 return -1;
-        if (row_add(ids, row->window, row->gen, &row->id, row->part,
+        if (row_add(ws, row->window, row->gen, &row->id, row->part,
                     row->offset))
                 return -1;
-        ids->persisted = ids->nrows; /* it came from the store */
+        ws->persisted = ws->nrows; /* it came from the store */
         block_of(w, &row->id)[s] |= mask_of(&row->id);
         return 0;
 }
 
-uint64_t ids_window_ids(const struct dedup_ids *ids, uint32_t window)
+uint64_t dedup_windows_ids(const struct dedup_windows *ws, uint32_t window)
 {
         uint64_t n = 0;
         uint32_t s;
 
-        if (window >= ids->nwin)
+        if (window >= ws->nwin)
                 return 0;
         for (s = 0; s < GENS; s++)
-                n += ids->win[window].slot[s].gen ? ids->win[window].slot[s].ids
+                n += ws->win[window].slot[s].gen ? ws->win[window].slot[s].ids
                                                   : 0;
         return n;
 }
 
-size_t ids_memory(const struct dedup_ids *ids)
+size_t dedup_windows_memory(const struct dedup_windows *ws)
 {
-        return ids ? ids->mem : 0;
+        return ws ? ws->mem : 0;
 }

@@ -112,6 +112,14 @@ static const struct hdr_case hdr_cases[] = {
      DEDUP_HDR_MALFORMED, 0, 0, DEDUP_HDR_PRODUCER},
     {"producer not UTF-8", {P("\xff\xfe"), E("0"), S("5")}, DEDUP_HDR_TRACKED,
      5, 0, 0},
+    {"prev_epoch and prev_seq", {P("p"), E("6"), S("0"),
+     {"eos.prev_epoch", "5", 0}, {"eos.prev_seq", "9", 0}},
+     DEDUP_HDR_TRACKED, 0, 6, 0},
+    {"prev_epoch alone", {P("p"), E("6"), S("0"), {"eos.prev_epoch", "5", 0}},
+     DEDUP_HDR_MALFORMED, 0, 0, 0},
+    {"prev_seq invalid", {P("p"), E("6"), S("0"), {"eos.prev_epoch", "5", 0},
+     {"eos.prev_seq", "-1", 0}},
+     DEDUP_HDR_MALFORMED, 0, 0, DEDUP_HDR_PREV_SEQ},
     {"repeat: bad then good", {P("p"), E("0"), S("x"), S("9")},
      DEDUP_HDR_TRACKED, 9, 0, 0},
     {"repeat: good then bad", {P("p"), E("0"), S("9"), S("x")},
@@ -464,12 +472,18 @@ static void test_grace(void **state)
         assert_int_equal(dedup_tracker_open_gaps(tr), 0);
         assert_int_equal(dedup_tracker_part_counts(tr, 0)->missing, 1);
 
-        /* By time: a quiet partition. */
+        /* By time, the records' time: the wall clock alone moves nothing,
+         * a record 5 s later (of any producer) does. */
         observe(tr, &(struct rec){0, "a", 0, 5, GAP}, off++, &v);
+        dedup_tracker_begin(tr, 60000);
+        dedup_tracker_tick(tr);
+        assert_int_equal(dedup_tracker_open_gaps(tr), 1);
         dedup_tracker_begin(tr, 4999);
+        observe(tr, &(struct rec){0, "b", 0, 10, OK}, off++, &v);
         dedup_tracker_tick(tr);
         assert_int_equal(dedup_tracker_open_gaps(tr), 1);
         dedup_tracker_begin(tr, 5000);
+        observe(tr, &(struct rec){0, "b", 0, 11, OK}, off++, &v);
         dedup_tracker_tick(tr);
         assert_int_equal(dedup_tracker_open_gaps(tr), 0);
         assert_int_equal(dedup_tracker_part_counts(tr, 0)->missing, 3);
@@ -501,6 +515,7 @@ static void test_expiry(void **state)
         observe(tr, &(struct rec){0, "new", 0, 0, BASE}, 2, &v);
         dedup_tracker_dirty_clear(tr);
         dedup_tracker_begin(tr, 600);
+        observe(tr, &(struct rec){0, "new", 0, 1, OK}, 3, &v);
         dedup_tracker_tick(tr);
         assert_int_equal(dedup_tracker_pairs(tr), 1);
         ev = dedup_tracker_events(tr, &n);
@@ -515,13 +530,14 @@ static void test_expiry(void **state)
         dedup_tracker_events_clear(tr);
         dedup_tracker_dirty_clear(tr);
         /* It returns as a new baseline, not as a duplicate or gap. */
-        observe(tr, &(struct rec){0, "old", 0, 1, BASE}, 3, &v);
+        observe(tr, &(struct rec){0, "old", 0, 1, BASE}, 4, &v);
         assert_int_equal(v, DEDUP_V_BASELINE);
         dedup_tracker_begin(tr, 5000);
+        observe(tr, &(struct rec){0, "last", 0, 0, BASE}, 5, &v);
         dedup_tracker_tick(tr);
         dedup_tracker_events_clear(tr);
         dedup_tracker_dirty_clear(tr);
-        assert_int_equal(dedup_tracker_pairs(tr), 0);
+        assert_int_equal(dedup_tracker_pairs(tr), 1); /* "last" */
         /* Tables keep their size; names and pairs were released. */
         assert_true(dedup_tracker_memory(tr) >= mem0);
         dedup_tracker_free(tr);

@@ -504,6 +504,66 @@ static void test_count_bound_exact(void **state)
         free(s.rows);
 }
 
+/*
+ * Windows of different topics do not see each other (issue 14, item 7):
+ * topics A (part 0) and B (part 1), each with its own window.  The same
+ * ids in both are no repeat, and a repeat inside B is found even though
+ * A's rows of the same ids come first in the shared row index.
+ */
+static void test_topics_apart(void **state)
+{
+        static const struct {
+                uint32_t part;
+                int64_t offset;
+                const char *id;
+                enum dedup_verdict want;
+                uint32_t first_part; /* REDELIVERED: the first copy */
+                int64_t first_offset;
+        } steps[] = {
+            {0, 0, "m1", DEDUP_V_UNTRACKED, 0, -1},
+            {0, 1, "m2", DEDUP_V_UNTRACKED, 0, -1},
+            {1, 0, "m1", DEDUP_V_UNTRACKED, 0, -1}, /* B's first m1 */
+            {1, 1, "m2", DEDUP_V_UNTRACKED, 0, -1},
+            {1, 2, "m1", DEDUP_V_REDELIVERED, 1, 0}, /* inside B */
+            {0, 2, "m2", DEDUP_V_REDELIVERED, 0, 1}, /* inside A */
+            {1, 3, "m3", DEDUP_V_UNTRACKED, 0, -1},
+            {0, 3, "m3", DEDUP_V_UNTRACKED, 0, -1}, /* A's first m3 */
+        };
+        struct dedup_config c;
+        struct dedup_tracker *tr;
+        uint32_t wa, wb;
+        size_t i, n;
+
+        (void)state;
+        dedup_config_defaults(&c);
+        tr = dedup_tracker_new(&c);
+        assert_non_null(tr);
+        assert_int_equal(dedup_tracker_part_add(tr, 0, 0), 0);
+        assert_int_equal(dedup_tracker_part_add(tr, 1, 0), 0);
+        assert_int_equal(dedup_tracker_window_add(tr, &wa), 0);
+        assert_int_equal(dedup_tracker_window_add(tr, &wb), 0);
+        dedup_tracker_part_set_window(tr, 0, wa);
+        dedup_tracker_part_set_window(tr, 1, wb);
+        dedup_tracker_begin(tr, 1000);
+        for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+                const struct dedup_event *ev;
+                enum dedup_verdict v = rec(tr, steps[i].part, steps[i].offset,
+                                           NULL, 0, 0, steps[i].id);
+                assert_int_equal(v, steps[i].want);
+                if (v != DEDUP_V_REDELIVERED)
+                        continue;
+                ev = dedup_tracker_events(tr, &n);
+                assert_int_equal(ev[n - 1].kind, DEDUP_KIND_REDELIVERED);
+                assert_int_equal(ev[n - 1].part, steps[i].part);
+                assert_int_equal(ev[n - 1].first_part, steps[i].first_part);
+                assert_int_equal(ev[n - 1].first_offset,
+                                 steps[i].first_offset);
+        }
+        assert_int_equal(dedup_tracker_window_ids(tr, wa), 3);
+        assert_int_equal(dedup_tracker_window_ids(tr, wb), 3);
+        dedup_tracker_free(tr);
+}
+
 /* max_age 32 s: generations close every 2 s; ids older than the age are
  * dropped by the tick, newer ones stay. */
 static void test_age_bound(void **state)
@@ -655,6 +715,7 @@ int main(void)
             cmocka_unit_test(test_count_bound),
             cmocka_unit_test(test_count_bound_exact),
             cmocka_unit_test(test_age_bound),
+            cmocka_unit_test(test_topics_apart),
             cmocka_unit_test(test_restart),
             cmocka_unit_test(test_filter_rate),
             cmocka_unit_test(test_lookup_error),

@@ -1,0 +1,621 @@
+/*
+ * observe.c - classification of one record: the sequence rules of
+ * dedup.h, the events that report anomalies, and open gaps (opened,
+ * filled, confirmed).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dedup.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+struct dedup_event *dedup_event_new(struct dedup_tracker *tr,
+                                    enum dedup_kind kind, uint32_t part)
+{
+        struct dedup_event *ev;
+
+        if (dedup_mem_grow(tr, (void **)&tr->ev, &tr->ev_cap, tr->nev + 1,
+                    sizeof(*tr->ev)))
+                return NULL;
+        ev = &tr->ev[tr->nev++];
+        memset(ev, 0, sizeof(*ev));
+        ev->kind = kind;
+        ev->part = part;
+        ev->epoch = -1;
+        ev->seq_lo = ev->seq_hi = -1;
+        ev->offset_lo = ev->offset_hi = -1;
+        ev->first_offset = -1;
+        ev->when_ms = tr->now_ms;
+        return ev;
+}
+
+void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
+                           const struct dedup_pair *pr)
+{
+        const struct dedup_name *nm = tr->names[pr->name];
+
+        ev->producer = nm->bytes;
+        ev->producer_len = nm->len;
+}
+
+/*
+ * Reports one record of kind (duplicate, out_of_order, fenced) for pair,
+ * extending the previous event when it is the same run.
+ */
+static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
+                         const struct dedup_pair *pr, int32_t epoch,
+                         int64_t seq, int64_t offset, int64_t first_offset)
+{
+        const struct dedup_name *nm = tr->names[pr->name];
+        struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
+
+        if (ev && ev->kind == kind && ev->part == pr->part &&
+            ev->producer == nm->bytes && ev->epoch == epoch &&
+            seq - 1 == ev->seq_hi && ev->offset_hi < offset) {
+                ev->seq_hi = seq;
+                ev->offset_hi = offset;
+                ev->count++;
+                return;
+        }
+        ev = dedup_event_new(tr, kind, pr->part);
+        if (!ev)
+                return;
+        dedup_event_pair_fill(tr, ev, pr);
+        ev->epoch = epoch;
+        ev->seq_lo = ev->seq_hi = seq;
+        ev->offset_lo = ev->offset_hi = offset;
+        ev->first_offset = first_offset;
+        ev->count = 1;
+}
+
+static void malformed_event(struct dedup_tracker *tr, uint32_t part,
+                            int64_t offset, unsigned bits)
+{
+        struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
+
+        /* Malformed records at consecutive offsets of a part become one
+         * event; a record in between that is not malformed splits them,
+         * so the range names only malformed records. */
+        if (ev && ev->kind == DEDUP_KIND_MALFORMED && ev->part == part &&
+            offset - 1 == ev->offset_hi) {
+                ev->offset_hi = offset;
+                ev->count++;
+                ev->malformed_bits |= bits;
+                return;
+        }
+        ev = dedup_event_new(tr, DEDUP_KIND_MALFORMED, part);
+        if (!ev)
+                return;
+        ev->offset_lo = ev->offset_hi = offset;
+        ev->count = 1;
+        ev->malformed_bits = bits;
+}
+
+uint64_t dedup_sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ------------------------------------------------------------------ */
+/* Gaps                                                                */
+/* ------------------------------------------------------------------ */
+
+void dedup_gap_confirm(struct dedup_tracker *tr, struct dedup_pair *pr,
+                       const struct dedup_gap *g)
+{
+        struct dedup_counts *c = &tr->parts[pr->part].counts;
+        uint64_t missing = (uint64_t)(g->hi - g->lo) + 1;
+        struct dedup_event *ev = dedup_event_new(tr, DEDUP_KIND_GAP, pr->part);
+
+        c->anomalies[DEDUP_KIND_GAP]++;
+        c->missing = dedup_sat_add(c->missing, missing);
+        if (!ev)
+                return;
+        dedup_event_pair_fill(tr, ev, pr);
+        ev->epoch = g->epoch;
+        ev->seq_lo = g->lo;
+        ev->seq_hi = g->hi;
+        ev->offset_lo = ev->offset_hi = g->opened_offset;
+        ev->count = missing;
+}
+
+void dedup_gap_remove_at(struct dedup_tracker *tr, struct dedup_pair *pr,
+                         uint32_t i)
+{
+        struct dedup_gapset *gs = pr->gaps;
+
+        memmove(&gs->g[i], &gs->g[i + 1], (gs->n - i - 1) * sizeof(gs->g[0]));
+        gs->n--;
+        tr->open_gaps--;
+}
+
+/* Inserts a gap at position i (gaps are kept in the order they opened,
+ * except that split halves stay next to each other). */
+int dedup_gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
+                        const struct dedup_gap *g)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_gapset *gs = pr->gaps;
+
+        if (gs && gs->n >= tr->conf.max_open_gaps) {
+                /* Bound memory: the oldest gap is confirmed early. */
+                dedup_gap_confirm(tr, pr, &gs->g[0]);
+                dedup_gap_remove_at(tr, pr, 0);
+                if (i > 0)
+                        i--;
+        }
+        if (!gs || gs->n == gs->cap) {
+                uint32_t ocap = gs ? gs->cap : 0;
+                uint32_t ncap = ocap ? ocap * 2 : 2;
+                struct dedup_gapset *ngs =
+                    dedup_mem_realloc(tr, gs, gs ? dedup_gapset_size(ocap) : 0,
+                               dedup_gapset_size(ncap));
+                if (!ngs)
+                        return -1;
+                if (!gs)
+                        ngs->n = 0;
+                ngs->cap = ncap;
+                pr->gaps = gs = ngs;
+        }
+        memmove(&gs->g[i + 1], &gs->g[i], (gs->n - i) * sizeof(gs->g[0]));
+        gs->g[i] = *g;
+        gs->n++;
+        tr->open_gaps++;
+        if (!(pr->flags & PAIR_GAPLIST) &&
+            dedup_u32vec_push(tr, &tr->gap_pairs, slot) == 0)
+                pr->flags |= PAIR_GAPLIST;
+        return 0;
+}
+
+static int gap_open(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
+                    int64_t lo, int64_t hi, int64_t offset)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_gap g = {
+            .epoch = epoch,
+            .lo = lo,
+            .hi = hi,
+            .opened_offset = offset,
+            .opened_ms = tr->rec_ms,
+            .opened_rec = tr->parts[pr->part].counts.records,
+        };
+
+        return dedup_gap_insert_at(tr, slot, pr->gaps ? pr->gaps->n : 0, &g);
+}
+
+/* If seq of epoch lies in an open gap, fills it and returns 1. */
+static int gap_fill(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
+                    int64_t seq)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_gapset *gs = pr->gaps;
+        uint32_t i;
+
+        if (!gs)
+                return 0;
+        for (i = 0; i < gs->n; i++) {
+                struct dedup_gap *g = &gs->g[i];
+                struct dedup_gap upper;
+                if (g->epoch != epoch || seq < g->lo || seq > g->hi)
+                        continue;
+                if (g->lo == g->hi) {
+                        dedup_gap_remove_at(tr, pr, i);
+                } else if (seq == g->lo) {
+                        g->lo++;
+                } else if (seq == g->hi) {
+                        g->hi--;
+                } else {
+                        upper = *g;
+                        upper.lo = seq + 1;
+                        g->hi = seq - 1;
+                        if (dedup_gap_insert_at(tr, slot, i + 1, &upper))
+                                return 1;
+                }
+                return 1;
+        }
+        return 0;
+}
+
+/* Frees the gap set if empty; the gap list entry is dropped in tick. */
+void dedup_gaps_trim(struct dedup_tracker *tr, struct dedup_pair *pr)
+{
+        if (pr->gaps && pr->gaps->n == 0) {
+                dedup_mem_free(tr, pr->gaps, dedup_gapset_size(pr->gaps->cap));
+                pr->gaps = NULL;
+        }
+}
+
+static void run_note(struct dedup_pair *pr, int64_t seq, int64_t offset)
+{
+        uint32_t len = pr->run_len[0];
+
+        /* Differences, not sums: seq may be near INT64_MAX. */
+        if (len && len < UINT32_MAX && seq - pr->run_seq[0] == len &&
+            offset - pr->run_off[0] == len) {
+                pr->run_len[0]++;
+                return;
+        }
+        memmove(&pr->run_seq[1], &pr->run_seq[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_seq[0]));
+        memmove(&pr->run_off[1], &pr->run_off[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_off[0]));
+        memmove(&pr->run_len[1], &pr->run_len[0],
+                (DEDUP_HISTORY_RUNS - 1) * sizeof(pr->run_len[0]));
+        pr->run_seq[0] = seq;
+        pr->run_off[0] = offset;
+        pr->run_len[0] = 1;
+}
+
+static void runs_reset(struct dedup_pair *pr)
+{
+        memset(pr->run_len, 0, sizeof(pr->run_len));
+}
+
+static int64_t run_offset_of(const struct dedup_pair *pr, int64_t seq)
+{
+        unsigned i;
+
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                if (pr->run_len[i] && seq >= pr->run_seq[i] &&
+                    seq - pr->run_seq[i] < pr->run_len[i])
+                        return pr->run_off[i] + (seq - pr->run_seq[i]);
+        }
+        return -1;
+}
+
+/* Offset of the last accepted record, -1 when none in this epoch. */
+/* How recent pid is among nm's producer ids: 0 (unknown) to 1 + the
+ * number of retired ids kept (the current one). */
+static int pid_rank(const struct dedup_name *nm, int64_t pid)
+{
+        int i;
+
+        if (pid == nm->pid)
+                return DEDUP_RETIRED_PIDS + 1;
+        for (i = DEDUP_RETIRED_PIDS - 1; i >= 0; i--)
+                if (pid == nm->retired[i])
+                        return i + 1;
+        return 0;
+}
+
+/*
+ * Follows the producer's current session (across its partitions): a
+ * producer id not seen before, or a higher epoch of the current one,
+ * starts a new session at this record.  Returns 1 when the record
+ * belongs to an older session of the producer, else 0.
+ */
+static int producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
+                            const struct dedup_hdrs *h, uint32_t part,
+                            int64_t offset)
+{
+        int i;
+
+        if (h->pid >= 0 && nm->pid >= 0 && h->pid != nm->pid) {
+                if (pid_rank(nm, h->pid))
+                        return 1;
+                for (i = 0; i + 1 < DEDUP_RETIRED_PIDS; i++)
+                        nm->retired[i] = nm->retired[i + 1];
+                nm->retired[DEDUP_RETIRED_PIDS - 1] = nm->pid;
+                nm->pid = h->pid;
+        } else {
+                if (h->pid >= 0)
+                        nm->pid = h->pid;
+                if (nm->epoch >= 0 && h->epoch <= nm->epoch)
+                        return h->epoch < nm->epoch;
+        }
+        nm->epoch = h->epoch;
+        nm->session_ms = h->ts_ms > 0 ? tr->rec_ms : -1;
+        nm->session_part = part;
+        nm->session_offset = offset;
+        return 0;
+}
+
+/*
+ * The first record of a new session on this pair may name the last
+ * record of the previous epoch (eos.prev_epoch, eos.prev_seq): with
+ * transactions v2 the epoch goes up at every commit and seqs restart at 0,
+ * so a loss at the end of a transaction shows only there.  Opens the gap
+ * of what is missing and returns 1, else 0.  Across a coverage hole the
+ * missing records may be among the deleted ones: nothing is opened.
+ */
+static int prev_check(struct dedup_tracker *tr, uint32_t slot,
+                      const struct dedup_hdrs *h, int64_t offset)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+
+        if ((h->seen & DEDUP_HDR_PREV) != DEDUP_HDR_PREV ||
+            (pr->flags & PAIR_REBASELINE))
+                return 0;
+        if (h->prev_epoch == pr->epoch && h->prev_seq > pr->last_seq)
+                return gap_open(tr, slot, pr->epoch, pr->last_seq + 1,
+                                h->prev_seq, offset) == 0;
+        if (h->prev_epoch > pr->epoch)
+                /* A whole epoch that wrote here never showed up. */
+                return gap_open(tr, slot, h->prev_epoch, 0, h->prev_seq,
+                                offset) == 0;
+        return 0;
+}
+
+static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
+                                      uint32_t part, int64_t offset,
+                                      const struct dedup_hdrs *h)
+{
+        struct dedup_part *p = &tr->parts[part];
+        struct dedup_counts *c = &p->counts;
+        enum dedup_verdict v = DEDUP_V_OK;
+        struct dedup_pair *pr;
+        struct dedup_name *nm;
+        int created, pid_switch;
+        uint32_t slot;
+        int64_t seq, last_ms;
+
+        c->records++;
+        switch (dedup_hdrs_status(h)) {
+        case DEDUP_HDR_UNTRACKED:
+                c->untracked++;
+                return DEDUP_V_UNTRACKED;
+        case DEDUP_HDR_MALFORMED:
+                c->anomalies[DEDUP_KIND_MALFORMED]++;
+                malformed_event(tr, part, offset,
+                                h->bad | (DEDUP_HDR_REQUIRED & ~h->seen) |
+                                    ((h->seen & DEDUP_HDR_PREV)
+                                         ? DEDUP_HDR_PREV & ~h->seen
+                                         : 0));
+                return DEDUP_V_MALFORMED;
+        case DEDUP_HDR_TRACKED:
+                break;
+        }
+
+        slot = dedup_pair_lookup(tr, p, part, h, &created);
+        if (slot == NONE) {
+                c->anomalies[DEDUP_KIND_MALFORMED]++;
+                return DEDUP_V_MALFORMED; /* tr->failed is set */
+        }
+        pr = dedup_pair_at(tr, slot);
+        nm = tr->names[pr->name];
+        pr->records++;
+        /* A fenced record does not keep the pair alive (it is put back). */
+        last_ms = pr->last_ms;
+        pr->last_ms = tr->rec_ms;
+        dedup_pair_dirty(tr, slot);
+        seq = h->seq;
+        producer_session(tr, nm, h, part, offset);
+
+        if (created || (pr->flags & PAIR_REBASELINE)) {
+                pr->flags &= ~PAIR_REBASELINE;
+                pr->epoch = h->epoch;
+                pr->pid = h->pid;
+                if (created && p->from_log_start && !p->compacted &&
+                    seq > 0) {
+                        /* The whole log was audited: records 0..seq-1 of
+                         * this session never appeared. */
+                        gap_open(tr, slot, h->epoch, 0, seq - 1, offset);
+                        v = DEDUP_V_GAP_OPENED;
+                } else if (!(created && p->from_log_start)) {
+                        v = DEDUP_V_BASELINE;
+                }
+                goto accept;
+        }
+
+        /* Another producer id is another session, older or newer by the
+         * order the producer's ids came in, whatever its epoch (a new id
+         * starts again at epoch 0). */
+        pid_switch = h->pid >= 0 && pr->pid >= 0 && h->pid != pr->pid;
+        if (pid_switch ? pid_rank(nm, h->pid) < pid_rank(nm, pr->pid)
+                       : h->epoch < pr->epoch) {
+                pr->last_ms = last_ms;
+                c->anomalies[DEDUP_KIND_FENCED]++;
+                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
+                             -1);
+                return DEDUP_V_FENCED;
+        }
+        if (pid_switch || h->epoch > pr->epoch) {
+                /* A new session: numbering restarts; gaps of the old
+                 * session stay open until confirmed.  What the old one
+                 * wrote last, if the record says, must be here. */
+                if (prev_check(tr, slot, h, offset))
+                        v = DEDUP_V_GAP_OPENED;
+                pr->epoch = h->epoch;
+                pr->last_seq = -1;
+                runs_reset(pr);
+        }
+        if (h->pid >= 0)
+                pr->pid = h->pid;
+
+        /* Compared as seq - 1 against last_seq so that seq = INT64_MAX
+         * needs no next_seq beyond the range. */
+        if (seq - 1 == pr->last_seq)
+                goto accept; /* v: OK, or GAP_OPENED by prev_check() */
+        if (seq - 1 > pr->last_seq && p->compacted) {
+                v = DEDUP_V_BASELINE; /* the cleaner removed records */
+                goto accept;
+        }
+        if (seq - 1 > pr->last_seq) {
+                gap_open(tr, slot, pr->epoch, pr->last_seq + 1, seq - 1,
+                         offset);
+                v = DEDUP_V_GAP_OPENED;
+                goto accept;
+        }
+        if (gap_fill(tr, slot, pr->epoch, seq)) {
+                dedup_gaps_trim(tr, pr);
+                c->anomalies[DEDUP_KIND_OUT_OF_ORDER]++;
+                record_event(tr, DEDUP_KIND_OUT_OF_ORDER, pr, pr->epoch, seq,
+                             offset, -1);
+                return DEDUP_V_OUT_OF_ORDER;
+        }
+        c->anomalies[DEDUP_KIND_DUPLICATE]++;
+        record_event(tr, DEDUP_KIND_DUPLICATE, pr, pr->epoch, seq, offset,
+                     run_offset_of(pr, seq));
+        return DEDUP_V_DUPLICATE;
+
+accept:
+        pr->last_seq = seq;
+        run_note(pr, seq, offset);
+        return v;
+}
+
+/*
+ * Reports one redelivered record, extending the previous event when it is
+ * the part's previous record too, from the same producer (and the next
+ * seq), and its first copy is at the offset right after the previous
+ * one's: both ranges are then true ranges of records.
+ */
+static void redelivered_event(struct dedup_tracker *tr, uint32_t part,
+                              const struct dedup_hdrs *h, int64_t offset,
+                              uint32_t first_part, int64_t first_offset)
+{
+        struct dedup_part *p = &tr->parts[part];
+        struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
+        const char *producer = NULL;
+        size_t producer_len = 0;
+
+        /* After observe_seq(), the part's cached pair is the record's. */
+        if (dedup_hdrs_status(h) == DEDUP_HDR_TRACKED && p->cache != NONE) {
+                const struct dedup_name *nm =
+                    tr->names[dedup_pair_at(tr, p->cache)->name];
+                if (nm->len == h->producer_len &&
+                    !memcmp(nm->bytes, h->producer, nm->len)) {
+                        producer = nm->bytes;
+                        producer_len = nm->len;
+                }
+        }
+        if (ev && ev->kind == DEDUP_KIND_REDELIVERED && ev->part == part &&
+            tr->redeliv_rec + 1 == p->counts.records &&
+            ev->producer == producer && ev->first_part == first_part &&
+            ev->first_offset_hi >= 0 &&
+            ev->first_offset_hi + 1 == first_offset &&
+            (!producer ||
+             (ev->epoch == h->epoch && ev->seq_hi + 1 == h->seq))) {
+                ev->offset_hi = offset;
+                ev->first_offset_hi = first_offset;
+                if (producer)
+                        ev->seq_hi = h->seq;
+                ev->count++;
+                tr->redeliv_rec = p->counts.records;
+                return;
+        }
+        ev = dedup_event_new(tr, DEDUP_KIND_REDELIVERED, part);
+        if (!ev)
+                return;
+        if (producer) {
+                ev->producer = producer;
+                ev->producer_len = producer_len;
+                ev->epoch = h->epoch;
+                ev->seq_lo = ev->seq_hi = h->seq;
+        }
+        ev->offset_lo = ev->offset_hi = offset;
+        ev->first_part = first_part;
+        ev->first_offset = ev->first_offset_hi = first_offset;
+        ev->id_len = h->id_len;
+        memcpy(ev->id, h->id,
+               h->id_len < DEDUP_ID_EVIDENCE_MAX ? h->id_len
+                                                 : DEDUP_ID_EVIDENCE_MAX);
+        ev->count = 1;
+        tr->redeliv_rec = p->counts.records;
+}
+
+/*
+ * The record's time: its timestamp, or the caller's clock for a record
+ * without one.  A timestamp ahead of the caller's clock (a producer's
+ * clock running fast) is taken as the caller's clock, so that one record
+ * cannot move the records' clock into the future and expire everything.
+ * The records' clock is the latest record time: idle expiry, the gap
+ * grace by time and the id windows' age all run on it, so that reading
+ * old records gives the verdicts they had when read live.
+ */
+static void record_time(struct dedup_tracker *tr, const struct dedup_hdrs *h)
+{
+        int64_t t = h->ts_ms > 0 ? h->ts_ms : tr->now_ms;
+
+        if (tr->now_ms > 0 && t > tr->now_ms)
+                t = tr->now_ms;
+        tr->rec_ms = t;
+        if (t > tr->clock_ms)
+                tr->clock_ms = t;
+}
+
+enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
+                                         uint32_t part, int64_t offset,
+                                         const struct dedup_hdrs *h)
+{
+        struct dedup_part *p = &tr->parts[part];
+        int check = h->id && p->window != NONE && tr->conf.window.max_ids;
+        enum dedup_verdict v;
+        struct dedup_id id;
+        uint32_t first_part;
+        int64_t first_offset;
+        int rc;
+
+        /* The filter block is a cache miss: start it before the sequence
+         * check, which then runs while it loads. */
+        if (check) {
+                dedup_id_hash(h->id, h->id_len, &id);
+                dedup_windows_prefetch(tr->wins, p->window, &id);
+        }
+        record_time(tr, h);
+        v = observe_seq(tr, part, offset, h);
+        /* An in-session repeat is reported once, by its sequence. */
+        if (!check || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
+                return v;
+        p->counts.ids++;
+        rc = dedup_windows_check(tr->wins, p->window, &id, part, offset,
+                                 tr->rec_ms, &first_part, &first_offset);
+        if (rc < 0) {
+                tr->failed = 1;
+                return v;
+        }
+        if (rc == 0 || (first_part == part && first_offset == offset))
+                return v;
+        p->counts.anomalies[DEDUP_KIND_REDELIVERED]++;
+        redelivered_event(tr, part, h, offset, first_part, first_offset);
+        return DEDUP_V_REDELIVERED;
+}
+
+/* Confirms the gaps of pair slot that pass the test (all when force). */
+void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot, int force)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        const struct dedup_counts *c = &tr->parts[pr->part].counts;
+        uint32_t i = 0;
+
+        while (pr->gaps && i < pr->gaps->n) {
+                const struct dedup_gap *g = &pr->gaps->g[i];
+                int due = force ||
+                          (tr->conf.gap_grace_records &&
+                           c->records - g->opened_rec >=
+                               tr->conf.gap_grace_records) ||
+                          (tr->conf.gap_grace_ms &&
+                           tr->clock_ms - g->opened_ms >=
+                               tr->conf.gap_grace_ms);
+                if (!due) {
+                        i++;
+                        continue;
+                }
+                dedup_gap_confirm(tr, pr, g);
+                dedup_gap_remove_at(tr, pr, i);
+                dedup_pair_dirty(tr, slot);
+        }
+        dedup_gaps_trim(tr, pr);
+}
+
+void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force)
+{
+        size_t i = 0;
+
+        while (i < tr->gap_pairs.n) {
+                uint32_t slot = tr->gap_pairs.v[i];
+                struct dedup_pair *pr = dedup_pair_at(tr, slot);
+                if (pr->flags & PAIR_LIVE)
+                        dedup_gaps_sweep_pair(tr, slot, force);
+                if (!(pr->flags & PAIR_LIVE) || !pr->gaps) {
+                        pr->flags &= ~PAIR_GAPLIST;
+                        tr->gap_pairs.v[i] = tr->gap_pairs.v[--tr->gap_pairs.n];
+                        continue;
+                }
+                i++;
+        }
+}
