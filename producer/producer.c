@@ -34,6 +34,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../base/kconf.h"
+#include "../dedup/eos_headers.h"
 
 #define PRODUCER_KEY_MAX (PRODUCER_NAME_MAX + 24) /* "NAME-" + int64 */
 #define PRODUCER_METADATA_WAIT_MS 10000
@@ -262,8 +263,8 @@ static uint64_t producer_max_index(const struct producer_opts *o)
  * wins). */
 static int producer_header_reserved(const char *name)
 {
-        static const char *const own[] = {"eos.producer", "eos.epoch",
-                                          "eos.seq", "eos.pid"};
+        static const char *const own[] = {EOS_HDR_PRODUCER, EOS_HDR_EPOCH,
+                                          EOS_HDR_SEQ, EOS_HDR_PID};
         size_t i;
 
         for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
@@ -902,12 +903,12 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 rd_kafka_headers_t *hdrs = rd_kafka_headers_new(5);
                 rd_kafka_resp_err_t err;
 
-                rd_kafka_header_add(hdrs, "eos.producer", -1, o->name,
+                rd_kafka_header_add(hdrs, EOS_HDR_PRODUCER, -1, o->name,
                                     (ssize_t)c->name_len);
-                rd_kafka_header_add(hdrs, "eos.epoch", -1, in->epoch_str, -1);
-                rd_kafka_header_add(hdrs, "eos.seq", -1, seq_str, seq_len);
+                rd_kafka_header_add(hdrs, EOS_HDR_EPOCH, -1, in->epoch_str, -1);
+                rd_kafka_header_add(hdrs, EOS_HDR_SEQ, -1, seq_str, seq_len);
                 if (in->pid >= 0)
-                        rd_kafka_header_add(hdrs, "eos.pid", -1, in->pid_str,
+                        rd_kafka_header_add(hdrs, EOS_HDR_PID, -1, in->pid_str,
                                             -1);
                 if (id)
                         rd_kafka_header_add(hdrs, o->msgid_header, -1, id,

@@ -45,11 +45,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../dedup/eos_headers.h"
+
 #define PRODUCER_NAME_MAX 255 /* bytes in eos.producer (DEDUP_PRODUCER_MAX) */
 #define PRODUCER_VALUE_MAX 100000000 /* --size upper bound */
 #define PRODUCER_MSGID_MAX 255 /* bytes in eos.msgid (DEDUP_MSGID_MAX) */
 #define PRODUCER_HEADER_NAME_MAX 255 /* --msgid-header bytes */
-#define PRODUCER_MSGID_HEADER "eos.msgid" /* --msgid-header default */
+#define PRODUCER_MSGID_HEADER EOS_HDR_MSGID /* --msgid-header default */
 #define PRODUCER_REPLAY_MAX 1000000 /* --restart-replay upper bound */
 #define PRODUCER_REPLAY_DEFAULT 10
 
