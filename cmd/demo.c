@@ -51,31 +51,15 @@ static void *demo_produce(void *arg)
 static void demo_event(void *opaque, const char *topic, int32_t partition,
                        const struct dedup_event *ev)
 {
+        struct ledger_anomaly an;
+        char line[REPORT_EVENT_MAX];
+
         (void)opaque;
-        (void)topic;
         if (ev->kind == DEDUP_KIND_EXPIRED)
                 return;
-        printf("found %-12s partition %d, producer '%.*s' epoch %d, "
-               "seq %lld..%lld at offsets %lld..%lld, %s %llu",
-               dedup_kind_name(ev->kind), (int)partition,
-               ev->producer ? (int)ev->producer_len : 1,
-               ev->producer ? ev->producer : "?", (int)ev->epoch,
-               (long long)ev->seq_lo, (long long)ev->seq_hi,
-               (long long)ev->offset_lo, (long long)ev->offset_hi,
-               ev->kind == DEDUP_KIND_GAP ? "missing" : "records",
-               (unsigned long long)ev->count);
-        if (ev->kind == DEDUP_KIND_REDELIVERED && ev->first_offset >= 0)
-                printf(" (first copies at offsets %lld..%lld, id '%.*s')",
-                       (long long)ev->first_offset,
-                       (long long)ev->first_offset_hi,
-                       (int)(ev->id_len < DEDUP_ID_EVIDENCE_MAX
-                                 ? ev->id_len
-                                 : DEDUP_ID_EVIDENCE_MAX),
-                       (const char *)ev->id);
-        else if (ev->first_offset >= 0)
-                printf(" (first copy at offset %lld)",
-                       (long long)ev->first_offset);
-        putchar('\n');
+        report_anomaly_from_event(&an, topic, partition, ev);
+        report_event_format(&an, line, sizeof(line));
+        printf("found %s\n", line);
         fflush(stdout);
 }
 

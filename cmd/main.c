@@ -393,17 +393,15 @@ static void tmpdb_remove(struct tmpdb *t)
 static void serve_event(void *opaque, const char *topic, int32_t partition,
                         const struct dedup_event *ev)
 {
+        struct ledger_anomaly an;
+        char line[REPORT_EVENT_MAX];
+
         (void)opaque;
         if (ev->kind == DEDUP_KIND_EXPIRED)
                 return;
-        log_warn("%s: %s [%d] producer '%.*s' epoch %d seq %lld..%lld "
-                 "offsets %lld..%lld count %llu",
-                 dedup_kind_name(ev->kind), topic, (int)partition,
-                 ev->producer ? (int)ev->producer_len : 1,
-                 ev->producer ? ev->producer : "?", (int)ev->epoch,
-                 (long long)ev->seq_lo, (long long)ev->seq_hi,
-                 (long long)ev->offset_lo, (long long)ev->offset_hi,
-                 (unsigned long long)ev->count);
+        report_anomaly_from_event(&an, topic, partition, ev);
+        report_event_format(&an, line, sizeof(line));
+        log_warn("%s", line);
 }
 
 /*
