@@ -14,7 +14,8 @@
 #include "../base/log.h"
 #include "cmd.h"
 
-int cli_parse(struct cli *c, int argc, char **argv, int serve)
+int cli_parse(struct cli *c, int argc, char **argv, int serve,
+              void (*usage)(FILE *))
 {
         char errstr[1024];
         int r, n;
@@ -27,6 +28,8 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve)
         if (r) {
                 if (r < 0)
                         fprintf(stderr, "eosaudit: %s\n", errstr);
+                else
+                        usage(stdout);
                 return r;
         }
         n = conf_list_split(conf_str(&c->conf, CONF_TOPICS), &c->topics_buf,

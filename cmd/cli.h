@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../auditor/audit.h"
 #include "../http/http.h"
@@ -40,9 +41,10 @@ struct cli {
 };
 
 /* Parses the options of scan (serve = 0) or serve (argv[0] is the
- * command's name) and applies the log level.  Returns 0, 1 for --help, or
- * -1 after saying why. */
-int cli_parse(struct cli *c, int argc, char **argv, int serve);
+ * command's name) and applies the log level.  Returns 0, 1 after printing
+ * usage() on stdout for --help, or -1 after saying why. */
+int cli_parse(struct cli *c, int argc, char **argv, int serve,
+              void (*usage)(FILE *));
 
 /*
  * Audits c->db (set by the caller) until the end of the topics (scan) or

@@ -52,14 +52,11 @@ static void *demo_produce(void *arg)
 static void demo_event(void *opaque, const char *topic, int32_t partition,
                        const struct dedup_event *ev)
 {
-        struct ledger_anomaly an;
         char line[REPORT_EVENT_MAX];
 
         (void)opaque;
-        if (ev->kind == DEDUP_KIND_EXPIRED)
+        if (report_event_text(topic, partition, ev, line, sizeof(line)))
                 return;
-        report_anomaly_from_event(&an, topic, partition, ev);
-        report_event_format(&an, line, sizeof(line));
         printf("found %s\n", line);
         fflush(stdout);
 }

@@ -94,12 +94,9 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
 
         memset(&c, 0, sizeof(c));
         memset(&tmp, 0, sizeof(tmp));
-        r = cli_parse(&c, argc, argv, 0);
+        r = cli_parse(&c, argc, argv, 0, usage_scan);
         if (r) {
-                if (r > 0) {
-                        usage_scan(stdout);
-                        rc = CMD_EXIT_CLEAN;
-                }
+                rc = r > 0 ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
                 goto out;
         }
         if (!c.db) {

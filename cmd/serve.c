@@ -64,15 +64,11 @@ static void usage_serve(FILE *f)
 static void serve_event(void *opaque, const char *topic, int32_t partition,
                         const struct dedup_event *ev)
 {
-        struct ledger_anomaly an;
         char line[REPORT_EVENT_MAX];
 
         (void)opaque;
-        if (ev->kind == DEDUP_KIND_EXPIRED)
-                return;
-        report_anomaly_from_event(&an, topic, partition, ev);
-        report_event_format(&an, line, sizeof(line));
-        log_warn("%s", line);
+        if (!report_event_text(topic, partition, ev, line, sizeof(line)))
+                log_warn("%s", line);
 }
 
 int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
@@ -81,12 +77,9 @@ int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
         int rc = CMD_EXIT_ERROR, r;
 
         memset(&c, 0, sizeof(c));
-        r = cli_parse(&c, argc, argv, 1);
+        r = cli_parse(&c, argc, argv, 1, usage_serve);
         if (r) {
-                if (r > 0) {
-                        usage_serve(stdout);
-                        rc = CMD_EXIT_CLEAN;
-                }
+                rc = r > 0 ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
                 goto out;
         }
         if (!c.db)
