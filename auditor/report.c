@@ -332,75 +332,127 @@ static void report_offsets_text(char *buf, size_t size, int64_t lo,
                 snprintf(buf, size, "offset %lld", (long long)lo);
 }
 
-/* A redelivered anomaly: where the copies are, where the first ones are,
- * the id, and the producer that wrote the copies when it is known. */
-static void print_redelivered_anomaly(FILE *f,
-                                      const struct ledger_anomaly *a,
-                                      const char *producer)
+/* Where a redelivered anomaly's first copies are, and their id:
+ * " are copies of partition 1 offsets 7..9, id 'x'". */
+static void report_copies_text(char *buf, size_t size,
+                               const struct ledger_anomaly *a)
 {
-        char id[DEDUP_ID_EVIDENCE_MAX * 2 + 8] = "", at[64], first[64];
+        char id[DEDUP_ID_EVIDENCE_MAX * 2 + 16] = "", first[64] = "";
+        char where[96];
         int many = a->offset_hi > a->offset_lo;
 
-        report_offsets_text(at, sizeof(at), a->offset_lo, a->offset_hi);
-        if (a->first_partition >= 0 && a->first_offset >= 0)
+        if (a->first_offset >= 0)
                 report_offsets_text(first, sizeof(first), a->first_offset,
                                     a->first_offset_hi > a->first_offset
                                             ? a->first_offset_hi
                                             : a->first_offset);
-        if (a->msgid && a->msgid_len >= 0)
-                report_id_text(id, sizeof(id), a);
-        fprintf(f, "  %-12s %s: partition %d %s %s ", a->kind, a->topic,
-                (int)a->partition, at, many ? "are copies of" : "is a copy of");
-        if (a->first_partition >= 0 && a->first_offset >= 0)
-                fprintf(f, "partition %d %s", (int)a->first_partition, first);
+        if (a->first_offset >= 0 && a->first_partition >= 0)
+                snprintf(where, sizeof(where), "partition %d %s",
+                         (int)a->first_partition, first);
+        else if (a->first_offset >= 0)
+                snprintf(where, sizeof(where), "%s", first);
         else
-                fprintf(f, "%s",
-                        many ? "earlier records" : "an earlier record");
-        if (id[0])
-                fprintf(f, ", id %s", id);
-        if (producer && a->epoch >= 0)
-                fprintf(f, " (producer '%s' epoch %d)", producer,
-                        (int)a->epoch);
-        else if (producer)
-                fprintf(f, " (producer '%s')", producer);
-        fprintf(f, ", count %llu\n", (unsigned long long)a->count);
+                snprintf(where, sizeof(where), "%s",
+                         many ? "earlier records" : "an earlier record");
+        if (a->msgid && a->msgid_len >= 0) {
+                char text[DEDUP_ID_EVIDENCE_MAX * 2 + 8];
+
+                report_id_text(text, sizeof(text), a);
+                snprintf(id, sizeof(id), ", id %s", text);
+        }
+        snprintf(buf, size, " %s %s%s",
+                 many ? "are copies of" : "is a copy of", where, id);
+}
+
+void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
+                               int32_t partition,
+                               const struct dedup_event *ev)
+{
+        memset(a, 0, sizeof(*a));
+        a->id = -1;
+        a->topic = topic;
+        a->partition = partition;
+        a->kind = dedup_kind_name(ev->kind);
+        a->producer = ev->producer;
+        a->producer_len = ev->producer ? ev->producer_len : 0;
+        a->epoch = ev->epoch;
+        a->seq_lo = ev->seq_lo;
+        a->seq_hi = ev->seq_hi;
+        a->offset_lo = ev->offset_lo;
+        a->offset_hi = ev->offset_hi;
+        a->first_offset = ev->first_offset;
+        a->count = ev->count;
+        a->detected_ms = ev->when_ms;
+        a->malformed_bits = ev->malformed_bits;
+        /* The event names its first copies' partition by the audit's part
+         * index, which only the audit can map: unknown here. */
+        a->first_partition = -1;
+        a->first_offset_hi = -1;
+        a->msgid_len = -1;
+        if (ev->kind == DEDUP_KIND_REDELIVERED) {
+                a->first_offset_hi = ev->first_offset_hi;
+                a->msgid = ev->id;
+                a->msgid_stored = ev->id_len < DEDUP_ID_EVIDENCE_MAX
+                                          ? ev->id_len
+                                          : DEDUP_ID_EVIDENCE_MAX;
+                a->msgid_len = (int64_t)ev->id_len;
+        }
+}
+
+int report_event_format(const struct ledger_anomaly *a, char *buf,
+                        size_t size)
+{
+        char who[DEDUP_PRODUCER_MAX * 3 + 32] = "", seq[64] = "";
+        char epoch[32] = "";
+        char at[64], evidence[DEDUP_ID_EVIDENCE_MAX * 2 + 160] = "";
+        int lossy;
+
+        if (a->producer) {
+                json_t *name = report_bytes_json(a->producer,
+                                                 a->producer_len, &lossy);
+                snprintf(who, sizeof(who), " producer '%s'",
+                         name ? json_string_value(name) : "?");
+                json_decref(name);
+        }
+        if (a->seq_lo >= 0 && a->seq_hi > a->seq_lo)
+                snprintf(seq, sizeof(seq), " seq %lld..%lld",
+                         (long long)a->seq_lo, (long long)a->seq_hi);
+        else if (a->seq_lo >= 0)
+                snprintf(seq, sizeof(seq), " seq %lld", (long long)a->seq_lo);
+        report_offsets_text(at, sizeof(at), a->offset_lo, a->offset_hi);
+        if (!strcmp(a->kind, "redelivered"))
+                report_copies_text(evidence, sizeof(evidence), a);
+        else if (a->first_offset >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (first copy at offset %lld)",
+                         (long long)a->first_offset);
+        if (a->epoch >= 0)
+                snprintf(epoch, sizeof(epoch), " epoch %d", (int)a->epoch);
+        return snprintf(buf, size, "%-12s %s [%d]%s%s%s %s%s, %s %llu",
+                        a->kind, a->topic, (int)a->partition, who, epoch, seq,
+                        at, evidence,
+                        !strcmp(a->kind, "gap") ? "missing" : "count",
+                        (unsigned long long)a->count);
+}
+
+int report_event_text(const char *topic, int32_t partition,
+                      const struct dedup_event *ev, char *buf, size_t size)
+{
+        struct ledger_anomaly a;
+
+        if (ev->kind == DEDUP_KIND_EXPIRED)
+                return -1;
+        report_anomaly_from_event(&a, topic, partition, ev);
+        report_event_format(&a, buf, size);
+        return 0;
 }
 
 static int print_cb(void *opaque, const struct ledger_anomaly *a)
 {
-        FILE *f = opaque;
-        char seq[64] = "", first[48] = "";
-        int lossy;
-        json_t *name = a->producer ? report_bytes_json(a->producer,
-                                                       a->producer_len, &lossy)
-                                   : NULL;
+        char line[REPORT_EVENT_MAX];
 
-        if (!strcmp(a->kind, "redelivered")) {
-                print_redelivered_anomaly(f, a,
-                                          name ? json_string_value(name)
-                                               : NULL);
-                json_decref(name);
-                return 0;
-        }
-        if (a->seq_lo >= 0)
-                snprintf(seq, sizeof(seq),
-                         a->seq_lo == a->seq_hi ? " seq %lld" : " seq %lld..%lld",
-                         (long long)a->seq_lo, (long long)a->seq_hi);
-        if (a->first_offset >= 0)
-                snprintf(first, sizeof(first), " (first copy at %lld)",
-                         (long long)a->first_offset);
-        fprintf(f, "  %-12s %s [%d]%s%s%s epoch %s%d%s at offset %lld",
-                a->kind, a->topic, (int)a->partition,
-                name ? " producer '" : "",
-                name ? json_string_value(name) : "", name ? "'" : "",
-                a->epoch >= 0 ? "" : "?", a->epoch >= 0 ? (int)a->epoch : 0,
-                seq, (long long)a->offset_lo);
-        if (a->offset_hi > a->offset_lo)
-                fprintf(f, "..%lld", (long long)a->offset_hi);
-        fprintf(f, "%s, %s %llu\n", first,
-                !strcmp(a->kind, "gap") ? "missing" : "count",
-                (unsigned long long)a->count);
-        json_decref(name);
+        report_event_format(a, line, sizeof(line));
+        fprintf(opaque, "  %s\n", line);
         return 0;
 }
 

@@ -61,10 +61,41 @@ json_t *report_u64_json(uint64_t v);
  * U+FFFD for each byte that is not; *lossy (if not NULL) says which. */
 json_t *report_bytes_json(const char *p, size_t len, int *lossy);
 
-/* The human report on f.  A redelivered anomaly reads "partition P
- * offsets A..B are copies of partition FP offsets FA..FB, id 'X'" (the id
- * as is when it is printable ASCII, else 0x and hex; "..." when only its
- * start was kept).  Returns 0, or -1 with errstr. */
+/* The longest line report_event_format() writes, NUL included (a
+ * producer name of 255 bytes that are not UTF-8, an id in hex). */
+#define REPORT_EVENT_MAX 2048
+
+/*
+ * One anomaly on one line, no newline: the one format of the human report,
+ * serve's log and the demo, carrying all the evidence there is:
+ *   KIND TOPIC [P] producer 'NAME' epoch E seq A..B offsets X..Y
+ *       EVIDENCE, count N          (a gap: "missing N")
+ * KIND padded to 12 columns; producer, epoch and seq only when known;
+ * "offset X" / "seq A" for one.  EVIDENCE: a duplicate's " (first copy at
+ * offset F)"; a redelivered anomaly's " are copies of partition FP offsets
+ * FA..FB, id 'X'" ("is a copy of ... offset FA" for one; the id as is when
+ * it is printable ASCII, else 0x and hex, "..." when only its start was
+ * kept; without FP when unknown).  A producer name that is not UTF-8 is
+ * given lossily (U+FFFD).  Returns snprintf()'s result.
+ */
+int report_event_format(const struct ledger_anomaly *a, char *buf,
+                        size_t size);
+
+/* A live event of the audit (audit_event_cb) as an anomaly row, for
+ * report_event_format(): pointers borrowed from topic and ev; id -1;
+ * first_partition -1 (the event names it by the audit's part index). */
+void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
+                               int32_t partition,
+                               const struct dedup_event *ev);
+
+/* A live event as report_event_format() writes it, into buf (size
+ * REPORT_EVENT_MAX).  Returns 0, or -1 for an expiry (not an anomaly:
+ * nothing written). */
+int report_event_text(const char *topic, int32_t partition,
+                      const struct dedup_event *ev, char *buf, size_t size);
+
+/* The human report on f, the anomalies as report_event_format() writes
+ * them.  Returns 0, or -1 with errstr. */
 int report_summary_print(FILE *f, struct ledger *lg,
                          const char *const *topics, size_t n, int examples,
                          char *errstr, size_t errstr_size);

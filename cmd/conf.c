@@ -1,12 +1,14 @@
 /*
- * conf.c - see conf.h.  The table below is the one place where an option
- * of scan or serve is declared.
+ * conf.c - see conf.h: the values of the options, the configuration file
+ * and the command line.  The table is in conf_table.c, --help and the
+ * documentation in conf_doc.c.
  */
 #include "conf.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,200 +18,12 @@
 #include "../auditor/audit.h"
 #include "../http/http.h"
 #include "../base/kconf.h"
+#include "conf_internal.h"
 
-#define CONF_PATH_MAX 4095
 #define CONF_LINE_MAX 65536
 #define CONF_KAFKA_PREFIX "kafka."
-#define CONF_SV (CONF_SCAN | CONF_SERVE)
-#define CONF_ALL (CONF_SCAN | CONF_SERVE | CONF_FILE)
 /* getopt_long codes of options without a short flag. */
 #define CONF_OPT_BASE 256
-/* --help: where an option's help starts. */
-#define CONF_HELP_COL 28
-static const char conf_help_indent[] = "                            ";
-
-const struct conf_option conf_options[CONF__CNT] = {
-    [CONF_CONFIG] = {CONF_CONFIG, NULL, "config", 0, CONF_T_STRING, "FILE",
-                     NULL, NULL, 1, CONF_PATH_MAX, NULL, NULL, CONF_SV,
-                     "read settings from FILE, `key = value` lines (see "
-                     "`eosaudit config-help`); flags given here override "
-                     "them"},
-    [CONF_BROKERS] = {CONF_BROKERS, "brokers", "brokers", 'b', CONF_T_STRING,
-                      "LIST", NULL,
-                      "none; required unless bootstrap.servers comes from "
-                      "`kafka.*`, -X or -F",
-                      1, 65535, NULL, "kafka1:9092,kafka2:9092", CONF_ALL,
-                      "bootstrap brokers, host:port[,host:port...]"},
-    [CONF_TOPICS] = {CONF_TOPICS, "topics", "topic", 't', CONF_T_LIST,
-                     "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
-                     "orders,payments", CONF_ALL,
-                     "the topic(s) to audit, comma-separated"},
-    [CONF_DB] = {CONF_DB, "db", "db", 0, CONF_T_STRING, "FILE", NULL,
-                 "serve: eosaudit.db in the working directory; scan: a "
-                 "temporary ledger, removed at exit",
-                 1, CONF_PATH_MAX, NULL, "/var/lib/eosaudit/eosaudit.db",
-                 CONF_ALL,
-                 "the ledger (SQLite): audit state, counters and evidence; "
-                 "a later run with the same file audits only what is new; "
-                 "one process at a time"},
-    [CONF_ISOLATION] = {CONF_ISOLATION, "isolation", "isolation", 0,
-                        CONF_T_ENUM, "LEVEL", "read_committed", NULL, 0, 1,
-                        "read_committed|read_uncommitted", NULL, CONF_ALL,
-                        "the consumer's isolation.level; read_uncommitted also "
-                        "audits the records of aborted and open transactions, "
-                        "as if they were delivered"},
-    [CONF_GAP_GRACE_RECORDS] = {CONF_GAP_GRACE_RECORDS, "gap-grace-records",
-                                "gap-grace-records", 0, CONF_T_INT, "N",
-                                "1000000", NULL, 0, INT64_MAX, NULL, NULL,
-                                CONF_SERVE | CONF_FILE,
-                                "serve: confirm an open gap in eos.seq after "
-                                "N later records on its partition; 0 = never "
-                                "by records"},
-    [CONF_GAP_GRACE_MS] = {CONF_GAP_GRACE_MS, "gap-grace-ms", "gap-grace-ms",
-                           0, CONF_T_INT, "N", "300000", NULL, 0, INT64_MAX,
-                           NULL, NULL, CONF_SERVE | CONF_FILE,
-                           "serve: ... or after N ms, whichever comes first; "
-                           "0 = never by time; keep it above the producers' "
-                           "delivery.timeout.ms, so that a retried record "
-                           "can still fill the gap (it is then out_of_order)"},
-    [CONF_IDLE_TTL_MS] = {CONF_IDLE_TTL_MS, "idle-ttl-ms", "idle-ttl-ms", 0,
-                          CONF_T_INT, "N", "604800000", NULL, 0, INT64_MAX,
-                          NULL, NULL, CONF_SERVE | CONF_FILE,
-                          "forget a producer idle on a partition for N ms "
-                          "(7 days; logged); 0 = never"},
-    [CONF_MAX_OPEN_GAPS] = {CONF_MAX_OPEN_GAPS, "max-open-gaps",
-                            "max-open-gaps", 0, CONF_T_INT, "N", "1024", NULL,
-                            1, 1000000, NULL, NULL, CONF_SERVE | CONF_FILE,
-                            "open gaps kept per producer and partition; past "
-                            "it the oldest is confirmed"},
-    [CONF_DEDUP_KEY] = {CONF_DEDUP_KEY, "dedup-key", "dedup-key", 0,
-                        CONF_T_STRING, "ID", "msgid", NULL, 1, 262, NULL,
-                        "header:ce_id", CONF_ALL,
-                        "what identifies a message for redelivery checks "
-                        "across producer sessions: msgid (the eos.msgid "
-                        "header), header:NAME (any header, e.g. "
-                        "header:message-id or header:ce_id), key (the record "
-                        "key) or value-hash (a 128-bit hash of key and "
-                        "value); records without it are not checked"},
-    [CONF_ID_WINDOW] = {CONF_ID_WINDOW, "id-window", "id-window", 0,
-                        CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
-                        NULL, NULL, CONF_ALL,
-                        "ids remembered per topic for redelivery checks "
-                        "(about 12 bytes of memory and 34 of ledger each); "
-                        "the oldest 1/16 is dropped at a time; 0 = no "
-                        "redelivery checks"},
-    [CONF_ID_WINDOW_AGE_MS] = {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms",
-                               "id-window-age-ms", 0, CONF_T_INT, "N",
-                               "86400000", NULL, 0, INT64_MAX, NULL, NULL,
-                               CONF_ALL,
-                               "... and forget ids first seen more than N ms "
-                               "ago (1 day; by the auditor's clock, in 1/16 "
-                               "steps); 0 = by count only"},
-    [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
-                                 "commit-interval-ms", "commit-interval-ms",
-                                 0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,
-                                 NULL, NULL, CONF_ALL,
-                                 "commit the ledger at least every N ms"},
-    [CONF_COMMIT_RECORDS] = {CONF_COMMIT_RECORDS, "commit-records",
-                             "commit-records", 0, CONF_T_INT, "N", "100000",
-                             NULL, 1, 100000000, NULL, NULL, CONF_ALL,
-                             "... or every N records, whichever comes first"},
-    [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",
-                               "stall-timeout-ms", 0, CONF_T_INT, "N",
-                               "30000", NULL, 1, 86400000, NULL, NULL,
-                               CONF_SCAN | CONF_FILE,
-                               "scan: give up on a partition held below its "
-                               "end by an open transaction after N ms"},
-    [CONF_LISTEN] = {CONF_LISTEN, "listen", "listen", 0, CONF_T_ADDR,
-                     "ADDR:PORT", NULL,
-                     "serve: " HTTP_LISTEN_DEFAULT ", and when that is taken "
-                     "serve goes on without HTTP and says so; scan: off",
-                     0, 0, NULL, HTTP_LISTEN_DEFAULT, CONF_ALL,
-                     "serve /metrics, /healthz, /readyz, `/api/v1/...` and "
-                     "the dashboard on this address (numeric, "
-                     "e.g. 127.0.0.1:8080 or [::1]:8080; port 0 picks a "
-                     "free one); an address given here must be free; 'off' "
-                     "serves no HTTP; scan serves only while it scans"},
-    [CONF_HTTP_TOKEN_FILE] = {CONF_HTTP_TOKEN_FILE, "http-token-file",
-                              "http-token-file", 0, CONF_T_STRING, "FILE",
-                              NULL, "none: no authentication", 1,
-                              CONF_PATH_MAX, NULL, "/etc/eosaudit/http-token",
-                              CONF_ALL,
-                              "require `Authorization: Bearer <token>`, the "
-                              "token being the first line of FILE, on "
-                              "everything but /healthz and the dashboard "
-                              "page itself"},
-    [CONF_TLS_CERT] = {CONF_TLS_CERT, "tls-cert", "tls-cert", 0,
-                       CONF_T_STRING, "FILE", NULL, "none: plain HTTP", 1,
-                       CONF_PATH_MAX, NULL, "/etc/eosaudit/tls/cert.pem",
-                       CONF_ALL,
-                       "serve HTTPS with this PEM certificate (chain); needs "
-                       "tls-key"},
-    [CONF_TLS_KEY] = {CONF_TLS_KEY, "tls-key", "tls-key", 0, CONF_T_STRING,
-                      "FILE", NULL, "none: plain HTTP", 1, CONF_PATH_MAX,
-                      NULL, "/etc/eosaudit/tls/key.pem", CONF_ALL,
-                      "the PEM private key of tls-cert"},
-    [CONF_LOG_LEVEL] = {CONF_LOG_LEVEL, "log-level", "log-level", 0,
-                        CONF_T_ENUM, "LEVEL", "info", NULL, 0, 3,
-                        "error|warn|info|debug", NULL, CONF_ALL,
-                        "what is logged on stderr; error also quiets "
-                        "librdkafka's log and scan's progress line"},
-    [CONF_KAFKA_PROPERTIES_FILE] = {CONF_KAFKA_PROPERTIES_FILE,
-                                    "kafka-properties-file", NULL, 'F',
-                                    CONF_T_STRING, "FILE", NULL, "none", 1,
-                                    CONF_PATH_MAX, NULL,
-                                    "/etc/eosaudit/kafka.properties",
-                                    CONF_ALL,
-                                    "librdkafka properties file, kcat-style "
-                                    "key=value lines with # comments; keeps "
-                                    "secrets out of the main file"},
-    [CONF_KAFKA] = {CONF_KAFKA, "kafka.PROPERTY", NULL, 'X', CONF_T_KAFKA,
-                    "KEY=VALUE", NULL,
-                    "librdkafka's, but group.id=eosaudit, client.id=eosaudit "
-                    "and isolation.level=read_committed",
-                    0, 0, NULL,
-                    "security.protocol = SASL_SSL\n"
-                    "sasl.mechanisms = SCRAM-SHA-512\n"
-                    "sasl.username = eosaudit\n"
-                    "sasl.password = secret\n"
-                    "ssl.ca.location = /etc/eosaudit/kafka-ca.pem",
-                    CONF_ALL,
-                    "any librdkafka property (security.protocol, `sasl.*`, "
-                    "`ssl.*`, ...), repeatable; enable.auto.commit, "
-                    "enable.auto.offset.store, enable.partition.eof and "
-                    "auto.offset.reset stay as the audit needs them"},
-    [CONF_JSON] = {CONF_JSON, NULL, "json", 0, CONF_T_FLAG, NULL, NULL, NULL,
-                   0, 0, NULL, NULL, CONF_SCAN,
-                   "print one JSON object on stdout"},
-    [CONF_NO_PROGRESS] = {CONF_NO_PROGRESS, NULL, "no-progress", 0,
-                          CONF_T_FLAG, NULL, NULL, NULL, 0, 0, NULL, NULL,
-                          CONF_SCAN, "no progress line on stderr"},
-    [CONF_QUIET] = {CONF_QUIET, NULL, "quiet", 'q', CONF_T_FLAG, NULL, NULL,
-                    NULL, 0, 0, NULL, NULL, CONF_SV,
-                    "only errors on stderr (--log-level error)"},
-    [CONF_VERBOSE] = {CONF_VERBOSE, NULL, "verbose", 'v', CONF_T_FLAG, NULL,
-                      NULL, NULL, 0, 0, NULL, NULL, CONF_SV,
-                      "debug logging (--log-level debug)"},
-    [CONF_HELP] = {CONF_HELP, NULL, "help", 0, CONF_T_FLAG, NULL, NULL, NULL,
-                   0, 0, NULL, NULL, CONF_SV, "this text"},
-};
-
-/* The introduction of the documentation, one paragraph per string. */
-static const char *const conf_doc_intro[] = {
-    "`eosaudit serve --config FILE` (and `scan --config FILE`) read their "
-    "settings from FILE. It holds `key = value` lines; blanks around key and "
-    "value are trimmed, and empty lines and lines whose first non-blank "
-    "character is `#` are comments (a `#` anywhere else belongs to the "
-    "value, so a password may hold one).",
-    "Each key may appear once. Values are checked as the flags' values are: "
-    "an unknown or repeated key, a bad number or a value out of range stops "
-    "eosaudit with `FILE:LINE: message`. Flags on the command line override "
-    "the file; the table's defaults apply to what neither sets. Relative "
-    "paths are relative to the working directory, not to the file.",
-    "librdkafka properties go as `kafka.PROPERTY = VALUE` lines. They apply "
-    "after kafka-properties-file (or -F) and before -X flags; brokers and "
-    "isolation, when set, override bootstrap.servers and isolation.level.",
-};
 
 /* ------------------------------------------------------------------ */
 /* Values                                                              */
@@ -226,7 +40,8 @@ int conf_init(struct conf *c)
                 o = &conf_options[i];
                 /* The defaults are valid (tests/test_conf.c checks each),
                  * so only memory can fail here. */
-                if (o->def && conf_set(c, o->id, o->def, o->key, err,
+                if (o->def && conf_set(c, o->id, o->def,
+                                       o->key ? o->key : o->flag, err,
                                        sizeof(err))) {
                         conf_release(c);
                         return -1;
@@ -258,6 +73,33 @@ const char *conf_str(const struct conf *c, enum conf_id id)
 int64_t conf_int(const struct conf *c, enum conf_id id)
 {
         return c->num[id];
+}
+
+uint64_t conf_u64(const struct conf *c, enum conf_id id)
+{
+        return (uint64_t)c->num[id];
+}
+
+double conf_dbl(const struct conf *c, enum conf_id id)
+{
+        return c->dbl[id];
+}
+
+unsigned conf_cmd_by_name(const char *name)
+{
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } cmds[] = {{"scan", CONF_SCAN},
+                    {"serve", CONF_SERVE},
+                    {"produce", CONF_PRODUCE},
+                    {"demo", CONF_DEMO}};
+        size_t i;
+
+        for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+                if (!strcmp(cmds[i].name, name))
+                        return cmds[i].bit;
+        return 0;
 }
 
 int conf_isset(const struct conf *c, enum conf_id id)
@@ -300,8 +142,7 @@ int conf_list_split(const char *s, char **buf, const char **items,
         return (int)n;
 }
 
-/* "a, b or c" from "a|b|c" into buf. */
-static void conf_choices_text(const char *choices, char *buf, size_t size)
+void conf_choices_text(const char *choices, char *buf, size_t size)
 {
         size_t n = 0, len = 0, i, k;
         const char *p;
@@ -365,6 +206,8 @@ int conf_set(struct conf *c, enum conf_id id, const char *value,
         size_t ss_len, len = strlen(value);
         size_t max_items = sizeof(items) / sizeof(items[0]);
         int64_t v;
+        uint64_t u;
+        double d;
         int n;
 
         switch (o->type) {
@@ -406,6 +249,26 @@ int conf_set(struct conf *c, enum conf_id id, const char *value,
                 snprintf(expect, sizeof(expect),
                          "an integer from %" PRId64 " to %" PRId64, o->min,
                          o->max);
+                goto bad;
+        case CONF_T_U64:
+                if (!kconf_parse_u64(value, 0, UINT64_MAX, &u)) {
+                        c->num[id] = (int64_t)u;
+                        break;
+                }
+                snprintf(expect, sizeof(expect),
+                         "an integer from 0 to %" PRIu64, UINT64_MAX);
+                goto bad;
+        case CONF_T_DOUBLE:
+                if (!kconf_parse_double(value, o->dmin, o->dmax, &d)) {
+                        c->dbl[id] = d;
+                        break;
+                }
+                if (isinf(o->dmax))
+                        snprintf(expect, sizeof(expect), "a number >= %g",
+                                 o->dmin);
+                else
+                        snprintf(expect, sizeof(expect),
+                                 "a number from %g to %g", o->dmin, o->dmax);
                 goto bad;
         case CONF_T_ENUM:
                 n = conf_choice_index(o->choices, value);
@@ -604,17 +467,20 @@ static int conf_opt_code(const struct conf_option *o)
         return o->short_flag ? o->short_flag : CONF_OPT_BASE + (int)o->id;
 }
 
-static const struct conf_option *conf_by_code(int code)
+/* The option of command cmd that getopt_long code stands for. */
+static const struct conf_option *conf_by_code(unsigned cmd, int code)
 {
         size_t i;
 
         for (i = 0; i < CONF__CNT; i++)
-                if (conf_opt_code(&conf_options[i]) == code)
+                if ((conf_options[i].where & cmd) &&
+                    conf_opt_code(&conf_options[i]) == code)
                         return &conf_options[i];
         return NULL;
 }
 
-static void conf_getopt_tables(struct option *lo, char *optstr, size_t size)
+static void conf_getopt_tables(unsigned cmd, struct option *lo, char *optstr,
+                               size_t size)
 {
         size_t i, n = 0, k = 0;
 
@@ -624,6 +490,8 @@ static void conf_getopt_tables(struct option *lo, char *optstr, size_t size)
                 int arg = o->type == CONF_T_FLAG ? no_argument
                                                  : required_argument;
 
+                if (!(o->where & cmd))
+                        continue;
                 if (o->flag)
                         lo[n++] = (struct option){o->flag, arg, NULL,
                                                   conf_opt_code(o)};
@@ -673,24 +541,55 @@ static int conf_kafka_arg(struct conf *c, const char *kv, char *errstr,
         return r;
 }
 
+/* What scan and serve cannot run without. */
+static int conf_audit_required(const struct conf *c, const char *config,
+                               char *errstr, size_t errstr_size)
+{
+        if (!c->str[CONF_TOPICS]) {
+                snprintf(errstr, errstr_size, "-t TOPIC is required%s",
+                         config ? " (or topics in the configuration file)"
+                                : "");
+                return -1;
+        }
+        if (!c->str[CONF_BROKERS] && !c->str[CONF_KAFKA_PROPERTIES_FILE] &&
+            !c->kafka_cnt) {
+                snprintf(errstr, errstr_size, "-b BROKERS is required%s",
+                         config ? " (or brokers in the configuration file)"
+                                : "");
+                return -1;
+        }
+        return 0;
+}
+
 int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                     size_t errstr_size)
 {
         struct option lo[CONF__CNT + 1];
         const struct conf_option *o;
         const char *config = NULL, *cmd = argc > 0 ? argv[0] : "?";
-        char optstr[64], what[64];
+        unsigned bit = conf_cmd_by_name(cmd);
+        char optstr[2 * CONF__CNT + 2], what[64];
         int opt;
 
-        conf_getopt_tables(lo, optstr, sizeof(optstr));
+        if (!bit) {
+                snprintf(errstr, errstr_size, "unknown command '%s'", cmd);
+                return -1;
+        }
+        /* scan and serve share their settings (one configuration file
+         * serves both), so either takes the other's flags too; --help
+         * lists each command's own. */
+        if (bit & (CONF_SCAN | CONF_SERVE))
+                bit = CONF_SCAN | CONF_SERVE;
+        conf_getopt_tables(bit, lo, optstr, sizeof(optstr));
         /* First --config (and --help), so that flags override the file
          * wherever they stand. */
         optind = 0;
         opterr = 0;
         while ((opt = getopt_long(argc, argv, optstr, lo, NULL)) != -1) {
-                if (opt == conf_opt_code(&conf_options[CONF_HELP]))
+                o = opt == '?' || opt == ':' ? NULL : conf_by_code(bit, opt);
+                if (o && o->id == CONF_HELP)
                         return 1;
-                if (opt == conf_opt_code(&conf_options[CONF_CONFIG]))
+                if (o && o->id == CONF_CONFIG)
                         config = optarg;
         }
         if (config) {
@@ -710,7 +609,7 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                                  "option '%s' needs a value", name);
                         return -1;
                 }
-                o = opt == '?' ? NULL : conf_by_code(opt);
+                o = opt == '?' ? NULL : conf_by_code(bit, opt);
                 if (!o) {
                         snprintf(errstr, errstr_size,
                                  "unknown option '%s' (see `eosaudit %s "
@@ -729,11 +628,13 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                                      "--log-level", errstr, errstr_size))
                                 return -1;
                         break;
-                case CONF_KAFKA:
-                        if (conf_kafka_arg(c, optarg, errstr, errstr_size))
-                                return -1;
-                        break;
                 default:
+                        if (o->type == CONF_T_KAFKA) {
+                                if (conf_kafka_arg(c, optarg, errstr,
+                                                   errstr_size))
+                                        return -1;
+                                break;
+                        }
                         if (o->type == CONF_T_FLAG) {
                                 c->num[o->id]++;
                                 break;
@@ -752,353 +653,7 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                          argv[optind]);
                 return -1;
         }
-        if (!c->str[CONF_TOPICS]) {
-                snprintf(errstr, errstr_size, "-t TOPIC is required%s",
-                         config ? " (or topics in the configuration file)"
-                                : "");
-                return -1;
-        }
-        if (!c->str[CONF_BROKERS] && !c->str[CONF_KAFKA_PROPERTIES_FILE] &&
-            !c->kafka_cnt) {
-                snprintf(errstr, errstr_size, "-b BROKERS is required%s",
-                         config ? " (or brokers in the configuration file)"
-                                : "");
-                return -1;
-        }
+        if (bit & CONF_SCAN)
+                return conf_audit_required(c, config, errstr, errstr_size);
         return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Documentation                                                       */
-/* ------------------------------------------------------------------ */
-
-/* Prints text word-wrapped to width: the first line continues a line
- * already at column col, the others start with prefix.  Backticks are
- * dropped unless markdown.  Returns the column reached. */
-static size_t conf_wrap(FILE *f, const char *text, size_t col,
-                        const char *prefix, size_t width, int markdown)
-{
-        const char *p = text;
-        size_t plen = strlen(prefix);
-
-        while (*p) {
-                const char *w;
-                size_t wl = 0, vis = 0, i;
-
-                while (*p == ' ')
-                        p++;
-                w = p;
-                while (p[wl] && p[wl] != ' ')
-                        wl++;
-                if (!wl)
-                        break;
-                for (i = 0; i < wl; i++)
-                        vis += markdown || w[i] != '`';
-                if (col > plen && col + 1 + vis > width) {
-                        fprintf(f, "\n%s", prefix);
-                        col = plen;
-                } else if (col > plen) {
-                        fputc(' ', f);
-                        col++;
-                }
-                for (i = 0; i < wl; i++)
-                        if (markdown || w[i] != '`')
-                                fputc(w[i], f);
-                col += vis;
-                p = w + wl;
-        }
-        return col;
-}
-
-/* help with its first letter in upper case, into buf: a sentence. */
-static const char *conf_sentence(const char *help, char *buf, size_t size)
-{
-        snprintf(buf, size, "%s", help);
-        if (buf[0] >= 'a' && buf[0] <= 'z')
-                buf[0] = (char)(buf[0] - 'a' + 'A');
-        return buf;
-}
-
-/* The default of o as people read it. */
-static const char *conf_default_text(const struct conf_option *o)
-{
-        return o->def ? o->def : o->def_doc;
-}
-
-/* The range of o as people read it, into buf. */
-static const char *conf_range_text(const struct conf_option *o, char *buf,
-                                   size_t size)
-{
-        switch (o->type) {
-        case CONF_T_STRING:
-                snprintf(buf, size, "%" PRId64 "..%" PRId64 " bytes", o->min,
-                         o->max);
-                break;
-        case CONF_T_LIST:
-                snprintf(buf, size, "%" PRId64 "..%" PRId64 " names", o->min,
-                         o->max);
-                break;
-        case CONF_T_INT:
-                if (o->max == INT64_MAX)
-                        snprintf(buf, size, "%" PRId64 "..2^63-1", o->min);
-                else
-                        snprintf(buf, size, "%" PRId64 "..%" PRId64, o->min,
-                                 o->max);
-                break;
-        case CONF_T_ENUM:
-                conf_choices_text(o->choices, buf, size);
-                break;
-        case CONF_T_ADDR:
-                snprintf(buf, size, "off, ADDR:PORT, [V6ADDR]:PORT");
-                break;
-        case CONF_T_KAFKA:
-                snprintf(buf, size, "what librdkafka accepts");
-                break;
-        case CONF_T_FLAG:
-                buf[0] = '\0';
-                break;
-        }
-        return buf;
-}
-
-static const char *conf_type_name(enum conf_type t)
-{
-        static const char *const names[] = {"string", "list", "integer",
-                                            "enum",   "address", "property",
-                                            "flag"};
-        return names[t];
-}
-
-void conf_usage_print(FILE *f, unsigned which)
-{
-        char left[64], text[1024];
-        size_t i, col;
-
-        for (i = 0; i < CONF__CNT; i++) {
-                const struct conf_option *o = &conf_options[i];
-                const char *def = conf_default_text(o);
-                const char *meta = o->metavar ? o->metavar : "";
-                const char *sp = o->metavar ? " " : "";
-
-                if (!(o->where & which))
-                        continue;
-                if (o->flag && o->short_flag)
-                        snprintf(left, sizeof(left), "  -%c, --%s%s%s",
-                                 o->short_flag, o->flag, sp, meta);
-                else if (o->flag)
-                        snprintf(left, sizeof(left), "      --%s%s%s",
-                                 o->flag, sp, meta);
-                else
-                        snprintf(left, sizeof(left), "  -%c%s%s",
-                                 o->short_flag, sp, meta);
-                if (def && o->type != CONF_T_KAFKA)
-                        snprintf(text, sizeof(text), "%s (default: %s)",
-                                 o->help, def);
-                else
-                        snprintf(text, sizeof(text), "%s", o->help);
-                fputs(left, f);
-                col = strlen(left);
-                if (col + 2 > CONF_HELP_COL)
-                        fprintf(f, "\n%*s", CONF_HELP_COL, "");
-                else
-                        fprintf(f, "%*s", (int)(CONF_HELP_COL - col), "");
-                conf_wrap(f, text, CONF_HELP_COL, conf_help_indent, 79, 0);
-                fputc('\n', f);
-        }
-}
-
-static void conf_doc_text(FILE *f)
-{
-        char range[256];
-        size_t i;
-
-        fputs("eosaudit configuration file (scan and serve --config FILE)\n"
-              "\n",
-              f);
-        for (i = 0; i < sizeof(conf_doc_intro) / sizeof(conf_doc_intro[0]);
-             i++) {
-                conf_wrap(f, conf_doc_intro[i], 0, "", 76, 0);
-                fputs("\n\n", f);
-        }
-        for (i = 0; i < CONF__CNT; i++) {
-                const struct conf_option *o = &conf_options[i];
-                const char *def = conf_default_text(o);
-
-                if (!(o->where & CONF_FILE))
-                        continue;
-                fprintf(f, "%s = %s", o->key,
-                        o->type == CONF_T_KAFKA ? "VALUE" : o->metavar);
-                if (o->flag || o->short_flag) {
-                        fputs("    (", f);
-                        if (o->short_flag)
-                                fprintf(f, "-%c%s", o->short_flag,
-                                        o->flag ? ", " : "");
-                        if (o->flag)
-                                fprintf(f, "--%s", o->flag);
-                        fputs(")", f);
-                }
-                fputs("\n    ", f);
-                conf_wrap(f, o->help, 4, "    ", 76, 0);
-                fprintf(f, "\n    type: %s; range: %s\n    default:",
-                        conf_type_name(o->type),
-                        conf_range_text(o, range, sizeof(range)));
-                conf_wrap(f, def ? def : "none", 12, "    ", 76, 0);
-                fputs("\n\n", f);
-        }
-}
-
-/* The GitHub anchor of a heading: lower case, alphanumerics, '-' and
- * '_' kept, blanks to '-', everything else dropped. */
-static void conf_md_anchor(const char *heading, char *buf, size_t size)
-{
-        size_t n = 0;
-        const char *p;
-
-        for (p = heading; *p && n + 1 < size; p++) {
-                char ch = *p;
-                if (ch >= 'A' && ch <= 'Z')
-                        buf[n++] = (char)(ch - 'A' + 'a');
-                else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-                         ch == '-' || ch == '_')
-                        buf[n++] = ch;
-                else if (ch == ' ')
-                        buf[n++] = '-';
-        }
-        buf[n] = '\0';
-}
-
-/* "`-b`, `--brokers`" into f. */
-static void conf_md_flags(FILE *f, const struct conf_option *o)
-{
-        if (o->short_flag)
-                fprintf(f, "`-%c`%s", o->short_flag, o->flag ? ", " : "");
-        if (o->flag)
-                fprintf(f, "`--%s`", o->flag);
-        if (!o->short_flag && !o->flag)
-                fputs("none", f);
-}
-
-static void conf_doc_markdown(FILE *f)
-{
-        char range[256], anchor[64], text[1024];
-        size_t i;
-
-        fputs("# The configuration file\n"
-              "\n"
-              "<!-- Generated by `eosaudit config-help --markdown` from the "
-              "option table in\n"
-              "     cmd/conf.c; tests/integration/t_93_deploy_lint.sh "
-              "fails when they\n"
-              "     differ. Do not edit by hand. -->\n"
-              "\n",
-              f);
-        for (i = 0; i < sizeof(conf_doc_intro) / sizeof(conf_doc_intro[0]);
-             i++) {
-                conf_wrap(f, conf_doc_intro[i], 0, "", 76, 1);
-                fputs("\n\n", f);
-        }
-        fputs("Every key, commented out at its default, is in\n"
-              "[deploy/eosaudit.conf.example](../deploy/eosaudit.conf.example)"
-              "\n(`eosaudit config-help --example`).\n\n"
-              "| key | flag | type | range | default |\n"
-              "| --- | --- | --- | --- | --- |\n",
-              f);
-        for (i = 0; i < CONF__CNT; i++) {
-                const struct conf_option *o = &conf_options[i];
-                const char *def = conf_default_text(o);
-
-                if (!(o->where & CONF_FILE))
-                        continue;
-                conf_md_anchor(o->key, anchor, sizeof(anchor));
-                fprintf(f, "| [`%s`](#%s) | ", o->key, anchor);
-                conf_md_flags(f, o);
-                fprintf(f, " | %s | %s | %s |\n", conf_type_name(o->type),
-                        conf_range_text(o, range, sizeof(range)),
-                        def ? def : "none");
-        }
-        for (i = 0; i < CONF__CNT; i++) {
-                const struct conf_option *o = &conf_options[i];
-                const char *def = conf_default_text(o);
-
-                if (!(o->where & CONF_FILE))
-                        continue;
-                fprintf(f, "\n## %s\n\n", o->key);
-                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 0,
-                          "", 76, 1);
-                fputs(".\n\n- flag: ", f);
-                conf_md_flags(f, o);
-                fprintf(f, "\n- type: %s; range: %s\n- default: %s\n",
-                        conf_type_name(o->type),
-                        conf_range_text(o, range, sizeof(range)),
-                        def ? def : "none");
-        }
-}
-
-static void conf_doc_example(FILE *f)
-{
-        size_t i;
-
-        fputs("# eosaudit.conf: the settings of `eosaudit serve --config "
-              "FILE` (and scan).\n"
-              "# Generated by `eosaudit config-help --example` from "
-              "cmd/conf.c: every\n"
-              "# key at its default (or an example value), commented out.\n"
-              "#\n# ",
-              f);
-        for (i = 0; i < sizeof(conf_doc_intro) / sizeof(conf_doc_intro[0]);
-             i++) {
-                conf_wrap(f, conf_doc_intro[i], 2, "# ", 76, 0);
-                fputs(i + 1 < sizeof(conf_doc_intro) /
-                                      sizeof(conf_doc_intro[0])
-                          ? "\n#\n# "
-                          : "\n",
-                      f);
-        }
-        for (i = 0; i < CONF__CNT; i++) {
-                const struct conf_option *o = &conf_options[i];
-                const char *def = conf_default_text(o);
-                char range[256], text[1024];
-                int n;
-
-                if (!(o->where & CONF_FILE))
-                        continue;
-                fputs("\n# ", f);
-                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 2,
-                          "# ", 76, 0);
-                fputs(".\n", f);
-                n = fprintf(f, "# Range: %s. Default:",
-                            conf_range_text(o, range, sizeof(range)));
-                conf_wrap(f, def ? def : "none", n > 0 ? (size_t)n : 0,
-                          "# ", 76, 0);
-                fputs(".\n", f);
-                if (o->type == CONF_T_KAFKA) {
-                        const char *p = o->example;
-
-                        while (p && *p) {
-                                const char *nl = strchr(p, '\n');
-                                int w = nl ? (int)(nl - p) : (int)strlen(p);
-
-                                fprintf(f, "#kafka.%.*s\n", w, p);
-                                p = nl ? nl + 1 : NULL;
-                        }
-                } else {
-                        fprintf(f, "#%s = %s\n", o->key,
-                                o->def ? o->def : o->example);
-                }
-        }
-}
-
-void conf_doc_print(FILE *f, enum conf_doc fmt)
-{
-        switch (fmt) {
-        case CONF_DOC_TEXT:
-                conf_doc_text(f);
-                break;
-        case CONF_DOC_MARKDOWN:
-                conf_doc_markdown(f);
-                break;
-        case CONF_DOC_EXAMPLE:
-                conf_doc_example(f);
-                break;
-        }
 }

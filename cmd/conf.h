@@ -1,9 +1,12 @@
 /*
- * conf.h - the settings of `scan` and `serve`: ONE option table (name,
- * type, default, range, help) from which the command line, the
- * configuration file (--config FILE) and the documentation
- * (`eosaudit config-help`, docs/CONFIG.md, the options part of --help)
- * all come.
+ * conf.h - the options of every command (scan, serve, produce, demo): ONE
+ * option table (name, short flag, type, default, range, the commands it
+ * applies to, configuration file key, help), in the style of Redis's
+ * config.c, from which the command line of each command, the
+ * configuration file of scan and serve (--config FILE) and the
+ * documentation (`eosaudit config-help`, docs/CONFIG.md,
+ * deploy/eosaudit.conf.example, the options part of each --help) all come.
+ * A new command takes a bit in `where`; a new option, an entry.
  *
  * Invariants
  *  - Every setting has a default (conf_init()) and a range; a value is
@@ -16,6 +19,11 @@
  *    them.
  *  - Configuration file errors read "PATH:LINE: message" ("PATH: message"
  *    when the file cannot be read); errstr is written only on failure.
+ *  - A flag (long or short) names one option within a command; two
+ *    commands may give the same flag different options (produce's -t is
+ *    one topic, scan's a list).  scan and serve share one set of
+ *    settings: each takes the other's flags (their --help lists only its
+ *    own).
  *  - Nothing here touches global state but getopt's (conf_argv_parse());
  *    the caller applies the log level and everything else.
  */
@@ -26,7 +34,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The options, in the order the documentation lists them. */
+#define CONF_PATH_MAX 4095 /* bytes in a path option */
+
+/* The options, in the order the documentation and --help list them. */
 enum conf_id {
         CONF_CONFIG,
         CONF_BROKERS,
@@ -50,7 +60,37 @@ enum conf_id {
         CONF_LOG_LEVEL,
         CONF_KAFKA_PROPERTIES_FILE,
         CONF_KAFKA,
+        /* produce */
+        CONF_PRODUCE_TOPIC,
+        CONF_PRODUCER,
+        CONF_PRODUCE_COUNT,
+        CONF_PRODUCE_RATE,
+        CONF_SIZE,
+        CONF_TRANSACTIONAL_ID,
+        CONF_TXN_SIZE,
+        CONF_ABORT_EVERY,
+        CONF_STATE,
+        CONF_EPOCH,
+        CONF_INJECT_DUPLICATES,
+        CONF_INJECT_GAPS,
+        CONF_ZOMBIE,
+        CONF_MSGID_FROM,
+        CONF_MSGID_HEADER,
+        CONF_RESTART_EVERY,
+        CONF_RESTART_REPLAY,
+        /* demo */
+        CONF_DEMO_COUNT,
+        CONF_DEMO_RATE,
+        CONF_DEMO_DB,
+        CONF_DEMO_LISTEN,
+        CONF_NO_LINGER,
+        /* produce and demo */
+        CONF_SEED,
+        CONF_PRODUCE_KAFKA,
+        CONF_PRODUCE_PROPERTIES_FILE,
+        /* flags */
         CONF_JSON,
+        CONF_PRODUCE_JSON,
         CONF_NO_PROGRESS,
         CONF_QUIET,
         CONF_VERBOSE,
@@ -63,16 +103,23 @@ enum conf_type {
         CONF_T_LIST,   /* comma-separated; min..max bound the number of
                           non-empty items (empty items are skipped) */
         CONF_T_INT,    /* plain decimal within [min, max] */
+        CONF_T_U64,    /* plain decimal, 0..2^64-1 (min, max unused);
+                          conf_u64() gives it */
+        CONF_T_DOUBLE, /* a finite number within [dmin, dmax] (dmax may be
+                          HUGE_VAL); conf_dbl() gives it */
         CONF_T_ENUM,   /* one of choices; conf_int() gives its index */
         CONF_T_ADDR,   /* "off", ADDR:PORT or [V6ADDR]:PORT, numeric */
         CONF_T_KAFKA,  /* file: kafka.PROPERTY = VALUE; flag: -X P=V */
         CONF_T_FLAG,   /* command line only, takes no value */
 };
 
-/* Where an option applies (bits of conf_option.where). */
-#define CONF_SCAN 0x1u  /* listed by `scan --help` */
-#define CONF_SERVE 0x2u /* listed by `serve --help` */
-#define CONF_FILE 0x4u  /* may be set in a configuration file */
+/* Where an option applies (bits of conf_option.where): the commands
+ * that take it (and list it in their --help), and the file. */
+#define CONF_SCAN 0x1u    /* eosaudit scan */
+#define CONF_SERVE 0x2u   /* eosaudit serve */
+#define CONF_FILE 0x4u    /* may be set in a configuration file */
+#define CONF_PRODUCE 0x8u /* eosaudit produce */
+#define CONF_DEMO 0x10u   /* eosaudit demo */
 
 struct conf_option {
         enum conf_id id;      /* its index in the table */
@@ -87,9 +134,10 @@ struct conf_option {
         int64_t min, max;     /* range (see enum conf_type) */
         const char *choices;  /* ENUM: "a|b|c", in index order */
         const char *example;  /* a value for the example file */
-        unsigned where;       /* CONF_SCAN | CONF_SERVE | CONF_FILE */
+        unsigned where;       /* commands (CONF_SCAN, ...) | CONF_FILE */
         const char *help;     /* one sentence or two, no trailing period
                                  needed: the printers wrap it */
+        double dmin, dmax;    /* DOUBLE: range */
 };
 
 /* The table, CONF__CNT entries indexed by enum conf_id. */
@@ -113,7 +161,9 @@ enum conf_source {
 struct conf {
         unsigned char src[CONF__CNT]; /* enum conf_source */
         char *str[CONF__CNT];     /* STRING, LIST, ENUM, ADDR; NULL: unset */
-        int64_t num[CONF__CNT];   /* INT; ENUM index; FLAG: times given */
+        int64_t num[CONF__CNT];   /* INT; ENUM index; FLAG: times given;
+                                     U64 (as its bits) */
+        double dbl[CONF__CNT];    /* DOUBLE */
         unsigned line[CONF__CNT]; /* set on this line of the file; 0:
                                      default or command line */
         struct conf_kv *kafka;    /* file lines first, then -X flags */
@@ -130,6 +180,12 @@ void conf_release(struct conf *c);
 const char *conf_str(const struct conf *c, enum conf_id id);
 /* The value of an INT, the index of an ENUM, the count of a FLAG. */
 int64_t conf_int(const struct conf *c, enum conf_id id);
+/* The value of a U64 or a DOUBLE option. */
+uint64_t conf_u64(const struct conf *c, enum conf_id id);
+double conf_dbl(const struct conf *c, enum conf_id id);
+
+/* The command bit (CONF_SCAN, ...) of a command name; 0 for none. */
+unsigned conf_cmd_by_name(const char *name);
 
 /* The option a configuration file key names (any "kafka.*" key names
  * CONF_KAFKA); NULL when there is none or it is command line only. */
@@ -164,12 +220,14 @@ int conf_file_load(struct conf *c, const char *path, char *errstr,
                    size_t errstr_size);
 
 /*
- * Parses the arguments of `scan` or `serve` (argv[0] is the command
- * name): first --config FILE, whose settings are loaded, then every flag,
+ * Parses the arguments of a command (argv[0] is its name: scan, serve,
+ * produce or demo), with the options the table gives that command: first
+ * --config FILE (scan, serve), whose settings are loaded, then every flag,
  * which overrides the file.  -q is --log-level error, -v --log-level
- * debug; the last of them wins.  Checks that topics are set and that
- * bootstrap brokers come from somewhere.  Returns 0, 1 when --help was
- * asked for, or -1 with errstr (without an "eosaudit: " prefix).  Uses
+ * debug; the last of them wins.  scan and serve: checks that topics are
+ * set and that bootstrap brokers come from somewhere; the other commands
+ * check what they need themselves.  Returns 0, 1 when --help was asked
+ * for, or -1 with errstr (without an "eosaudit: " prefix).  Uses
  * getopt_long (not thread-safe).
  */
 int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
@@ -183,8 +241,8 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
 int conf_list_split(const char *s, char **buf, const char **items,
                     size_t max);
 
-/* The options part of `scan --help` (which = CONF_SCAN) or `serve
- * --help` (CONF_SERVE), wrapped to 79 columns. */
+/* The options part of a command's --help (which = CONF_SCAN, ...; the
+ * options of any command in which), wrapped to 79 columns. */
 void conf_usage_print(FILE *f, unsigned which);
 
 enum conf_doc {

@@ -1,7 +1,6 @@
 /*
  * demo.c - see demo.h.
  */
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,9 @@
 #include "../http/http.h"
 #include "../producer/producer.h"
 #include "../auditor/audit.h"
-#include "demo.h"
+#include "cli.h"
+#include "cmd.h"
+#include "conf.h"
 #include "../base/kconf.h"
 #include "../base/log.h"
 #include "../auditor/report.h"
@@ -51,31 +52,12 @@ static void *demo_produce(void *arg)
 static void demo_event(void *opaque, const char *topic, int32_t partition,
                        const struct dedup_event *ev)
 {
+        char line[REPORT_EVENT_MAX];
+
         (void)opaque;
-        (void)topic;
-        if (ev->kind == DEDUP_KIND_EXPIRED)
+        if (report_event_text(topic, partition, ev, line, sizeof(line)))
                 return;
-        printf("found %-12s partition %d, producer '%.*s' epoch %d, "
-               "seq %lld..%lld at offsets %lld..%lld, %s %llu",
-               dedup_kind_name(ev->kind), (int)partition,
-               ev->producer ? (int)ev->producer_len : 1,
-               ev->producer ? ev->producer : "?", (int)ev->epoch,
-               (long long)ev->seq_lo, (long long)ev->seq_hi,
-               (long long)ev->offset_lo, (long long)ev->offset_hi,
-               ev->kind == DEDUP_KIND_GAP ? "missing" : "records",
-               (unsigned long long)ev->count);
-        if (ev->kind == DEDUP_KIND_REDELIVERED && ev->first_offset >= 0)
-                printf(" (first copies at offsets %lld..%lld, id '%.*s')",
-                       (long long)ev->first_offset,
-                       (long long)ev->first_offset_hi,
-                       (int)(ev->id_len < DEDUP_ID_EVIDENCE_MAX
-                                 ? ev->id_len
-                                 : DEDUP_ID_EVIDENCE_MAX),
-                       (const char *)ev->id);
-        else if (ev->first_offset >= 0)
-                printf(" (first copy at offset %lld)",
-                       (long long)ev->first_offset);
-        putchar('\n');
+        printf("found %s\n", line);
         fflush(stdout);
 }
 
@@ -90,20 +72,9 @@ static void demo_usage(FILE *f)
 "(duplicates, gaps and a zombie session), and the auditor, and prints\n"
 "what the audit finds as it goes, then compares it with what was\n"
 "injected.  Exit status 0 when they match.\n"
-"\n"
-"  -n COUNT      records to produce (20000)\n"
-"      --rate N  records per second (4000; 0 = unlimited)\n"
-"      --db FILE ledger file (default: a temporary one)\n"
-"      --seed N  seed of the injected faults (1)\n"
-"      --listen ADDR:PORT  serve the dashboard, /metrics and /api/v1/...\n"
-"                while the demo runs (e.g. 127.0.0.1:8080; port 0 picks a\n"
-"                free one) and print its URL; after the comparison the\n"
-"                demo keeps serving until Ctrl-C (SIGINT) or SIGTERM, so\n"
-"                that a person can look; its exit status stays that of\n"
-"                the comparison\n"
-"      --no-linger  with --listen: exit right after the comparison\n"
-"  -q            no log lines\n",
+"\n",
                 DEMO_BROKERS, DEMO_TOPIC, DEMO_PARTITIONS);
+        conf_usage_print(f, CONF_DEMO);
 }
 
 static int demo_check(const char *what, uint64_t want, uint64_t got)
@@ -126,22 +97,12 @@ static void demo_linger(const struct http_server *hs,
                 usleep(100 * 1000);
 }
 
-int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
-              const char *version)
+int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
 {
-        static const struct option longopts[] = {
-            {"rate", required_argument, NULL, 'r'},
-            {"db", required_argument, NULL, 'd'},
-            {"seed", required_argument, NULL, 's'},
-            {"listen", required_argument, NULL, 'l'},
-            {"no-linger", no_argument, NULL, 'L'},
-            {"help", no_argument, NULL, 'h'},
-            {NULL, 0, NULL, 0},
-        };
         struct http_conf hc;
         struct http_server *hs = NULL;
         struct status *st = NULL;
-        int linger = 1;
+        int linger;
         static volatile sig_atomic_t produced;
         struct demo_producer dp;
         struct audit_conf ac;
@@ -150,73 +111,43 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         rd_kafka_t *mrk = NULL;
         rd_kafka_conf_t *kconf;
         pthread_t thr;
-        int started = 0, rc = 2, opt, quiet = 0;
-        int64_t count = 20000, v;
-        double rate = 4000;
-        uint64_t seed = 1;
-        const char *db = NULL;
+        struct conf c;
+        struct cli_tmpdb tmp;
+        int started = 0, rc = 2, quiet, r;
+        int64_t count;
+        double rate;
+        uint64_t seed;
+        const char *db;
         const char *topics[] = {DEMO_TOPIC};
-        char dbbuf[64] = "", errstr[512] = "";
+        char errstr[512] = "";
         const char *bootstraps;
 
-        http_conf_defaults(&hc);
-        hc.listen = NULL;
-        optind = 1;
-        opterr = 0;
-        while ((opt = getopt_long(argc, argv, "n:qh", longopts, NULL)) != -1) {
-                switch (opt) {
-                case 'n':
-                        if (kconf_parse_i64(optarg, 1, 100000000, &count)) {
-                                fprintf(stderr, "eosaudit: invalid -n '%s'\n",
-                                        optarg);
-                                return 2;
-                        }
-                        break;
-                case 'r':
-                        if (kconf_parse_double(optarg, 0, 1e9, &rate)) {
-                                fprintf(stderr,
-                                        "eosaudit: invalid --rate '%s'\n",
-                                        optarg);
-                                return 2;
-                        }
-                        break;
-                case 'd':
-                        db = optarg;
-                        break;
-                case 'l':
-                        hc.listen = optarg;
-                        break;
-                case 'L':
-                        linger = 0;
-                        break;
-                case 's':
-                        if (kconf_parse_i64(optarg, 0, INT64_MAX, &v)) {
-                                fprintf(stderr,
-                                        "eosaudit: invalid --seed '%s'\n",
-                                        optarg);
-                                return 2;
-                        }
-                        seed = (uint64_t)v;
-                        break;
-                case 'q':
-                        quiet = 1;
-                        log_set_level(LOG_ERROR);
-                        break;
-                case 'h':
-                        demo_usage(stdout);
-                        return 0;
-                default:
-                        fprintf(stderr, "eosaudit: unknown option '%s' (see "
-                                        "`eosaudit demo --help`)\n",
-                                argv[optind - 1]);
-                        return 2;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "eosaudit: unexpected argument '%s'\n",
-                        argv[optind]);
+        memset(&tmp, 0, sizeof(tmp));
+        if (conf_init(&c)) {
+                fprintf(stderr, "eosaudit: out of memory\n");
                 return 2;
         }
+        r = conf_argv_parse(&c, argc, argv, errstr, sizeof(errstr));
+        if (r) {
+                if (r > 0)
+                        demo_usage(stdout);
+                else
+                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                conf_release(&c);
+                return r > 0 ? 0 : 2;
+        }
+        count = conf_int(&c, CONF_DEMO_COUNT);
+        rate = conf_dbl(&c, CONF_DEMO_RATE);
+        seed = conf_u64(&c, CONF_SEED);
+        db = conf_str(&c, CONF_DEMO_DB);
+        linger = !conf_int(&c, CONF_NO_LINGER);
+        quiet = conf_int(&c, CONF_QUIET) > 0;
+        if (quiet)
+                log_set_level(LOG_ERROR);
+        http_conf_defaults(&hc);
+        hc.listen = conf_str(&c, CONF_DEMO_LISTEN);
+        if (hc.listen && !strcmp(hc.listen, "off"))
+                hc.listen = NULL;
 
         /* The mock cluster lives inside a throwaway client handle. */
         kconf = rd_kafka_conf_new();
@@ -225,7 +156,7 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         if (!mrk) {
                 rd_kafka_conf_destroy(kconf);
                 fprintf(stderr, "eosaudit: demo: %s\n", errstr);
-                return 2;
+                goto out;
         }
         mc = rd_kafka_mock_cluster_new(mrk, DEMO_BROKERS);
         if (!mc ||
@@ -236,9 +167,12 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
         }
         bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
         if (!db) {
-                snprintf(dbbuf, sizeof(dbbuf), "/tmp/eosaudit-demo-%ld.db",
-                         (long)getpid());
-                db = dbbuf;
+                if (cli_tmpdb_make(&tmp)) {
+                        fprintf(stderr, "eosaudit: demo: cannot create a "
+                                        "temporary ledger\n");
+                        goto out;
+                }
+                db = tmp.path;
         }
         printf("demo: mock cluster of %d brokers at %s, topic '%s' with %d "
                "partitions, ledger %s\n",
@@ -249,7 +183,7 @@ int demo_main(int argc, char **argv, volatile sig_atomic_t *run,
                 hc.topics = topics;
                 hc.topic_cnt = 1;
                 hc.status = st;
-                hc.version = version;
+                hc.version = EOSAUDIT_VERSION;
                 if (!st || http_start(&hs, &hc, errstr, sizeof(errstr))) {
                         fprintf(stderr, "eosaudit: demo: %s\n",
                                 st ? errstr : "out of memory");
@@ -378,15 +312,7 @@ out:
                 rd_kafka_mock_cluster_destroy(mc);
         if (mrk)
                 rd_kafka_destroy(mrk);
-        if (dbbuf[0]) {
-                char p[96];
-                static const char *const suffix[] = {"", "-wal", "-shm",
-                                                     "-lock"};
-                size_t i;
-                for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-                        snprintf(p, sizeof(p), "%s%s", dbbuf, suffix[i]);
-                        unlink(p);
-                }
-        }
+        cli_tmpdb_remove(&tmp);
+        conf_release(&c);
         return rc;
 }

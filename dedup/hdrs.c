@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dedup.h"
+#include "eos_headers.h"
 
 void dedup_hdrs_init(struct dedup_hdrs *h)
 {
@@ -59,36 +60,37 @@ void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
         int ok;
 
         /* Most headers of most records are not ours: leave fast. */
-        if (name_len < 7 || memcmp(name, "eos.", 4) != 0)
+        if (name_len < EOS_HDR_NAME_MIN ||
+            memcmp(name, EOS_HDR_PREFIX, sizeof(EOS_HDR_PREFIX) - 1) != 0)
                 return;
 
-        if (NAME_IS("eos.seq")) {
+        if (NAME_IS(EOS_HDR_SEQ)) {
                 ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
                 h->seq = ok ? (int64_t)n : 0;
                 hdrs_mark(h, DEDUP_HDR_SEQ, ok);
-        } else if (NAME_IS("eos.epoch")) {
+        } else if (NAME_IS(EOS_HDR_EPOCH)) {
                 ok = dedup_parse_decimal(v, size, DEDUP_EPOCH_MAX, &n) == 0;
                 h->epoch = ok ? (int32_t)n : 0;
                 hdrs_mark(h, DEDUP_HDR_EPOCH, ok);
-        } else if (NAME_IS("eos.producer")) {
+        } else if (NAME_IS(EOS_HDR_PRODUCER)) {
                 ok = v && size >= 1 && size <= DEDUP_PRODUCER_MAX &&
                      !memchr(v, '\0', size);
                 h->producer = ok ? v : NULL;
                 h->producer_len = ok ? size : 0;
                 hdrs_mark(h, DEDUP_HDR_PRODUCER, ok);
-        } else if (NAME_IS("eos.pid")) {
+        } else if (NAME_IS(EOS_HDR_PID)) {
                 ok = dedup_parse_decimal(v, size, INT64_MAX, &n) == 0;
                 h->pid = ok ? (int64_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_PID, ok);
-        } else if (NAME_IS("eos.prev_epoch")) {
+        } else if (NAME_IS(EOS_HDR_PREV_EPOCH)) {
                 ok = dedup_parse_decimal(v, size, DEDUP_EPOCH_MAX, &n) == 0;
                 h->prev_epoch = ok ? (int32_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_PREV_EPOCH, ok);
-        } else if (NAME_IS("eos.prev_seq")) {
+        } else if (NAME_IS(EOS_HDR_PREV_SEQ)) {
                 ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
                 h->prev_seq = ok ? (int64_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_PREV_SEQ, ok);
-        } else if (NAME_IS("eos.msgid")) {
+        } else if (NAME_IS(EOS_HDR_MSGID)) {
                 ok = v && size >= 1 && size <= DEDUP_MSGID_MAX;
                 h->msgid = ok ? v : NULL;
                 h->msgid_len = ok ? size : 0;

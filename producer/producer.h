@@ -35,8 +35,10 @@
  *    on top of its txn_size records.
  *  - Everything runs on the calling thread: librdkafka callbacks are served
  *    by rd_kafka_poll()/flush() from inside producer_run().  A run keeps
- *    no global state, so concurrent runs in one process are independent;
- *    only producer_main() (getopt, signal handlers) is not reentrant.
+ *    no global state, so concurrent runs in one process are independent.
+ *  - A library only: the command line of `eosaudit produce` is cmd/'s
+ *    (cmd/produce.c); nothing here parses argv or installs signal
+ *    handlers.
  */
 #ifndef EOSAUDIT_PRODUCER_H
 #define EOSAUDIT_PRODUCER_H
@@ -45,11 +47,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../dedup/eos_headers.h"
+
 #define PRODUCER_NAME_MAX 255 /* bytes in eos.producer (DEDUP_PRODUCER_MAX) */
 #define PRODUCER_VALUE_MAX 100000000 /* --size upper bound */
 #define PRODUCER_MSGID_MAX 255 /* bytes in eos.msgid (DEDUP_MSGID_MAX) */
 #define PRODUCER_HEADER_NAME_MAX 255 /* --msgid-header bytes */
-#define PRODUCER_MSGID_HEADER "eos.msgid" /* --msgid-header default */
+#define PRODUCER_MSGID_HEADER EOS_HDR_MSGID /* --msgid-header default */
 #define PRODUCER_REPLAY_MAX 1000000 /* --restart-replay upper bound */
 #define PRODUCER_REPLAY_DEFAULT 10
 
@@ -141,14 +145,6 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
  */
 int producer_run(const struct producer_opts *o, struct producer_result *res,
                  char *errstr, size_t errstr_size);
-
-/*
- * `eosaudit produce ...` (argv[0] is "produce").  Installs SIGINT/SIGTERM
- * handlers for its duration.  Returns the exit status: 0 ok, 1 some
- * records not delivered (or a run-time error), 2 usage or configuration
- * error.
- */
-int producer_main(int argc, char **argv);
 
 /*
  * The one-line summary, "delivered=N failed=M aborted=K ..." (no prefix,

@@ -72,6 +72,15 @@ static int load(struct conf *c, const char *text, char *errstr,
 /* The table                                                           */
 /* ------------------------------------------------------------------ */
 
+/* The commands that take an option's flags (scan and serve share). */
+static unsigned conf_family(unsigned where)
+{
+        where &= ~CONF_FILE;
+        return where & (CONF_SCAN | CONF_SERVE)
+                       ? where | CONF_SCAN | CONF_SERVE
+                       : where;
+}
+
 static void test_table_is_sane(void **state)
 {
         size_t i, j;
@@ -85,7 +94,8 @@ static void test_table_is_sane(void **state)
                 assert_true(strlen(o->help) > 5);
                 /* Every option can be given somehow. */
                 assert_true(o->key || o->flag || o->short_flag);
-                assert_true(o->where & (CONF_SCAN | CONF_SERVE));
+                assert_true(o->where & (CONF_SCAN | CONF_SERVE |
+                                        CONF_PRODUCE | CONF_DEMO));
                 if (o->where & CONF_FILE) {
                         /* ... and every setting has a default. */
                         assert_non_null(o->key);
@@ -104,10 +114,16 @@ static void test_table_is_sane(void **state)
                 }
                 if (o->type != CONF_T_FLAG)
                         assert_non_null(o->metavar);
+                if (o->type == CONF_T_DOUBLE)
+                        assert_true(o->dmin <= o->dmax);
                 for (j = 0; j < i; j++) {
                         const struct conf_option *p = &conf_options[j];
                         if (o->key && p->key)
                                 assert_string_not_equal(o->key, p->key);
+                        /* A flag names one option within a command (scan
+                         * and serve take each other's). */
+                        if (!(conf_family(o->where) & conf_family(p->where)))
+                                continue;
                         if (o->flag && p->flag)
                                 assert_string_not_equal(o->flag, p->flag);
                         if (o->short_flag)
@@ -279,6 +295,35 @@ static void test_every_option_from_file(void **state)
                 }
 }
 
+/* A command-line-only INT option one below its minimum and one above
+ * its maximum, as its flag would set it. */
+static void flag_out_of_range(const struct conf_option *o)
+{
+        char errstr[512], flag[64], want[512], bad[2][32];
+        struct conf c;
+        size_t k;
+
+        snprintf(flag, sizeof(flag), "--%s", o->flag);
+        snprintf(bad[0], sizeof(bad[0]), "%" PRId64, o->min - 1);
+        if (o->max == INT64_MAX)
+                snprintf(bad[1], sizeof(bad[1]), "9223372036854775808");
+        else
+                snprintf(bad[1], sizeof(bad[1]), "%" PRId64, o->max + 1);
+        for (k = 0; k < 2; k++) {
+                assert_int_equal(conf_init(&c), 0);
+                assert_int_equal(conf_set(&c, o->id, bad[k], flag, errstr,
+                                          sizeof(errstr)),
+                                 -1);
+                snprintf(want, sizeof(want),
+                         "invalid value '%s' for %s (expected an integer "
+                         "from %" PRId64 " to %" PRId64 ")",
+                         bad[k], flag, o->min, o->max);
+                assert_string_equal(errstr, want);
+                assert_false(conf_isset(&c, o->id));
+                conf_release(&c);
+        }
+}
+
 /* Each INT option one below its minimum and one above its maximum,
  * generated from the table. */
 static void test_int_out_of_range(void **state)
@@ -293,6 +338,10 @@ static void test_int_out_of_range(void **state)
 
                 if (o->type != CONF_T_INT)
                         continue;
+                if (!o->key) {
+                        flag_out_of_range(o);
+                        continue;
+                }
                 snprintf(bad[0], sizeof(bad[0]), "%" PRId64, o->min - 1);
                 if (o->max == INT64_MAX)
                         snprintf(bad[1], sizeof(bad[1]),
@@ -787,7 +836,8 @@ static void test_docs_name_every_setting(void **state)
         text = NULL;
         fp = open_memstream(&text, &len);
         assert_non_null(fp);
-        conf_usage_print(fp, CONF_SCAN | CONF_SERVE);
+        conf_usage_print(fp, CONF_SCAN | CONF_SERVE | CONF_PRODUCE |
+                                 CONF_DEMO);
         assert_int_equal(fclose(fp), 0);
         for (i = 0; i < CONF__CNT; i++) {
                 const struct conf_option *o = &conf_options[i];

@@ -25,6 +25,7 @@
 
 #include "../base/kconf.h"
 #include "../producer/producer.h"
+#include "../cmd/cmd.h"
 
 #define MOCK_PARTITIONS 3
 
@@ -290,6 +291,7 @@ static void test_kconf_file_load(void **state)
 
 static void test_args(void **state)
 {
+        static volatile sig_atomic_t run = 1;
         /* None of these may reach a broker: 127.0.0.1:1 would hang. */
         static const struct {
                 int status;
@@ -397,7 +399,7 @@ static void test_args(void **state)
 
                         fflush(stdout);
                         dup2(null, STDOUT_FILENO);
-                        assert_int_equal(producer_main(argc, argv), 0);
+                        assert_int_equal(cmd_produce(argc, argv, &run), 0);
                         fflush(stdout);
                         dup2(saved, STDOUT_FILENO);
                         close(saved);
@@ -405,7 +407,7 @@ static void test_args(void **state)
                         fputc('\n', stderr);
                         continue;
                 }
-                assert_int_equal(producer_main(argc, argv), cases[i].status);
+                assert_int_equal(cmd_produce(argc, argv, &run), cases[i].status);
         }
 }
 

@@ -1,0 +1,330 @@
+/*
+ * cli.c - see cli.h.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "../base/kconf.h"
+#include "../base/log.h"
+#include "cmd.h"
+
+int cli_parse(struct cli *c, int argc, char **argv, int serve,
+              void (*usage)(FILE *))
+{
+        char errstr[1024];
+        int r, n;
+
+        if (conf_init(&c->conf)) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return -1;
+        }
+        r = conf_argv_parse(&c->conf, argc, argv, errstr, sizeof(errstr));
+        if (r) {
+                if (r < 0)
+                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                else
+                        usage(stdout);
+                return r;
+        }
+        n = conf_list_split(conf_str(&c->conf, CONF_TOPICS), &c->topics_buf,
+                            c->topics, CLI_TOPICS_MAX);
+        if (n < 0) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return -1;
+        }
+        c->ntopics = (size_t)n;
+        log_set_level((enum log_level)conf_int(&c->conf, CONF_LOG_LEVEL));
+        c->quiet = conf_int(&c->conf, CONF_LOG_LEVEL) == LOG_ERROR;
+        c->json = conf_int(&c->conf, CONF_JSON) > 0;
+        c->progress = isatty(STDERR_FILENO) && !c->quiet &&
+                      !conf_int(&c->conf, CONF_NO_PROGRESS);
+        c->db = conf_str(&c->conf, CONF_DB);
+        c->listen = conf_str(&c->conf, CONF_LISTEN);
+
+        audit_conf_defaults(&c->ac);
+        c->ac.follow = serve;
+        c->ac.dedup.gap_grace_records =
+            (uint64_t)conf_int(&c->conf, CONF_GAP_GRACE_RECORDS);
+        c->ac.dedup.gap_grace_ms = conf_int(&c->conf, CONF_GAP_GRACE_MS);
+        c->ac.dedup.idle_ttl_ms = conf_int(&c->conf, CONF_IDLE_TTL_MS);
+        c->ac.dedup.max_open_gaps =
+            (uint32_t)conf_int(&c->conf, CONF_MAX_OPEN_GAPS);
+        c->ac.dedup.window.max_ids =
+            (uint64_t)conf_int(&c->conf, CONF_ID_WINDOW);
+        c->ac.dedup.window.max_age_ms =
+            conf_int(&c->conf, CONF_ID_WINDOW_AGE_MS);
+        c->ac.dedup_key = conf_str(&c->conf, CONF_DEDUP_KEY);
+        c->ac.commit_interval_ms =
+            conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
+        c->ac.commit_records =
+            (uint64_t)conf_int(&c->conf, CONF_COMMIT_RECORDS);
+        c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
+
+        http_conf_defaults(&c->hc);
+        c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);
+        c->hc.tls_cert_file = conf_str(&c->conf, CONF_TLS_CERT);
+        c->hc.tls_key_file = conf_str(&c->conf, CONF_TLS_KEY);
+        return 0;
+}
+
+static int kset(rd_kafka_conf_t *conf, const char *key, const char *val,
+                char *errstr, size_t errstr_size)
+{
+        return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
+                       RD_KAFKA_CONF_OK
+                   ? 0
+                   : -1;
+}
+
+/* The consumer configuration: our defaults, then the properties file
+ * (-F), then kafka.* lines of the configuration file, then -X, then
+ * brokers and isolation, then what the audit's guarantees depend on. */
+static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
+                                  size_t errstr_size)
+{
+        static const char *const forced[][2] = {
+            {"enable.auto.commit", "false"},
+            {"enable.auto.offset.store", "false"},
+            {"enable.partition.eof", "true"},
+            {"auto.offset.reset", "error"},
+        };
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        const char *props, *brokers;
+        char val[64], rderr[256];
+        size_t i, vsz;
+
+        if (kset(conf, "group.id", "eosaudit", errstr, errstr_size) ||
+            kset(conf, "client.id", "eosaudit", errstr, errstr_size) ||
+            kset(conf, "isolation.level", "read_committed", errstr,
+                     errstr_size))
+                goto fail;
+        /*
+         * The prefetch budget.  librdkafka applies queued.min.messages and
+         * queued.max.messages.kbytes to the ONE consumer queue that
+         * rd_kafka_assign() forwards every partition to, not per
+         * partition, so this is a constant.  A queued record costs its
+         * wire size plus ~300 bytes (kbytes counts payload only), and one
+         * Fetch response (fetch.max.bytes) may come on top of the cap.
+         * Once the queue is over a threshold, librdkafka < 2.2 sleeps up to
+         * 1 s before it fetches again (rd_kafka_max_block_ms;
+         * fetch.error.backoff.ms does not apply), so a small queue needs a
+         * wake-up: fetch.queue.backoff.ms where it exists, else a metadata
+         * request every 100 ms, whose reply wakes the broker thread (on
+         * librdkafka's 3-broker mock cluster too: partitions of every
+         * leader kept pace).  Measured (BENCHMARKS.md): 1M pairs 505 ->
+         * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
+         * same speed; before, queued.min.messages was 1000000.
+         */
+        if (kset(conf, "queued.min.messages", "150000", errstr,
+                 errstr_size) ||
+            kset(conf, "queued.max.messages.kbytes", "16384", errstr,
+                 errstr_size) ||
+            kset(conf, "fetch.max.bytes", "4194304", errstr, errstr_size) ||
+            kset(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
+                goto fail;
+        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "100", rderr,
+                              sizeof(rderr)) != RD_KAFKA_CONF_OK &&
+            (kset(conf, "topic.metadata.refresh.interval.ms", "100", errstr,
+                  errstr_size) ||
+             /* else librdkafka makes it 3 x the interval, 300 ms */
+             kset(conf, "metadata.max.age.ms", "900000", errstr,
+                  errstr_size)))
+                goto fail;
+        /* Set now and again below: a value that differs then came from the
+         * user (librdkafka's own defaults are no reason to warn). */
+        for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++)
+                if (kset(conf, forced[i][0], forced[i][1], errstr,
+                             errstr_size))
+                        goto fail;
+        props = conf_str(&c->conf, CONF_KAFKA_PROPERTIES_FILE);
+        if (props && kconf_file_load(conf, props, errstr, errstr_size))
+                goto fail;
+        for (i = 0; i < c->conf.kafka_cnt; i++) {
+                const struct conf_kv *kv = &c->conf.kafka[i];
+                if (kset(conf, kv->key, kv->value, rderr, sizeof(rderr))) {
+                        if (kv->line)
+                                snprintf(errstr, errstr_size, "%.200s:%u: %s",
+                                         conf_str(&c->conf, CONF_CONFIG),
+                                         kv->line, rderr);
+                        else
+                                snprintf(errstr, errstr_size, "%s", rderr);
+                        goto fail;
+                }
+        }
+        brokers = conf_str(&c->conf, CONF_BROKERS);
+        if (brokers && kset(conf, "bootstrap.servers", brokers, errstr,
+                            errstr_size))
+                goto fail;
+        if (conf_isset(&c->conf, CONF_ISOLATION) &&
+            kset(conf, "isolation.level", conf_str(&c->conf, CONF_ISOLATION),
+                 errstr, errstr_size))
+                goto fail;
+        for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+                vsz = sizeof(val);
+                if (rd_kafka_conf_get(conf, forced[i][0], val, &vsz) ==
+                        RD_KAFKA_CONF_OK &&
+                    strcmp(val, forced[i][1]))
+                        log_warn("ignoring %s=%s: the audit needs %s",
+                                 forced[i][0], val, forced[i][1]);
+                if (kset(conf, forced[i][0], forced[i][1], errstr,
+                             errstr_size))
+                        goto fail;
+        }
+        /* librdkafka refuses fetch.max.bytes < message.max.bytes: follow a
+         * user's larger message.max.bytes unless fetch.max.bytes is theirs
+         * too. */
+        vsz = sizeof(val);
+        if (rd_kafka_conf_get(conf, "fetch.max.bytes", val, &vsz) ==
+                RD_KAFKA_CONF_OK &&
+            !strcmp(val, "4194304")) {
+                char mmb[32];
+                size_t msz = sizeof(mmb);
+                int64_t v;
+                if (rd_kafka_conf_get(conf, "message.max.bytes", mmb, &msz) ==
+                        RD_KAFKA_CONF_OK &&
+                    !kconf_parse_i64(mmb, 0, INT64_MAX, &v) && v > 4194304 &&
+                    kset(conf, "fetch.max.bytes", mmb, errstr, errstr_size))
+                        goto fail;
+        }
+        vsz = sizeof(val);
+        if (rd_kafka_conf_get(conf, "isolation.level", val, &vsz) ==
+                RD_KAFKA_CONF_OK &&
+            strcmp(val, "read_committed"))
+                log_warn("isolation.level=%s: aborted transactions will be "
+                         "audited as if they were delivered",
+                         val);
+        return conf;
+fail:
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+}
+
+void cli_free(struct cli *c)
+{
+        http_stop(c->hs);
+        audit_free(c->a);
+        status_free(c->st);
+        free(c->topics_buf);
+        conf_release(&c->conf);
+        memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Starts the HTTP server of scan (only with --listen) or serve (on
+ * 127.0.0.1:8080 unless told otherwise) and the status it reads.  serve's
+ * default address is best effort: when it is taken, serve goes on without
+ * HTTP.  Returns 0 (c->hs may stay NULL), or -1 after saying why.
+ */
+static int cli_http_start(struct cli *c, int serve)
+{
+        int optional = serve && !c->listen && !c->hc.token_file &&
+                       !c->hc.tls_cert_file && !c->hc.tls_key_file;
+        char errstr[512];
+
+        if (c->listen && !strcmp(c->listen, "off"))
+                return 0;
+        if (!serve && !c->listen) {
+                if (c->hc.token_file || c->hc.tls_cert_file ||
+                    c->hc.tls_key_file) {
+                        fprintf(stderr, "eosaudit: --http-token-file and "
+                                        "--tls-* need --listen\n");
+                        return -1;
+                }
+                return 0;
+        }
+        c->st = status_new();
+        if (!c->st) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return -1;
+        }
+        c->ac.status = c->st;
+        if (c->listen)
+                c->hc.listen = c->listen;
+        c->hc.db_path = c->db;
+        c->hc.topics = c->topics;
+        c->hc.topic_cnt = c->ntopics;
+        c->hc.status = c->st;
+        c->hc.version = EOSAUDIT_VERSION;
+        if (http_start(&c->hs, &c->hc, errstr, sizeof(errstr))) {
+                c->hs = NULL;
+                if (!optional) {
+                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                        return -1;
+                }
+                log_warn("%s: serving no HTTP (--listen picks another "
+                         "address)",
+                         errstr);
+                return 0;
+        }
+        log_info("http: listening on %s", http_url(c->hs));
+        return 0;
+}
+
+int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
+              audit_event_cb *on_event)
+{
+        rd_kafka_conf_t *kconf;
+        char errstr[512] = "";
+
+        kconf = cli_kconf(c, errstr, sizeof(errstr));
+        if (!kconf) {
+                fprintf(stderr, "eosaudit: %s\n", errstr);
+                return -1;
+        }
+        if (c->quiet)
+                rd_kafka_conf_set(kconf, "log_level", "3", NULL, 0);
+        c->ac.topics = c->topics;
+        c->ac.topic_cnt = c->ntopics;
+        c->ac.db_path = c->db;
+        c->ac.progress = c->progress && !serve;
+        c->ac.run = run;
+        c->ac.on_event = on_event;
+        if (cli_http_start(c, serve)) {
+                rd_kafka_conf_destroy(kconf);
+                return -1;
+        }
+        if (audit_new(&c->a, &c->ac, kconf, errstr, sizeof(errstr)) ||
+            audit_run(c->a, errstr, sizeof(errstr))) {
+                fprintf(stderr, "eosaudit: %s\n", errstr);
+                return -1;
+        }
+        /* scan serves only while it scans. */
+        http_stop(c->hs);
+        c->hs = NULL;
+        return 0;
+}
+
+int cli_tmpdb_make(struct cli_tmpdb *t)
+{
+        const char *base = getenv("TMPDIR");
+
+        if (!base || !*base || strlen(base) > 40)
+                base = "/tmp";
+        snprintf(t->dir, sizeof(t->dir), "%s/eosaudit-XXXXXX", base);
+        if (!mkdtemp(t->dir))
+                return -1;
+        snprintf(t->path, sizeof(t->path), "%s/ledger.db", t->dir);
+        return 0;
+}
+
+void cli_tmpdb_remove(struct cli_tmpdb *t)
+{
+        static const char *const suffix[] = {"", "-wal", "-shm", "-lock",
+                                             "-journal"};
+        char p[128];
+        size_t i;
+
+        if (!t->path[0])
+                return;
+        for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+                snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
+                unlink(p);
+        }
+        rmdir(t->dir);
+}

@@ -1,0 +1,74 @@
+/*
+ * cli.h - what `scan` and `serve` share: their options (the values of
+ * the option table and what is derived from them), the consumer's
+ * configuration, the HTTP server, and the audit run itself.
+ *
+ * Invariants
+ *  - A struct cli is zeroed, then cli_parse()d, then (maybe) cli_audit()ed,
+ *    and always cli_free()d, whatever failed on the way.
+ *  - Every function that fails has said why on stderr ("eosaudit: ...").
+ */
+#ifndef EOSAUDIT_CLI_H
+#define EOSAUDIT_CLI_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../auditor/audit.h"
+#include "../http/http.h"
+#include "conf.h"
+
+#define CLI_TOPICS_MAX 64
+
+/* Options shared by scan and serve: the values of conf's table, and
+ * what is derived from them. */
+struct cli {
+        struct conf conf;
+        char *topics_buf;
+        const char *topics[CLI_TOPICS_MAX];
+        size_t ntopics;
+        const char *db;
+        int json;
+        int quiet;
+        int progress;
+        struct audit_conf ac;
+        const char *listen; /* NULL: serve's default, scan none; "off" */
+        struct http_conf hc;
+        struct status *st;      /* with HTTP only */
+        struct http_server *hs; /* NULL: no HTTP */
+        struct audit *a;        /* after cli_audit() */
+};
+
+/* Parses the options of scan (serve = 0) or serve (argv[0] is the
+ * command's name) and applies the log level.  Returns 0, 1 after printing
+ * usage() on stdout for --help, or -1 after saying why. */
+int cli_parse(struct cli *c, int argc, char **argv, int serve,
+              void (*usage)(FILE *));
+
+/*
+ * Audits c->db (set by the caller) until the end of the topics (scan) or
+ * until *run is cleared (serve), with HTTP as cli_http_start() says and
+ * on_event (may be NULL) called for every anomaly.  The audit stays in
+ * c->a for the report; HTTP is stopped when it returns.  Returns 0, or -1
+ * after saying why.
+ */
+int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
+              audit_event_cb *on_event);
+
+/* A temporary ledger (scan without --db, the demo): a fresh directory
+ * under $TMPDIR (or /tmp) holding ledger.db.  Zero it first. */
+struct cli_tmpdb {
+        char dir[64];
+        char path[96]; /* "": none made */
+};
+
+/* Makes the directory.  Returns 0, or -1 with errno set. */
+int cli_tmpdb_make(struct cli_tmpdb *t);
+/* Removes the ledger, its SQLite side files and the directory, if made. */
+void cli_tmpdb_remove(struct cli_tmpdb *t);
+
+/* Releases everything c holds (c may be partly set up). */
+void cli_free(struct cli *c);
+
+#endif /* EOSAUDIT_CLI_H */

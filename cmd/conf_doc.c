@@ -1,0 +1,350 @@
+/*
+ * conf_doc.c - the options part of each command's --help and the
+ * documentation of the configuration file (`eosaudit config-help`,
+ * docs/CONFIG.md, deploy/eosaudit.conf.example), from the option table
+ * (conf_table.c).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conf.h"
+#include "conf_internal.h"
+
+/* --help: where an option's help starts. */
+#define CONF_HELP_COL 28
+static const char conf_help_indent[] = "                            ";
+
+/* Prints text word-wrapped to width: the first line continues a line
+ * already at column col, the others start with prefix.  Backticks are
+ * dropped unless markdown.  Returns the column reached. */
+static size_t conf_wrap(FILE *f, const char *text, size_t col,
+                        const char *prefix, size_t width, int markdown)
+{
+        const char *p = text;
+        size_t plen = strlen(prefix);
+
+        while (*p) {
+                const char *w;
+                size_t wl = 0, vis = 0, i;
+
+                while (*p == ' ')
+                        p++;
+                w = p;
+                while (p[wl] && p[wl] != ' ')
+                        wl++;
+                if (!wl)
+                        break;
+                for (i = 0; i < wl; i++)
+                        vis += markdown || w[i] != '`';
+                if (col > plen && col + 1 + vis > width) {
+                        fprintf(f, "\n%s", prefix);
+                        col = plen;
+                } else if (col > plen) {
+                        fputc(' ', f);
+                        col++;
+                }
+                for (i = 0; i < wl; i++)
+                        if (markdown || w[i] != '`')
+                                fputc(w[i], f);
+                col += vis;
+                p = w + wl;
+        }
+        return col;
+}
+
+/* help with its first letter in upper case, into buf: a sentence. */
+static const char *conf_sentence(const char *help, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s", help);
+        if (buf[0] >= 'a' && buf[0] <= 'z')
+                buf[0] = (char)(buf[0] - 'a' + 'A');
+        return buf;
+}
+
+/* The default of o as people read it. */
+static const char *conf_default_text(const struct conf_option *o)
+{
+        return o->def ? o->def : o->def_doc;
+}
+
+/* The range of o as people read it, into buf. */
+static const char *conf_range_text(const struct conf_option *o, char *buf,
+                                   size_t size)
+{
+        switch (o->type) {
+        case CONF_T_STRING:
+                snprintf(buf, size, "%" PRId64 "..%" PRId64 " bytes", o->min,
+                         o->max);
+                break;
+        case CONF_T_LIST:
+                snprintf(buf, size, "%" PRId64 "..%" PRId64 " names", o->min,
+                         o->max);
+                break;
+        case CONF_T_INT:
+                if (o->max == INT64_MAX)
+                        snprintf(buf, size, "%" PRId64 "..2^63-1", o->min);
+                else
+                        snprintf(buf, size, "%" PRId64 "..%" PRId64, o->min,
+                                 o->max);
+                break;
+        case CONF_T_U64:
+                snprintf(buf, size, "0..2^64-1");
+                break;
+        case CONF_T_DOUBLE:
+                if (isinf(o->dmax))
+                        snprintf(buf, size, "%g..", o->dmin);
+                else
+                        snprintf(buf, size, "%g..%g", o->dmin, o->dmax);
+                break;
+        case CONF_T_ENUM:
+                conf_choices_text(o->choices, buf, size);
+                break;
+        case CONF_T_ADDR:
+                snprintf(buf, size, "off, ADDR:PORT, [V6ADDR]:PORT");
+                break;
+        case CONF_T_KAFKA:
+                snprintf(buf, size, "what librdkafka accepts");
+                break;
+        case CONF_T_FLAG:
+                buf[0] = '\0';
+                break;
+        }
+        return buf;
+}
+
+static const char *conf_type_name(enum conf_type t)
+{
+        static const char *const names[] = {
+            "string", "list",    "integer",  "integer", "number",
+            "enum",   "address", "property", "flag"};
+        return names[t];
+}
+
+void conf_usage_print(FILE *f, unsigned which)
+{
+        char left[64], text[1024];
+        size_t i, col;
+
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+                const char *meta = o->metavar ? o->metavar : "";
+                const char *sp = o->metavar ? " " : "";
+
+                if (!(o->where & which))
+                        continue;
+                if (o->flag && o->short_flag)
+                        snprintf(left, sizeof(left), "  -%c, --%s%s%s",
+                                 o->short_flag, o->flag, sp, meta);
+                else if (o->flag)
+                        snprintf(left, sizeof(left), "      --%s%s%s",
+                                 o->flag, sp, meta);
+                else
+                        snprintf(left, sizeof(left), "  -%c%s%s",
+                                 o->short_flag, sp, meta);
+                if (def && o->type != CONF_T_KAFKA)
+                        snprintf(text, sizeof(text), "%s (default: %s)",
+                                 o->help, def);
+                else
+                        snprintf(text, sizeof(text), "%s", o->help);
+                fputs(left, f);
+                col = strlen(left);
+                if (col + 2 > CONF_HELP_COL)
+                        fprintf(f, "\n%*s", CONF_HELP_COL, "");
+                else
+                        fprintf(f, "%*s", (int)(CONF_HELP_COL - col), "");
+                conf_wrap(f, text, CONF_HELP_COL, conf_help_indent, 79, 0);
+                fputc('\n', f);
+        }
+}
+
+static void conf_doc_text(FILE *f)
+{
+        char range[256];
+        size_t i;
+
+        fputs("eosaudit configuration file (scan and serve --config FILE)\n"
+              "\n",
+              f);
+        for (i = 0; i < conf_doc_intro_cnt; i++) {
+                conf_wrap(f, conf_doc_intro[i], 0, "", 76, 0);
+                fputs("\n\n", f);
+        }
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+
+                if (!(o->where & CONF_FILE))
+                        continue;
+                fprintf(f, "%s = %s", o->key,
+                        o->type == CONF_T_KAFKA ? "VALUE" : o->metavar);
+                if (o->flag || o->short_flag) {
+                        fputs("    (", f);
+                        if (o->short_flag)
+                                fprintf(f, "-%c%s", o->short_flag,
+                                        o->flag ? ", " : "");
+                        if (o->flag)
+                                fprintf(f, "--%s", o->flag);
+                        fputs(")", f);
+                }
+                fputs("\n    ", f);
+                conf_wrap(f, o->help, 4, "    ", 76, 0);
+                fprintf(f, "\n    type: %s; range: %s\n    default:",
+                        conf_type_name(o->type),
+                        conf_range_text(o, range, sizeof(range)));
+                conf_wrap(f, def ? def : "none", 12, "    ", 76, 0);
+                fputs("\n\n", f);
+        }
+}
+
+/* The GitHub anchor of a heading: lower case, alphanumerics, '-' and
+ * '_' kept, blanks to '-', everything else dropped. */
+static void conf_md_anchor(const char *heading, char *buf, size_t size)
+{
+        size_t n = 0;
+        const char *p;
+
+        for (p = heading; *p && n + 1 < size; p++) {
+                char ch = *p;
+                if (ch >= 'A' && ch <= 'Z')
+                        buf[n++] = (char)(ch - 'A' + 'a');
+                else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                         ch == '-' || ch == '_')
+                        buf[n++] = ch;
+                else if (ch == ' ')
+                        buf[n++] = '-';
+        }
+        buf[n] = '\0';
+}
+
+/* "`-b`, `--brokers`" into f. */
+static void conf_md_flags(FILE *f, const struct conf_option *o)
+{
+        if (o->short_flag)
+                fprintf(f, "`-%c`%s", o->short_flag, o->flag ? ", " : "");
+        if (o->flag)
+                fprintf(f, "`--%s`", o->flag);
+        if (!o->short_flag && !o->flag)
+                fputs("none", f);
+}
+
+static void conf_doc_markdown(FILE *f)
+{
+        char range[256], anchor[64], text[1024];
+        size_t i;
+
+        fputs("# The configuration file\n"
+              "\n"
+              "<!-- Generated by `eosaudit config-help --markdown` from the "
+              "option table in\n"
+              "     cmd/conf_table.c; tests/integration/t_93_deploy_lint.sh "
+              "fails when they\n"
+              "     differ. Do not edit by hand. -->\n"
+              "\n",
+              f);
+        for (i = 0; i < conf_doc_intro_cnt; i++) {
+                conf_wrap(f, conf_doc_intro[i], 0, "", 76, 1);
+                fputs("\n\n", f);
+        }
+        fputs("Every key, commented out at its default, is in\n"
+              "[deploy/eosaudit.conf.example](../deploy/eosaudit.conf.example)"
+              "\n(`eosaudit config-help --example`).\n\n"
+              "| key | flag | type | range | default |\n"
+              "| --- | --- | --- | --- | --- |\n",
+              f);
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+
+                if (!(o->where & CONF_FILE))
+                        continue;
+                conf_md_anchor(o->key, anchor, sizeof(anchor));
+                fprintf(f, "| [`%s`](#%s) | ", o->key, anchor);
+                conf_md_flags(f, o);
+                fprintf(f, " | %s | %s | %s |\n", conf_type_name(o->type),
+                        conf_range_text(o, range, sizeof(range)),
+                        def ? def : "none");
+        }
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+
+                if (!(o->where & CONF_FILE))
+                        continue;
+                fprintf(f, "\n## %s\n\n", o->key);
+                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 0,
+                          "", 76, 1);
+                fputs(".\n\n- flag: ", f);
+                conf_md_flags(f, o);
+                fprintf(f, "\n- type: %s; range: %s\n- default: %s\n",
+                        conf_type_name(o->type),
+                        conf_range_text(o, range, sizeof(range)),
+                        def ? def : "none");
+        }
+}
+
+static void conf_doc_example(FILE *f)
+{
+        size_t i;
+
+        fputs("# eosaudit.conf: the settings of `eosaudit serve --config "
+              "FILE` (and scan).\n"
+              "# Generated by `eosaudit config-help --example` from "
+              "cmd/conf_table.c: every\n"
+              "# key at its default (or an example value), commented out.\n"
+              "#\n# ",
+              f);
+        for (i = 0; i < conf_doc_intro_cnt; i++) {
+                conf_wrap(f, conf_doc_intro[i], 2, "# ", 76, 0);
+                fputs(i + 1 < conf_doc_intro_cnt ? "\n#\n# " : "\n", f);
+        }
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+                char range[256], text[1024];
+                int n;
+
+                if (!(o->where & CONF_FILE))
+                        continue;
+                fputs("\n# ", f);
+                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 2,
+                          "# ", 76, 0);
+                fputs(".\n", f);
+                n = fprintf(f, "# Range: %s. Default:",
+                            conf_range_text(o, range, sizeof(range)));
+                conf_wrap(f, def ? def : "none", n > 0 ? (size_t)n : 0,
+                          "# ", 76, 0);
+                fputs(".\n", f);
+                if (o->type == CONF_T_KAFKA) {
+                        const char *p = o->example;
+
+                        while (p && *p) {
+                                const char *nl = strchr(p, '\n');
+                                int w = nl ? (int)(nl - p) : (int)strlen(p);
+
+                                fprintf(f, "#kafka.%.*s\n", w, p);
+                                p = nl ? nl + 1 : NULL;
+                        }
+                } else {
+                        fprintf(f, "#%s = %s\n", o->key,
+                                o->def ? o->def : o->example);
+                }
+        }
+}
+
+void conf_doc_print(FILE *f, enum conf_doc fmt)
+{
+        switch (fmt) {
+        case CONF_DOC_TEXT:
+                conf_doc_text(f);
+                break;
+        case CONF_DOC_MARKDOWN:
+                conf_doc_markdown(f);
+                break;
+        case CONF_DOC_EXAMPLE:
+                conf_doc_example(f);
+                break;
+        }
+}

@@ -1,0 +1,342 @@
+/*
+ * conf_table.c - the option table: the one place where an option of any
+ * command (scan, serve, produce, demo) is declared, with its flags,
+ * configuration file key, type, default, range and help (see conf.h).
+ * Parsing (conf.c), --help and the documentation (conf_doc.c) all read it.
+ */
+#include "conf.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#include "../http/http.h"
+#include "../producer/producer.h"
+
+#define CONF_SV (CONF_SCAN | CONF_SERVE)
+#define CONF_ALL (CONF_SCAN | CONF_SERVE | CONF_FILE)
+#define CONF_CMDS (CONF_SCAN | CONF_SERVE | CONF_PRODUCE | CONF_DEMO)
+#define CONF_STR_(x) #x
+#define CONF_STR(x) CONF_STR_(x)
+
+const struct conf_option conf_options[CONF__CNT] = {
+    [CONF_CONFIG] = {CONF_CONFIG, NULL, "config", 0, CONF_T_STRING, "FILE",
+                     NULL, NULL, 1, CONF_PATH_MAX, NULL, NULL, CONF_SV,
+                     "read settings from FILE, `key = value` lines (see "
+                     "`eosaudit config-help`); flags given here override "
+                     "them"},
+    [CONF_BROKERS] = {CONF_BROKERS, "brokers", "brokers", 'b', CONF_T_STRING,
+                      "LIST", NULL,
+                      "none; required unless bootstrap.servers comes from "
+                      "`kafka.*`, -X or -F",
+                      1, 65535, NULL, "kafka1:9092,kafka2:9092",
+                      CONF_ALL | CONF_PRODUCE,
+                      "bootstrap brokers, host:port[,host:port...]"},
+    [CONF_TOPICS] = {CONF_TOPICS, "topics", "topic", 't', CONF_T_LIST,
+                     "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
+                     "orders,payments", CONF_ALL,
+                     "the topic(s) to audit, comma-separated"},
+    [CONF_DB] = {CONF_DB, "db", "db", 0, CONF_T_STRING, "FILE", NULL,
+                 "serve: eosaudit.db in the working directory; scan: a "
+                 "temporary ledger, removed at exit",
+                 1, CONF_PATH_MAX, NULL, "/var/lib/eosaudit/eosaudit.db",
+                 CONF_ALL,
+                 "the ledger (SQLite): audit state, counters and evidence; "
+                 "a later run with the same file audits only what is new; "
+                 "one process at a time"},
+    [CONF_ISOLATION] = {CONF_ISOLATION, "isolation", "isolation", 0,
+                        CONF_T_ENUM, "LEVEL", "read_committed", NULL, 0, 1,
+                        "read_committed|read_uncommitted", NULL, CONF_ALL,
+                        "the consumer's isolation.level; read_uncommitted also "
+                        "audits the records of aborted and open transactions, "
+                        "as if they were delivered"},
+    [CONF_GAP_GRACE_RECORDS] = {CONF_GAP_GRACE_RECORDS, "gap-grace-records",
+                                "gap-grace-records", 0, CONF_T_INT, "N",
+                                "1000000", NULL, 0, INT64_MAX, NULL, NULL,
+                                CONF_SERVE | CONF_FILE,
+                                "serve: confirm an open gap in eos.seq after "
+                                "N later records on its partition; 0 = never "
+                                "by records"},
+    [CONF_GAP_GRACE_MS] = {CONF_GAP_GRACE_MS, "gap-grace-ms", "gap-grace-ms",
+                           0, CONF_T_INT, "N", "300000", NULL, 0, INT64_MAX,
+                           NULL, NULL, CONF_SERVE | CONF_FILE,
+                           "serve: ... or after N ms, whichever comes first; "
+                           "0 = never by time; keep it above the producers' "
+                           "delivery.timeout.ms, so that a retried record "
+                           "can still fill the gap (it is then out_of_order)"},
+    [CONF_IDLE_TTL_MS] = {CONF_IDLE_TTL_MS, "idle-ttl-ms", "idle-ttl-ms", 0,
+                          CONF_T_INT, "N", "604800000", NULL, 0, INT64_MAX,
+                          NULL, NULL, CONF_SERVE | CONF_FILE,
+                          "forget a producer idle on a partition for N ms "
+                          "(7 days; logged); 0 = never"},
+    [CONF_MAX_OPEN_GAPS] = {CONF_MAX_OPEN_GAPS, "max-open-gaps",
+                            "max-open-gaps", 0, CONF_T_INT, "N", "1024", NULL,
+                            1, 1000000, NULL, NULL, CONF_SERVE | CONF_FILE,
+                            "open gaps kept per producer and partition; past "
+                            "it the oldest is confirmed"},
+    [CONF_DEDUP_KEY] = {CONF_DEDUP_KEY, "dedup-key", "dedup-key", 0,
+                        CONF_T_STRING, "ID", "msgid", NULL, 1, 262, NULL,
+                        "header:ce_id", CONF_ALL,
+                        "what identifies a message for redelivery checks "
+                        "across producer sessions: msgid (the eos.msgid "
+                        "header), header:NAME (any header, e.g. "
+                        "header:message-id or header:ce_id), key (the record "
+                        "key) or value-hash (a 128-bit hash of key and "
+                        "value); records without it are not checked"},
+    [CONF_ID_WINDOW] = {CONF_ID_WINDOW, "id-window", "id-window", 0,
+                        CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
+                        NULL, NULL, CONF_ALL,
+                        "ids remembered per topic for redelivery checks "
+                        "(about 12 bytes of memory and 34 of ledger each); "
+                        "the oldest 1/16 is dropped at a time; 0 = no "
+                        "redelivery checks"},
+    [CONF_ID_WINDOW_AGE_MS] = {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms",
+                               "id-window-age-ms", 0, CONF_T_INT, "N",
+                               "86400000", NULL, 0, INT64_MAX, NULL, NULL,
+                               CONF_ALL,
+                               "... and forget ids first seen more than N ms "
+                               "ago (1 day; by the auditor's clock, in 1/16 "
+                               "steps); 0 = by count only"},
+    [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
+                                 "commit-interval-ms", "commit-interval-ms",
+                                 0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,
+                                 NULL, NULL, CONF_ALL,
+                                 "commit the ledger at least every N ms"},
+    [CONF_COMMIT_RECORDS] = {CONF_COMMIT_RECORDS, "commit-records",
+                             "commit-records", 0, CONF_T_INT, "N", "100000",
+                             NULL, 1, 100000000, NULL, NULL, CONF_ALL,
+                             "... or every N records, whichever comes first"},
+    [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",
+                               "stall-timeout-ms", 0, CONF_T_INT, "N",
+                               "30000", NULL, 1, 86400000, NULL, NULL,
+                               CONF_SCAN | CONF_FILE,
+                               "scan: give up on a partition held below its "
+                               "end by an open transaction after N ms"},
+    [CONF_LISTEN] = {CONF_LISTEN, "listen", "listen", 0, CONF_T_ADDR,
+                     "ADDR:PORT", NULL,
+                     "serve: " HTTP_LISTEN_DEFAULT ", and when that is taken "
+                     "serve goes on without HTTP and says so; scan: off",
+                     0, 0, NULL, HTTP_LISTEN_DEFAULT, CONF_ALL,
+                     "serve /metrics, /healthz, /readyz, `/api/v1/...` and "
+                     "the dashboard on this address (numeric, "
+                     "e.g. 127.0.0.1:8080 or [::1]:8080; port 0 picks a "
+                     "free one); an address given here must be free; 'off' "
+                     "serves no HTTP; scan serves only while it scans"},
+    [CONF_HTTP_TOKEN_FILE] = {CONF_HTTP_TOKEN_FILE, "http-token-file",
+                              "http-token-file", 0, CONF_T_STRING, "FILE",
+                              NULL, "none: no authentication", 1,
+                              CONF_PATH_MAX, NULL, "/etc/eosaudit/http-token",
+                              CONF_ALL,
+                              "require `Authorization: Bearer <token>`, the "
+                              "token being the first line of FILE, on "
+                              "everything but /healthz and the dashboard "
+                              "page itself"},
+    [CONF_TLS_CERT] = {CONF_TLS_CERT, "tls-cert", "tls-cert", 0,
+                       CONF_T_STRING, "FILE", NULL, "none: plain HTTP", 1,
+                       CONF_PATH_MAX, NULL, "/etc/eosaudit/tls/cert.pem",
+                       CONF_ALL,
+                       "serve HTTPS with this PEM certificate (chain); needs "
+                       "tls-key"},
+    [CONF_TLS_KEY] = {CONF_TLS_KEY, "tls-key", "tls-key", 0, CONF_T_STRING,
+                      "FILE", NULL, "none: plain HTTP", 1, CONF_PATH_MAX,
+                      NULL, "/etc/eosaudit/tls/key.pem", CONF_ALL,
+                      "the PEM private key of tls-cert"},
+    [CONF_LOG_LEVEL] = {CONF_LOG_LEVEL, "log-level", "log-level", 0,
+                        CONF_T_ENUM, "LEVEL", "info", NULL, 0, 3,
+                        "error|warn|info|debug", NULL, CONF_ALL,
+                        "what is logged on stderr; error also quiets "
+                        "librdkafka's log and scan's progress line"},
+    [CONF_KAFKA_PROPERTIES_FILE] = {CONF_KAFKA_PROPERTIES_FILE,
+                                    "kafka-properties-file", NULL, 'F',
+                                    CONF_T_STRING, "FILE", NULL, "none", 1,
+                                    CONF_PATH_MAX, NULL,
+                                    "/etc/eosaudit/kafka.properties",
+                                    CONF_ALL,
+                                    "librdkafka properties file, kcat-style "
+                                    "key=value lines with # comments; keeps "
+                                    "secrets out of the main file"},
+    [CONF_KAFKA] = {CONF_KAFKA, "kafka.PROPERTY", NULL, 'X', CONF_T_KAFKA,
+                    "KEY=VALUE", NULL,
+                    "librdkafka's, but group.id=eosaudit, client.id=eosaudit "
+                    "and isolation.level=read_committed",
+                    0, 0, NULL,
+                    "security.protocol = SASL_SSL\n"
+                    "sasl.mechanisms = SCRAM-SHA-512\n"
+                    "sasl.username = eosaudit\n"
+                    "sasl.password = secret\n"
+                    "ssl.ca.location = /etc/eosaudit/kafka-ca.pem",
+                    CONF_ALL,
+                    "any librdkafka property (security.protocol, `sasl.*`, "
+                    "`ssl.*`, ...), repeatable; enable.auto.commit, "
+                    "enable.auto.offset.store, enable.partition.eof and "
+                    "auto.offset.reset stay as the audit needs them"},
+    /* produce: the reference producer (producer/producer.h) */
+    [CONF_PRODUCE_TOPIC] = {CONF_PRODUCE_TOPIC, NULL, "topic", 't',
+                            CONF_T_STRING, "TOPIC", NULL, "none; required",
+                            1, 249, NULL, NULL, CONF_PRODUCE,
+                            "topic to write (must exist or be "
+                            "auto-created)"},
+    [CONF_PRODUCER] = {CONF_PRODUCER, NULL, "producer", 0, CONF_T_STRING,
+                       "NAME", NULL, "the transactional id, if any", 1,
+                       PRODUCER_NAME_MAX, NULL, NULL, CONF_PRODUCE,
+                       "eos.producer value, 1..255 bytes"},
+    [CONF_PRODUCE_COUNT] = {CONF_PRODUCE_COUNT, NULL, "count", 'n',
+                            CONF_T_INT, "COUNT", "1000", NULL, 0, INT64_MAX,
+                            NULL, NULL, CONF_PRODUCE, "records to deliver"},
+    [CONF_PRODUCE_RATE] = {CONF_PRODUCE_RATE, NULL, "rate", 0, CONF_T_DOUBLE,
+                           "N", "0", NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
+                           "records/s, 0 = unlimited", 0, HUGE_VAL},
+    [CONF_SIZE] = {CONF_SIZE, NULL, "size", 0, CONF_T_INT, "BYTES", "100",
+                   NULL, 0, PRODUCER_VALUE_MAX, NULL, NULL, CONF_PRODUCE,
+                   "value size, at most 100000000"},
+    [CONF_TRANSACTIONAL_ID] = {CONF_TRANSACTIONAL_ID, NULL,
+                               "transactional-id", 0, CONF_T_STRING, "ID",
+                               NULL, NULL, 1, 65535, NULL, NULL,
+                               CONF_PRODUCE,
+                               "produce in transactions; the epoch and "
+                               "eos.pid come from the broker"},
+    [CONF_TXN_SIZE] = {CONF_TXN_SIZE, NULL, "txn-size", 0, CONF_T_INT, "N",
+                       "100", NULL, 1, INT64_MAX, NULL, NULL, CONF_PRODUCE,
+                       "records per transaction (with --transactional-id)"},
+    [CONF_ABORT_EVERY] = {CONF_ABORT_EVERY, NULL, "abort-every", 0,
+                          CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                          NULL, CONF_PRODUCE,
+                          "abort every Nth transaction, 0 = never (else >= "
+                          "2); the next transaction reuses the aborted "
+                          "records and seqs"},
+    [CONF_STATE] = {CONF_STATE, NULL, "state", 0, CONF_T_STRING, "FILE",
+                    NULL, NULL, 1, CONF_PATH_MAX, NULL, NULL, CONF_PRODUCE,
+                    "session counter: FILE holds one line, the last epoch "
+                    "used (decimal); each run (and restart) takes the next "
+                    "one and writes it back (temp file + rename) before "
+                    "producing; no FILE: epoch 0, +1 per restart"},
+    [CONF_EPOCH] = {CONF_EPOCH, NULL, "epoch", 0, CONF_T_INT, "N", NULL,
+                    NULL, 0, INT32_MAX, NULL, NULL, CONF_PRODUCE,
+                    "use epoch N (0..2147483647; +1 per restart); not with "
+                    "--state"},
+    [CONF_INJECT_DUPLICATES] = {CONF_INJECT_DUPLICATES, NULL,
+                                "inject-duplicates", 0, CONF_T_DOUBLE, "P",
+                                "0", NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
+                                "with probability P (0..1) write a record "
+                                "twice",
+                                0, 1},
+    [CONF_INJECT_GAPS] = {CONF_INJECT_GAPS, NULL, "inject-gaps", 0,
+                          CONF_T_DOUBLE, "P", "0", NULL, 0, 0, NULL, NULL,
+                          CONF_PRODUCE,
+                          "with probability P (0..1) skip the seq before a "
+                          "record",
+                          0, 1},
+    [CONF_ZOMBIE] = {CONF_ZOMBIE, NULL, "zombie", 0, CONF_T_FLAG, NULL, NULL,
+                     NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
+                     "a stale session writes after a newer one: session A "
+                     "writes the first half, B (epoch A+1) the rest, then A "
+                     "writes count/10 more (at least 1) to partitions B "
+                     "wrote; transactional: B fences A at the broker and A's "
+                     "last transaction must fail"},
+    [CONF_MSGID_FROM] = {CONF_MSGID_FROM, NULL, "msgid-from", 0, CONF_T_ENUM,
+                         "WHAT", "key", NULL, 0, 2, "key|index|none", NULL,
+                         CONF_PRODUCE,
+                         "each record's message id, the same in every copy "
+                         "of it: key (NAME-n), index (n, in decimal) or none "
+                         "(no id header)"},
+    [CONF_MSGID_HEADER] = {CONF_MSGID_HEADER, NULL, "msgid-header", 0,
+                           CONF_T_STRING, "NAME", PRODUCER_MSGID_HEADER,
+                           NULL, 1, PRODUCER_HEADER_NAME_MAX, NULL, NULL,
+                           CONF_PRODUCE,
+                           "header the id goes under, 1..255 bytes, not one "
+                           "of the other eos.* headers"},
+    [CONF_RESTART_EVERY] = {CONF_RESTART_EVERY, NULL, "restart-every", 0,
+                            CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                            NULL, CONF_PRODUCE,
+                            "after every N records (0 = never): flush "
+                            "(commit when transactional), destroy the "
+                            "producer and start a new one: a new session, "
+                            "with a higher epoch and seqs from 0, that first "
+                            "writes again the last records delivered before; "
+                            "not with --zombie"},
+    [CONF_RESTART_REPLAY] = {CONF_RESTART_REPLAY, NULL, "restart-replay", 0,
+                             CONF_T_INT, "M",
+                             CONF_STR(PRODUCER_REPLAY_DEFAULT), NULL, 0,
+                             PRODUCER_REPLAY_MAX, NULL, NULL, CONF_PRODUCE,
+                             "records written again after each restart "
+                             "(0..1000000; never more than were delivered): "
+                             "same key, value, id and partition, a new seq; "
+                             "only the id tells them from new ones"},
+    /* demo: the mock cluster, the producer and the audit (cmd/demo.c) */
+    [CONF_DEMO_COUNT] = {CONF_DEMO_COUNT, NULL, "count", 'n', CONF_T_INT,
+                         "COUNT", "20000", NULL, 1, 100000000, NULL, NULL,
+                         CONF_DEMO, "records to produce"},
+    [CONF_DEMO_RATE] = {CONF_DEMO_RATE, NULL, "rate", 0, CONF_T_DOUBLE, "N",
+                        "4000", NULL, 0, 0, NULL, NULL, CONF_DEMO,
+                        "records per second, 0 = unlimited", 0, 1e9},
+    [CONF_DEMO_DB] = {CONF_DEMO_DB, NULL, "db", 0, CONF_T_STRING, "FILE",
+                      NULL, "a temporary one", 1, CONF_PATH_MAX, NULL, NULL,
+                      CONF_DEMO, "ledger file"},
+    [CONF_DEMO_LISTEN] = {CONF_DEMO_LISTEN, NULL, "listen", 0, CONF_T_ADDR,
+                          "ADDR:PORT", NULL, NULL, 0, 0, NULL, NULL,
+                          CONF_DEMO,
+                          "serve the dashboard, /metrics and `/api/v1/...` "
+                          "while the demo runs (e.g. 127.0.0.1:8080; port 0 "
+                          "picks a free one) and print its URL; after the "
+                          "comparison the demo keeps serving until Ctrl-C "
+                          "(SIGINT) or SIGTERM, so that a person can look; "
+                          "its exit status stays that of the comparison"},
+    [CONF_NO_LINGER] = {CONF_NO_LINGER, NULL, "no-linger", 0, CONF_T_FLAG,
+                        NULL, NULL, NULL, 0, 0, NULL, NULL, CONF_DEMO,
+                        "with --listen: exit right after the comparison"},
+    /* produce and demo */
+    [CONF_SEED] = {CONF_SEED, NULL, "seed", 0, CONF_T_U64, "N", "1", NULL, 0,
+                   0, NULL, NULL, CONF_PRODUCE | CONF_DEMO,
+                   "seed of the injected faults: they are a function of it"},
+    [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X',
+                            CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
+                            NULL, NULL, CONF_PRODUCE,
+                            "librdkafka property (repeatable; after -F); "
+                            "before them: enable.idempotence=true acks=all "
+                            "max.in.flight.requests.per.connection=5 "
+                            "message.send.max.retries=2147483647 linger.ms=5 "
+                            "(statistics.interval.ms=100 when "
+                            "transactional)"},
+    [CONF_PRODUCE_PROPERTIES_FILE] = {CONF_PRODUCE_PROPERTIES_FILE, NULL,
+                                      NULL, 'F', CONF_T_STRING, "FILE", NULL,
+                                      NULL, 1, CONF_PATH_MAX, NULL, NULL,
+                                      CONF_PRODUCE,
+                                      "librdkafka properties file: "
+                                      "key=value lines, # comments"},
+    [CONF_JSON] = {CONF_JSON, NULL, "json", 0, CONF_T_FLAG, NULL, NULL, NULL,
+                   0, 0, NULL, NULL, CONF_SCAN,
+                   "print one JSON object on stdout"},
+    [CONF_PRODUCE_JSON] = {CONF_PRODUCE_JSON, NULL, "json", 0, CONF_T_FLAG,
+                           NULL, NULL, NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
+                           "also print the summary as JSON on stdout"},
+    [CONF_NO_PROGRESS] = {CONF_NO_PROGRESS, NULL, "no-progress", 0,
+                          CONF_T_FLAG, NULL, NULL, NULL, 0, 0, NULL, NULL,
+                          CONF_SCAN, "no progress line on stderr"},
+    [CONF_QUIET] = {CONF_QUIET, NULL, "quiet", 'q', CONF_T_FLAG, NULL, NULL,
+                    NULL, 0, 0, NULL, NULL, CONF_CMDS,
+                    "only errors on stderr: no warnings, no librdkafka log "
+                    "(scan, serve: --log-level error)"},
+    [CONF_VERBOSE] = {CONF_VERBOSE, NULL, "verbose", 'v', CONF_T_FLAG, NULL,
+                      NULL, NULL, 0, 0, NULL, NULL, CONF_SV,
+                      "debug logging (--log-level debug)"},
+    [CONF_HELP] = {CONF_HELP, NULL, "help", 'h', CONF_T_FLAG, NULL, NULL,
+                   NULL, 0, 0, NULL, NULL, CONF_CMDS, "this text"},
+};
+
+/* The introduction of the documentation, one paragraph per string. */
+const char *const conf_doc_intro[] = {
+    "`eosaudit serve --config FILE` (and `scan --config FILE`) read their "
+    "settings from FILE. It holds `key = value` lines; blanks around key and "
+    "value are trimmed, and empty lines and lines whose first non-blank "
+    "character is `#` are comments (a `#` anywhere else belongs to the "
+    "value, so a password may hold one).",
+    "Each key may appear once. Values are checked as the flags' values are: "
+    "an unknown or repeated key, a bad number or a value out of range stops "
+    "eosaudit with `FILE:LINE: message`. Flags on the command line override "
+    "the file; the table's defaults apply to what neither sets. Relative "
+    "paths are relative to the working directory, not to the file.",
+    "librdkafka properties go as `kafka.PROPERTY = VALUE` lines. They apply "
+    "after kafka-properties-file (or -F) and before -X flags; brokers and "
+    "isolation, when set, override bootstrap.servers and isolation.level.",
+};
+const size_t conf_doc_intro_cnt =
+    sizeof(conf_doc_intro) / sizeof(conf_doc_intro[0]);
