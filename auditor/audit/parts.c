@@ -9,6 +9,23 @@
 #include "../../base/log.h"
 #include "internal.h"
 
+/* Asks the partition's leader for its low and high watermarks. */
+static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
+                            int64_t *lo, int64_t *hi, char *errstr,
+                            size_t errstr_size)
+{
+        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+            a->rk, lp->topic, lp->partition, lo, hi, AUDIT_META_TIMEOUT_MS);
+
+        if (err) {
+                snprintf(errstr, errstr_size,
+                         "cannot read watermarks of %s [%d]: %s", lp->topic,
+                         (int)lp->partition, rd_kafka_err2str(err));
+                return -1;
+        }
+        return 0;
+}
+
 /*
  * Decides where each part starts: from the ledger, or (never audited)
  * from the log start.  Offsets the ledger expected but retention deleted
@@ -19,17 +36,9 @@ int audit_position(struct audit *a, struct ledger_part *lp,
 {
         struct audit_rt *rt = &a->rt[lp->part];
         int64_t lo, hi;
-        rd_kafka_resp_err_t err;
 
-        err = rd_kafka_query_watermark_offsets(a->rk, lp->topic, lp->partition,
-                                               &lo, &hi,
-                                               AUDIT_META_TIMEOUT_MS);
-        if (err) {
-                snprintf(errstr, errstr_size,
-                         "cannot read watermarks of %s [%d]: %s", lp->topic,
-                         (int)lp->partition, rd_kafka_err2str(err));
+        if (audit_watermarks(a, lp, &lo, &hi, errstr, errstr_size))
                 return -1;
-        }
         rt->end = hi;
         if (lp->next_offset < 0) {
                 lp->from_log_start = lo == 0;
@@ -173,16 +182,8 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size)
         for (i = 0; i < a->nparts; i++) {
                 struct ledger_part *lp = &a->parts[i];
                 int64_t lo, hi;
-                rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-                    a->rk, lp->topic, lp->partition, &lo, &hi,
-                    AUDIT_META_TIMEOUT_MS);
-                if (err) {
-                        snprintf(errstr, errstr_size,
-                                 "cannot read watermarks of %s [%d]: %s",
-                                 lp->topic, (int)lp->partition,
-                                 rd_kafka_err2str(err));
+                if (audit_watermarks(a, lp, &lo, &hi, errstr, errstr_size))
                         return -1;
-                }
                 a->rt[i].end = hi;
                 if (lp->next_offset >= hi)
                         audit_mark_done(a, lp);
