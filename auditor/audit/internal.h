@@ -6,6 +6,7 @@
  * The files, one job each:
  *   setup.c   audit_new() and audit_free(): topics and partitions from
  *             the brokers, the ledger and the engine loaded, compaction
+ *   settings.c the consumer settings the audit relies on, and their check
  *   parts.c   partition and offset bookkeeping: where each partition
  *             starts, assignment, pausing, the end of a scan, stalls
  *   record.c  one consumed message: its headers, its identity, its
@@ -70,6 +71,11 @@ struct audit {
         const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
 };
+
+/* settings.c: 0 when conf holds every required setting of
+ * audit_kconf_apply(), else -1 with errstr naming the first that is not. */
+int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
+                      size_t errstr_size);
 
 /* parts.c */
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,

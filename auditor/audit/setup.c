@@ -274,6 +274,12 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         size_t t;
         int rc = -1;
 
+        *out = NULL;
+        /* Before anything connects: the audit's guarantees rest on these. */
+        if (audit_kconf_check(kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                return -1;
+        }
         a = calloc(1, sizeof(*a));
         if (!a) {
                 rd_kafka_conf_destroy(kconf);
