@@ -10,6 +10,7 @@
 #include "../../base/clock.h"
 #include "internal.h"
 
+/* Counters are stored clamped to INT64_MAX, the largest SQLite integer. */
 static int64_t ledger_u64_put(uint64_t v)
 {
         return v > INT64_MAX ? INT64_MAX : (int64_t)v;
