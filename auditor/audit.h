@@ -86,10 +86,47 @@ struct audit_conf {
 void audit_conf_defaults(struct audit_conf *c);
 
 /*
+ * The consumer settings the audit relies on are set here and nowhere
+ * else.  On a new configuration: audit_kconf_defaults(), then the caller's
+ * own properties (files, -X, brokers, isolation), then
+ * audit_kconf_apply(); then audit_new().  Both return 0, or -1 with errstr
+ * (a property librdkafka refuses).
+ *
+ * Required, and put back by audit_kconf_apply() over any other value with
+ * a warning; audit_new() refuses a configuration without them:
+ *   enable.auto.commit=false, enable.auto.offset.store=false
+ *                            Kafka's committed offsets are written by the
+ *                            audit alone, from the ledger, for lag tools
+ *   enable.partition.eof=true
+ *                            a scan moves past transaction markers at the
+ *                            end of a partition and knows where to stop
+ *   auto.offset.reset=error  offsets deleted before they were audited
+ *                            become a coverage gap, not a silent jump
+ *
+ * Defaults the caller may change between the two calls:
+ *   isolation.level=read_committed (read_uncommitted is supported:
+ *                            audit_kconf_apply() warns that aborted
+ *                            transactions then count as delivered)
+ *   the prefetch budget: queued.min.messages=150000,
+ *                            queued.max.messages.kbytes=16384,
+ *                            fetch.max.bytes=4194304 (raised by
+ *                            audit_kconf_apply() to a larger
+ *                            message.max.bytes unless the caller set it),
+ *                            fetch.wait.max.ms=100, fetch.queue.backoff.ms
+ *                            =100 (or, where librdkafka lacks it, a 100 ms
+ *                            topic.metadata.refresh.interval.ms)
+ */
+int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
+                         size_t errstr_size);
+int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
+                      size_t errstr_size);
+
+/*
  * Connects with kconf (ownership passes to the audit on success and on
  * failure), discovers the partitions of every topic, opens the ledger and
- * loads it.  Returns 0, or -1 with errstr (unreachable broker, unknown
- * topic, ledger in use...).
+ * loads it.  Returns 0, or -1 with errstr (a kconf without the required
+ * settings of audit_kconf_apply(), unreachable broker, unknown topic,
+ * ledger in use...).
  */
 int audit_new(struct audit **out, const struct audit_conf *c,
               rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size);

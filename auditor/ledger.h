@@ -16,6 +16,21 @@
  *  - The schema lives in schema/NNNN_*.sql, applied in order and tracked
  *    by PRAGMA user_version; a ledger newer than the binary is refused.
  *  - A struct ledger is used by one thread at a time.
+ *
+ * Ownership
+ *  - ledger_open() and ledger_open_reader() return a handle that the
+ *    caller alone frees, with ledger_close(); closing a writer releases
+ *    the process lock after the database is closed.
+ *  - Strings given to the ledger are borrowed: a ledger_part's topic for
+ *    as long as the parts are passed in, ledger_windows_load()'s topics for
+ *    the life of the handle (the tracker's id lookups call back into it,
+ *    so the handle must outlive the tracker's use of it).
+ *  - Strings and blobs handed to the walk callbacks (ledger_*_foreach,
+ *    ledger_anomalies_query) belong to SQLite and are valid only during
+ *    the call.
+ *
+ * The implementation is auditor/ledger/, one file per job (open, load,
+ * id windows, commit, queries); auditor/ledger/internal.h says which.
  */
 #ifndef EOSAUDIT_LEDGER_H
 #define EOSAUDIT_LEDGER_H

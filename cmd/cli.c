@@ -88,60 +88,15 @@ static int kset(rd_kafka_conf_t *conf, const char *key, const char *val,
 static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                                   size_t errstr_size)
 {
-        static const char *const forced[][2] = {
-            {"enable.auto.commit", "false"},
-            {"enable.auto.offset.store", "false"},
-            {"enable.partition.eof", "true"},
-            {"auto.offset.reset", "error"},
-        };
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *props, *brokers;
-        char val[64], rderr[256];
-        size_t i, vsz;
+        char rderr[256];
+        size_t i;
 
         if (kset(conf, "group.id", "eosaudit", errstr, errstr_size) ||
             kset(conf, "client.id", "eosaudit", errstr, errstr_size) ||
-            kset(conf, "isolation.level", "read_committed", errstr,
-                     errstr_size))
+            audit_kconf_defaults(conf, errstr, errstr_size))
                 goto fail;
-        /*
-         * The prefetch budget.  librdkafka applies queued.min.messages and
-         * queued.max.messages.kbytes to the ONE consumer queue that
-         * rd_kafka_assign() forwards every partition to, not per
-         * partition, so this is a constant.  A queued record costs its
-         * wire size plus ~300 bytes (kbytes counts payload only), and one
-         * Fetch response (fetch.max.bytes) may come on top of the cap.
-         * Once the queue is over a threshold, librdkafka < 2.2 sleeps up to
-         * 1 s before it fetches again (rd_kafka_max_block_ms;
-         * fetch.error.backoff.ms does not apply), so a small queue needs a
-         * wake-up: fetch.queue.backoff.ms where it exists, else a metadata
-         * request every 100 ms, whose reply wakes the broker thread (on
-         * librdkafka's 3-broker mock cluster too: partitions of every
-         * leader kept pace).  Measured (BENCHMARKS.md): 1M pairs 505 ->
-         * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
-         * same speed; before, queued.min.messages was 1000000.
-         */
-        if (kset(conf, "queued.min.messages", "150000", errstr,
-                 errstr_size) ||
-            kset(conf, "queued.max.messages.kbytes", "16384", errstr,
-                 errstr_size) ||
-            kset(conf, "fetch.max.bytes", "4194304", errstr, errstr_size) ||
-            kset(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
-                goto fail;
-        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "100", rderr,
-                              sizeof(rderr)) != RD_KAFKA_CONF_OK &&
-            (kset(conf, "topic.metadata.refresh.interval.ms", "100", errstr,
-                  errstr_size) ||
-             /* else librdkafka makes it 3 x the interval, 300 ms */
-             kset(conf, "metadata.max.age.ms", "900000", errstr,
-                  errstr_size)))
-                goto fail;
-        /* Set now and again below: a value that differs then came from the
-         * user (librdkafka's own defaults are no reason to warn). */
-        for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++)
-                if (kset(conf, forced[i][0], forced[i][1], errstr,
-                             errstr_size))
-                        goto fail;
         props = conf_str(&c->conf, CONF_KAFKA_PROPERTIES_FILE);
         if (props && kconf_file_load(conf, props, errstr, errstr_size))
                 goto fail;
@@ -165,40 +120,8 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
             kset(conf, "isolation.level", conf_str(&c->conf, CONF_ISOLATION),
                  errstr, errstr_size))
                 goto fail;
-        for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
-                vsz = sizeof(val);
-                if (rd_kafka_conf_get(conf, forced[i][0], val, &vsz) ==
-                        RD_KAFKA_CONF_OK &&
-                    strcmp(val, forced[i][1]))
-                        log_warn("ignoring %s=%s: the audit needs %s",
-                                 forced[i][0], val, forced[i][1]);
-                if (kset(conf, forced[i][0], forced[i][1], errstr,
-                             errstr_size))
-                        goto fail;
-        }
-        /* librdkafka refuses fetch.max.bytes < message.max.bytes: follow a
-         * user's larger message.max.bytes unless fetch.max.bytes is theirs
-         * too. */
-        vsz = sizeof(val);
-        if (rd_kafka_conf_get(conf, "fetch.max.bytes", val, &vsz) ==
-                RD_KAFKA_CONF_OK &&
-            !strcmp(val, "4194304")) {
-                char mmb[32];
-                size_t msz = sizeof(mmb);
-                int64_t v;
-                if (rd_kafka_conf_get(conf, "message.max.bytes", mmb, &msz) ==
-                        RD_KAFKA_CONF_OK &&
-                    !kconf_parse_i64(mmb, 0, INT64_MAX, &v) && v > 4194304 &&
-                    kset(conf, "fetch.max.bytes", mmb, errstr, errstr_size))
-                        goto fail;
-        }
-        vsz = sizeof(val);
-        if (rd_kafka_conf_get(conf, "isolation.level", val, &vsz) ==
-                RD_KAFKA_CONF_OK &&
-            strcmp(val, "read_committed"))
-                log_warn("isolation.level=%s: aborted transactions will be "
-                         "audited as if they were delivered",
-                         val);
+        if (audit_kconf_apply(conf, errstr, errstr_size))
+                goto fail;
         return conf;
 fail:
         rd_kafka_conf_destroy(conf);

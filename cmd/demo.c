@@ -244,14 +244,10 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
                               sizeof(errstr)) ||
             rd_kafka_conf_set(kconf, "group.id", "eosaudit-demo", errstr,
                               sizeof(errstr)) ||
-            rd_kafka_conf_set(kconf, "enable.auto.commit", "false", errstr,
-                              sizeof(errstr)) ||
-            rd_kafka_conf_set(kconf, "enable.partition.eof", "true", errstr,
-                              sizeof(errstr)) ||
-            rd_kafka_conf_set(kconf, "auto.offset.reset", "error", errstr,
-                              sizeof(errstr)) ||
+            audit_kconf_defaults(kconf, errstr, sizeof(errstr)) ||
             rd_kafka_conf_set(kconf, "log_level", quiet ? "3" : "4", errstr,
-                              sizeof(errstr))) {
+                              sizeof(errstr)) ||
+            audit_kconf_apply(kconf, errstr, sizeof(errstr))) {
                 rd_kafka_conf_destroy(kconf);
                 fprintf(stderr, "eosaudit: demo: %s\n", errstr);
                 goto out;

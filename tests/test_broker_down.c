@@ -170,12 +170,15 @@ static void test_all_brokers_down(void **state)
         fx->run = 1;
         rd_kafka_conf_set(conf, "bootstrap.servers", fx->bootstraps, NULL, 0);
         rd_kafka_conf_set(conf, "group.id", "eosaudit", NULL, 0);
-        rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
-        rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
-        rd_kafka_conf_set(conf, "auto.offset.reset", "error", NULL, 0);
+        assert_int_equal(audit_kconf_defaults(conf, fx->errstr,
+                                              sizeof(fx->errstr)),
+                         0);
         rd_kafka_conf_set(conf, "reconnect.backoff.ms", "50", NULL, 0);
         rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "200", NULL, 0);
         rd_kafka_conf_set(conf, "log_level", "0", NULL, 0);
+        assert_int_equal(audit_kconf_apply(conf, fx->errstr,
+                                           sizeof(fx->errstr)),
+                         0);
         if (audit_new(&fx->a, &ac, conf, fx->errstr, sizeof(fx->errstr)))
                 fail_msg("audit_new: %s", fx->errstr);
         assert_int_equal(pthread_create(&fx->th, NULL, audit_thread, fx), 0);

@@ -109,10 +109,10 @@ static void scan(struct mock *m, const char *topic, const char *db,
                                            sizeof(errstr)),
                          RD_KAFKA_CONF_OK);
         rd_kafka_conf_set(conf, "group.id", "test", NULL, 0);
-        rd_kafka_conf_set(conf, "enable.auto.commit", "false", NULL, 0);
-        rd_kafka_conf_set(conf, "enable.partition.eof", "true", NULL, 0);
-        rd_kafka_conf_set(conf, "auto.offset.reset", "error", NULL, 0);
+        assert_int_equal(audit_kconf_defaults(conf, errstr, sizeof(errstr)),
+                         0);
         rd_kafka_conf_set(conf, "log_level", "2", NULL, 0);
+        assert_int_equal(audit_kconf_apply(conf, errstr, sizeof(errstr)), 0);
         if (audit_new(&a, &ac, conf, errstr, sizeof(errstr)))
                 fail_msg("audit_new: %s", errstr);
         if (audit_run(a, errstr, sizeof(errstr)))

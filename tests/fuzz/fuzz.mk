@@ -30,7 +30,7 @@ build-fuzz/gen/index_html.c: http/embed.sh http/index.html
 	./http/embed.sh http/index.html > $@.tmp && mv $@.tmp $@
 
 build-fuzz/fuzz_query: tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC) \
-                       $(wildcard base/*.h dedup/*.h auditor/*.h http/*.h producer/*.h cmd/*.h)
+                       $(wildcard base/*.h dedup/*.h auditor/*.h auditor/*/*.h http/*.h producer/*.h cmd/*.h)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_query.c \
 	        $(FUZZ_QUERY_SRC) $(PKG_LIBS) $(LDLIBS)

@@ -1,0 +1,196 @@
+/*
+ * record.c - one consumed message: its headers and identity (per
+ * --dedup-key) through the engine, or what its error means for the audit.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../base/log.h"
+#include "internal.h"
+
+static struct ledger_part *audit_part_of(struct audit *a,
+                                         const rd_kafka_message_t *rkm)
+{
+        size_t t;
+
+        if (rkm->rkt != a->last_rkt) {
+                const char *name = rd_kafka_topic_name(rkm->rkt);
+                for (t = 0; t < a->ntopics; t++)
+                        if (!strcmp(a->topics[t].name, name))
+                                break;
+                if (t == a->ntopics)
+                        return NULL;
+                a->last_rkt = rkm->rkt;
+                a->last_topic = t;
+        }
+        t = a->last_topic;
+        if (rkm->partition < 0 || rkm->partition >= a->topics[t].npart)
+                return NULL;
+        return &a->parts[a->topics[t].base + (uint32_t)rkm->partition];
+}
+
+/*
+ * value-hash identity: 16 bytes, MurmurHash3 x64_128 of (flags, hash of
+ * the key, hash of the value), flags telling a null key or value from an
+ * empty one; the two inner hashes keep key and value apart, so that
+ * ("ab", "c") and ("a", "bc") differ.
+ */
+#define AUDIT_VALUE_HASH_LEN 16
+
+static void audit_value_hash(const rd_kafka_message_t *rkm,
+                             unsigned char out[AUDIT_VALUE_HASH_LEN])
+{
+        unsigned char frame[1 + 16 + 16];
+        struct dedup_id kh, vh, id;
+        int i;
+
+        dedup_id_hash(rkm->key ? rkm->key : "", rkm->key ? rkm->key_len : 0,
+                      &kh);
+        dedup_id_hash(rkm->payload ? rkm->payload : "",
+                      rkm->payload ? rkm->len : 0, &vh);
+        frame[0] = (unsigned char)((rkm->key ? 1 : 0) | (rkm->payload ? 2 : 0));
+        for (i = 0; i < 8; i++) {
+                frame[1 + i] = (unsigned char)(kh.lo >> (8 * i));
+                frame[9 + i] = (unsigned char)(kh.hi >> (8 * i));
+                frame[17 + i] = (unsigned char)(vh.lo >> (8 * i));
+                frame[25 + i] = (unsigned char)(vh.hi >> (8 * i));
+        }
+        dedup_id_hash(frame, sizeof(frame), &id);
+        for (i = 0; i < 8; i++) {
+                out[i] = (unsigned char)(id.lo >> (8 * i));
+                out[8 + i] = (unsigned char)(id.hi >> (8 * i));
+        }
+}
+
+/* Points h->id at the record's identity per --dedup-key (the header case
+ * is handled while the headers are read). */
+static void audit_identity(const struct audit *a,
+                           const rd_kafka_message_t *rkm,
+                           struct dedup_hdrs *h,
+                           unsigned char buf[AUDIT_VALUE_HASH_LEN])
+{
+        switch (a->id_src) {
+        case AUDIT_ID_MSGID:
+                h->id = h->msgid;
+                h->id_len = h->msgid_len;
+                break;
+        case AUDIT_ID_HEADER:
+                break;
+        case AUDIT_ID_KEY:
+                h->id = rkm->key && rkm->key_len ? rkm->key : NULL;
+                h->id_len = rkm->key ? rkm->key_len : 0;
+                break;
+        case AUDIT_ID_VALUE_HASH:
+                audit_value_hash(rkm, buf);
+                h->id = buf;
+                h->id_len = AUDIT_VALUE_HASH_LEN;
+                break;
+        }
+}
+
+static void audit_record(struct audit *a, struct ledger_part *lp,
+                         const rd_kafka_message_t *rkm, int64_t now)
+{
+        struct audit_rt *rt = &a->rt[lp->part];
+        rd_kafka_headers_t *hdrs;
+        struct dedup_hdrs h;
+        unsigned char id_buf[AUDIT_VALUE_HASH_LEN];
+
+        /* Already in the ledger (a refetch after a seek), or past the
+         * scan's end: neither is audited now. */
+        if (rkm->offset < lp->next_offset)
+                return;
+        if (!a->conf.follow && rkm->offset >= rt->end) {
+                audit_mark_done(a, lp);
+                return;
+        }
+        dedup_hdrs_init(&h);
+        if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                const char *name;
+                const void *val;
+                size_t size, i, name_len;
+                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
+                                                     &size);
+                     i++) {
+                        name_len = strlen(name);
+                        dedup_hdrs_feed(&h, name, name_len, val, size);
+                        /* The last occurrence counts, as for eos.*; a
+                         * null or empty value is no id. */
+                        if (a->id_src == AUDIT_ID_HEADER &&
+                            name_len == a->id_header_len &&
+                            !memcmp(name, a->id_header, name_len)) {
+                                h.id = val && size ? val : NULL;
+                                h.id_len = val ? size : 0;
+                        }
+                }
+        }
+        audit_identity(a, rkm, &h, id_buf);
+        /* Verdicts run on the records' time (-1: none, the wall clock). */
+        h.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+        dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
+        if (a->conf.status) {
+                int64_t ts = rd_kafka_message_timestamp(rkm, NULL);
+                if (ts > 0 && ts <= now)
+                        status_hist_observe(
+                            &a->view.topics[a->last_topic].latency,
+                            (double)(now - ts) / 1000.0);
+        }
+        lp->next_offset = rkm->offset + 1;
+        lp->dirty = 1;
+        rt->eof = 0;
+        rt->last_progress_ms = now;
+        a->uncommitted++;
+        a->stats.records++;
+        if (!a->conf.follow && lp->next_offset >= rt->end)
+                audit_mark_done(a, lp);
+}
+
+void audit_message(struct audit *a, rd_kafka_message_t *rkm,
+                   int64_t now, int *fatal, char *errstr,
+                   size_t errstr_size)
+{
+        struct ledger_part *lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
+
+        if (!rkm->err) {
+                if (lp)
+                        audit_record(a, lp, rkm, now);
+                return;
+        }
+        if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp) {
+                struct audit_rt *rt = &a->rt[lp->part];
+                int64_t eof = rkm->offset;
+                /* A scan drops records at or past its end unaudited
+                 * (audit_record): never move past them. */
+                if (!a->conf.follow && eof > rt->end)
+                        eof = rt->end;
+                /* Only markers or aborted records lie between the last
+                 * record and here: nothing to audit, so move past them. */
+                if (eof > lp->next_offset) {
+                        lp->next_offset = eof;
+                        lp->dirty = 1;
+                        rt->last_progress_ms = now;
+                }
+                rt->eof = 1;
+                if (!a->conf.follow && lp->next_offset >= rt->end)
+                        audit_mark_done(a, lp);
+                return;
+        }
+        if ((rkm->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+             rkm->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) &&
+            lp) {
+                if (audit_out_of_range(a, lp, errstr, errstr_size))
+                        *fatal = 1;
+                return;
+        }
+        if (rkm->err == RD_KAFKA_RESP_ERR__FATAL ||
+            rkm->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+            rkm->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+            rkm->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+                snprintf(errstr, errstr_size, "consumer: %s",
+                         rd_kafka_message_errstr(rkm));
+                *fatal = 1;
+                return;
+        }
+        /* Transport errors and the like: librdkafka retries by itself. */
+        log_debug("consumer: %s", rd_kafka_message_errstr(rkm));
+}

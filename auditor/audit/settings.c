@@ -1,0 +1,177 @@
+/*
+ * settings.c - the consumer settings the audit relies on, in one place (see
+ * audit_kconf_defaults() in audit.h), and the check audit_new() makes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../base/kconf.h"
+#include "../../base/log.h"
+#include "internal.h"
+
+/*
+ * What the audit cannot do without.  audit_kconf_apply() puts these back
+ * over the user's values (with a warning) and audit_new() refuses a
+ * configuration that lacks one.
+ */
+static const char *const audit_kconf_required[][2] = {
+        /* Kafka's committed offsets are written by the audit alone, from
+         * the ledger, for lag tools (never read back). */
+        {"enable.auto.commit", "false"},
+        {"enable.auto.offset.store", "false"},
+        /* The end of a partition moves a scan past transaction markers
+         * and tells it where to stop. */
+        {"enable.partition.eof", "true"},
+        /* Offsets deleted before they were audited must come back as an
+         * error, which becomes a coverage gap, never as a silent jump. */
+        {"auto.offset.reset", "error"},
+};
+
+#define AUDIT_KCONF_REQUIRED_CNT                                              \
+        (sizeof(audit_kconf_required) / sizeof(audit_kconf_required[0]))
+
+/* The prefetch budget's Fetch size, raised to message.max.bytes when the
+ * user's is larger (see audit_kconf_apply()). */
+#define AUDIT_FETCH_MAX_BYTES 4194304
+#define AUDIT_STR_(x) #x
+#define AUDIT_STR(x) AUDIT_STR_(x)
+
+static int audit_kconf_set(rd_kafka_conf_t *conf, const char *key,
+                           const char *val, char *errstr, size_t errstr_size)
+{
+        return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
+                               RD_KAFKA_CONF_OK
+                       ? 0
+                       : -1;
+}
+
+/* Reads key into buf (size bytes); -1 when it is unset and has no
+ * default (auto.offset.reset until someone sets it). */
+static int audit_kconf_get(const rd_kafka_conf_t *conf, const char *key,
+                           char *buf, size_t size)
+{
+        size_t n = size;
+
+        return rd_kafka_conf_get(conf, key, buf, &n) == RD_KAFKA_CONF_OK
+                       ? 0
+                       : -1;
+}
+
+/* Sets the required settings; with warn, says which user value each one
+ * replaces. */
+static int audit_kconf_required_set(rd_kafka_conf_t *conf, int warn,
+                                    char *errstr, size_t errstr_size)
+{
+        char got[64];
+        size_t i;
+
+        for (i = 0; i < AUDIT_KCONF_REQUIRED_CNT; i++) {
+                const char *key = audit_kconf_required[i][0];
+                const char *val = audit_kconf_required[i][1];
+                if (warn && !audit_kconf_get(conf, key, got, sizeof(got)) &&
+                    strcmp(got, val))
+                        log_warn("ignoring %s=%s: the audit needs %s", key,
+                                 got, val);
+                if (audit_kconf_set(conf, key, val, errstr, errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
+int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
+                         size_t errstr_size)
+{
+        char rderr[256];
+
+        if (audit_kconf_set(conf, "isolation.level", "read_committed", errstr,
+                            errstr_size))
+                return -1;
+        /*
+         * The prefetch budget.  librdkafka applies queued.min.messages and
+         * queued.max.messages.kbytes to the ONE consumer queue that
+         * rd_kafka_assign() forwards every partition to, not per
+         * partition, so this is a constant.  A queued record costs its
+         * wire size plus ~300 bytes (kbytes counts payload only), and one
+         * Fetch response (fetch.max.bytes) may come on top of the cap.
+         * Once the queue is over a threshold, librdkafka < 2.2 sleeps up to
+         * 1 s before it fetches again (rd_kafka_max_block_ms;
+         * fetch.error.backoff.ms does not apply), so a small queue needs a
+         * wake-up: fetch.queue.backoff.ms where it exists, else a metadata
+         * request every 100 ms, whose reply wakes the broker thread (on
+         * librdkafka's 3-broker mock cluster too: partitions of every
+         * leader kept pace).  Measured (BENCHMARKS.md): 1M pairs 505 ->
+         * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
+         * same speed; before, queued.min.messages was 1000000.
+         */
+        if (audit_kconf_set(conf, "queued.min.messages", "150000", errstr,
+                            errstr_size) ||
+            audit_kconf_set(conf, "queued.max.messages.kbytes", "16384",
+                            errstr, errstr_size) ||
+            audit_kconf_set(conf, "fetch.max.bytes",
+                            AUDIT_STR(AUDIT_FETCH_MAX_BYTES),
+                            errstr, errstr_size) ||
+            audit_kconf_set(conf, "fetch.wait.max.ms", "100", errstr,
+                            errstr_size))
+                return -1;
+        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "100", rderr,
+                              sizeof(rderr)) != RD_KAFKA_CONF_OK &&
+            (audit_kconf_set(conf, "topic.metadata.refresh.interval.ms",
+                             "100", errstr, errstr_size) ||
+             /* else librdkafka makes it 3 x the interval, 300 ms */
+             audit_kconf_set(conf, "metadata.max.age.ms", "900000", errstr,
+                             errstr_size)))
+                return -1;
+        /* Set now and again by audit_kconf_apply(): a value that differs
+         * then came from the user (librdkafka's own defaults are no
+         * reason to warn). */
+        return audit_kconf_required_set(conf, 0, errstr, errstr_size);
+}
+
+int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
+                      size_t errstr_size)
+{
+        char val[64], mmb[32];
+        int64_t v;
+
+        if (audit_kconf_required_set(conf, 1, errstr, errstr_size))
+                return -1;
+        /* librdkafka refuses fetch.max.bytes < message.max.bytes: follow a
+         * user's larger message.max.bytes unless fetch.max.bytes is theirs
+         * too. */
+        if (!audit_kconf_get(conf, "fetch.max.bytes", val, sizeof(val)) &&
+            !strcmp(val, AUDIT_STR(AUDIT_FETCH_MAX_BYTES)) &&
+            !audit_kconf_get(conf, "message.max.bytes", mmb, sizeof(mmb)) &&
+            !kconf_parse_i64(mmb, 0, INT64_MAX, &v) &&
+            v > AUDIT_FETCH_MAX_BYTES &&
+            audit_kconf_set(conf, "fetch.max.bytes", mmb, errstr,
+                            errstr_size))
+                return -1;
+        if (!audit_kconf_get(conf, "isolation.level", val, sizeof(val)) &&
+            strcmp(val, "read_committed"))
+                log_warn("isolation.level=%s: aborted transactions will be "
+                         "audited as if they were delivered",
+                         val);
+        return 0;
+}
+
+int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
+                      size_t errstr_size)
+{
+        char got[64];
+        size_t i;
+
+        for (i = 0; i < AUDIT_KCONF_REQUIRED_CNT; i++) {
+                const char *key = audit_kconf_required[i][0];
+                const char *val = audit_kconf_required[i][1];
+                if (audit_kconf_get(conf, key, got, sizeof(got)))
+                        snprintf(got, sizeof(got), "(unset)");
+                else if (!strcmp(got, val))
+                        continue;
+                snprintf(errstr, errstr_size,
+                         "the audit needs the consumer setting %s=%s, not "
+                         "%s (audit_kconf_apply() sets it)",
+                         key, val, got);
+                return -1;
+        }
+        return 0;
+}

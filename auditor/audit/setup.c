@@ -1,0 +1,401 @@
+/*
+ * setup.c - audit_new() and audit_free(): the partitions of every topic,
+ * the ledger and the engine loaded from it, the id windows, compaction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../base/clock.h"
+#include "../../base/log.h"
+#include "internal.h"
+
+void audit_conf_defaults(struct audit_conf *c)
+{
+        memset(c, 0, sizeof(*c));
+        dedup_config_defaults(&c->dedup);
+        c->dedup_key = "msgid";
+        c->commit_interval_ms = 1000;
+        c->commit_records = 100000;
+        c->kafka_commit_interval_ms = 5000;
+        c->stall_timeout_ms = 30000;
+}
+
+int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
+                          const char **header, char *errstr,
+                          size_t errstr_size)
+{
+        *header = NULL;
+        if (!strcmp(spec, "msgid")) {
+                *src = AUDIT_ID_MSGID;
+        } else if (!strcmp(spec, "key")) {
+                *src = AUDIT_ID_KEY;
+        } else if (!strcmp(spec, "value-hash")) {
+                *src = AUDIT_ID_VALUE_HASH;
+        } else if (!strncmp(spec, "header:", 7) && spec[7] &&
+                   strlen(spec + 7) <= 255) {
+                *src = AUDIT_ID_HEADER;
+                *header = spec + 7;
+        } else {
+                snprintf(errstr, errstr_size,
+                         "bad --dedup-key '%s': expected msgid, "
+                         "header:NAME (NAME 1 to 255 bytes), key or "
+                         "value-hash",
+                         spec);
+                return -1;
+        }
+        return 0;
+}
+
+/*
+ * Failpoint for crash tests: EOSAUDIT_FAILPOINT_COMMIT=N makes the process
+ * die (_exit, like kill -9: no cleanup, no COMMIT) inside the Nth ledger
+ * commit, after all of its writes.  Unset in normal use.
+ */
+static unsigned long audit_failpoint_left;
+
+static void audit_failpoint(void *opaque)
+{
+        (void)opaque;
+        if (audit_failpoint_left && --audit_failpoint_left == 0) {
+                log_error("failpoint: dying inside a ledger commit");
+                _exit(137);
+        }
+}
+
+static void audit_failpoint_arm(struct audit *a)
+{
+        const char *v = getenv("EOSAUDIT_FAILPOINT_COMMIT");
+        char *end;
+        unsigned long n;
+
+        if (!v || !*v)
+                return;
+        n = strtoul(v, &end, 10);
+        if (*end || n == 0) {
+                log_warn("ignoring EOSAUDIT_FAILPOINT_COMMIT='%s'", v);
+                return;
+        }
+        audit_failpoint_left = n;
+        ledger_commit_hook_set(a->lg, audit_failpoint, NULL);
+}
+
+static int audit_discover(struct audit *a, const char *brokers, char *errstr,
+                          size_t errstr_size)
+{
+        size_t t;
+        uint32_t total = 0;
+
+        a->topics = calloc(a->conf.topic_cnt, sizeof(*a->topics));
+        if (!a->topics)
+                goto oom;
+        for (t = 0; t < a->conf.topic_cnt; t++) {
+                const struct rd_kafka_metadata *md = NULL;
+                rd_kafka_topic_t *rkt;
+                rd_kafka_resp_err_t err;
+                const char *name = a->conf.topics[t];
+
+                rkt = rd_kafka_topic_new(a->rk, name, NULL);
+                if (!rkt) {
+                        snprintf(errstr, errstr_size, "bad topic name '%s'",
+                                 name);
+                        return -1;
+                }
+                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
+                                        AUDIT_META_TIMEOUT_MS);
+                rd_kafka_topic_destroy(rkt);
+                if (err) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot reach brokers '%s': %s", brokers,
+                                 rd_kafka_err2str(err));
+                        return -1;
+                }
+                if (md->topic_cnt != 1 || md->topics[0].err ||
+                    md->topics[0].partition_cnt <= 0) {
+                        rd_kafka_resp_err_t terr =
+                            md->topic_cnt ? md->topics[0].err : err;
+                        snprintf(errstr, errstr_size,
+                                 "topic '%s' not found: %s", name,
+                                 terr ? rd_kafka_err2str(terr)
+                                      : "no partitions");
+                        rd_kafka_metadata_destroy(md);
+                        return -1;
+                }
+                a->topics[t].name = strdup(name);
+                if (!a->topics[t].name) {
+                        rd_kafka_metadata_destroy(md);
+                        goto oom;
+                }
+                a->topics[t].base = total;
+                a->topics[t].npart = md->topics[0].partition_cnt;
+                total += (uint32_t)md->topics[0].partition_cnt;
+                a->ntopics = t + 1;
+                rd_kafka_metadata_destroy(md);
+        }
+        a->nparts = total;
+        a->parts = calloc(total, sizeof(*a->parts));
+        a->rt = calloc(total, sizeof(*a->rt));
+        if (!a->parts || !a->rt)
+                goto oom;
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
+                for (p = 0; p < a->topics[t].npart; p++) {
+                        struct ledger_part *lp = &a->parts[a->topics[t].base + p];
+                        lp->topic = a->topics[t].name;
+                        lp->partition = p;
+                        lp->part = a->topics[t].base + (uint32_t)p;
+                        lp->next_offset = -1;
+                        lp->coverage_lo = lp->coverage_hi = -1;
+                }
+        }
+        return 0;
+oom:
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+}
+
+/*
+ * Whether topic is compacted (cleanup.policy contains "compact").  When
+ * the configuration cannot be read (an ACL, an old broker), says so and
+ * assumes not: gaps are then reported as usual.
+ */
+static int audit_compacted(struct audit *a, const char *topic)
+{
+        rd_kafka_ConfigResource_t *res =
+            rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+        rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(
+            a->rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+        rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
+        rd_kafka_event_t *ev = NULL;
+        const rd_kafka_DescribeConfigs_result_t *r;
+        const rd_kafka_ConfigResource_t **rs;
+        const rd_kafka_ConfigEntry_t **ce;
+        size_t n = 0, nce = 0, i;
+        int compacted = 0;
+
+        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
+                                                  NULL, 0);
+        rd_kafka_DescribeConfigs(a->rk, &res, 1, opt, q);
+        ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
+        r = ev ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
+        if (!r || rd_kafka_event_error(ev)) {
+                log_warn("cannot read the configuration of topic '%s' (%s): "
+                         "assuming it is not compacted",
+                         topic, ev ? rd_kafka_event_error_string(ev)
+                                   : "timed out");
+                goto out;
+        }
+        rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
+        if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
+                log_warn("cannot read the configuration of topic '%s': "
+                         "assuming it is not compacted",
+                         topic);
+                goto out;
+        }
+        ce = rd_kafka_ConfigResource_configs(rs[0], &nce);
+        for (i = 0; i < nce; i++) {
+                const char *v = rd_kafka_ConfigEntry_value(ce[i]);
+                if (!strcmp(rd_kafka_ConfigEntry_name(ce[i]),
+                            "cleanup.policy") &&
+                    v && strstr(v, "compact"))
+                        compacted = 1;
+        }
+out:
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        rd_kafka_queue_destroy(q);
+        rd_kafka_AdminOptions_destroy(opt);
+        rd_kafka_ConfigResource_destroy(res);
+        return compacted;
+}
+
+/* One id window per topic, loaded from the ledger. */
+static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
+{
+        const char **names = NULL;
+        uint32_t *windows = NULL;
+        void *filters;
+        size_t bytes;
+        size_t t;
+        int32_t p;
+        int rc = -1;
+
+        /* --id-window 0: no windows at all (what the ledger holds stays
+         * for a later run with one). */
+        if (!a->conf.dedup.window.max_ids)
+                return 0;
+        names = calloc(a->ntopics ? a->ntopics : 1, sizeof(*names));
+        windows = calloc(a->ntopics ? a->ntopics : 1, sizeof(*windows));
+        if (!names || !windows) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        for (t = 0; t < a->ntopics; t++) {
+                if (dedup_tracker_window_add(a->tr, &windows[t])) {
+                        snprintf(errstr, errstr_size,
+                                 "out of memory for the id window of %s "
+                                 "(--id-window %llu)",
+                                 a->topics[t].name,
+                                 (unsigned long long)a->conf.dedup.window
+                                     .max_ids);
+                        goto out;
+                }
+                names[t] = a->topics[t].name;
+                /* Huge pages for the filters where the kernel leaves it to
+                 * us (transparent_hugepage=madvise): every check is a
+                 * random access, a TLB miss on 4 KiB pages.  Advice only. */
+                filters = dedup_tracker_window_filters(a->tr, windows[t],
+                                                       &bytes);
+                if (filters && bytes)
+                        (void)madvise(filters, bytes, MADV_HUGEPAGE);
+                for (p = 0; p < a->topics[t].npart; p++)
+                        dedup_tracker_part_set_window(
+                            a->tr, a->topics[t].base + (uint32_t)p,
+                            windows[t]);
+        }
+        rc = ledger_windows_load(a->lg, a->tr, names, windows, a->ntopics,
+                                 a->parts, a->nparts, a->conf.dedup_key,
+                                 errstr, errstr_size);
+out:
+        free(names);
+        free(windows);
+        return rc;
+}
+
+int audit_new(struct audit **out, const struct audit_conf *c,
+              rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size)
+{
+        char brokers[512] = "";
+        size_t bsz = sizeof(brokers);
+        struct audit *a;
+        uint32_t i;
+        size_t t;
+        int rc = -1;
+
+        *out = NULL;
+        /* Before anything connects: the audit's guarantees rest on these. */
+        if (audit_kconf_check(kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                return -1;
+        }
+        a = calloc(1, sizeof(*a));
+        if (!a) {
+                rd_kafka_conf_destroy(kconf);
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        a->conf = *c;
+        if (!a->conf.dedup_key)
+                a->conf.dedup_key = "msgid";
+        if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src,
+                                  &a->id_header, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                free(a);
+                *out = NULL;
+                return -1;
+        }
+        a->id_header_len = a->id_header ? strlen(a->id_header) : 0;
+        if (rd_kafka_conf_get(kconf, "bootstrap.servers", brokers, &bsz) !=
+            RD_KAFKA_CONF_OK)
+                brokers[0] = '\0';
+
+        if (c->status) {
+                rd_kafka_conf_set_opaque(kconf, a);
+                rd_kafka_conf_set_stats_cb(kconf, audit_stats_cb);
+                if (rd_kafka_conf_set(kconf, "statistics.interval.ms", "1000",
+                                      errstr, errstr_size) !=
+                    RD_KAFKA_CONF_OK) {
+                        rd_kafka_conf_destroy(kconf);
+                        goto out;
+                }
+        }
+        a->rk = rd_kafka_new(RD_KAFKA_CONSUMER, kconf, errstr, errstr_size);
+        if (!a->rk) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
+        kconf = NULL; /* owned by the handle */
+        rd_kafka_poll_set_consumer(a->rk);
+        a->rkqu = rd_kafka_queue_get_consumer(a->rk);
+
+        if (audit_discover(a, brokers, errstr, errstr_size))
+                goto out;
+        if (audit_view_init(a)) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
+                goto out;
+        audit_failpoint_arm(a);
+        a->tr = dedup_tracker_new(&c->dedup);
+        if (!a->tr) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        for (i = 0; i < a->nparts; i++) {
+                if (dedup_tracker_part_add(a->tr, i, 0)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        goto out;
+                }
+        }
+        if (ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
+                        errstr_size) ||
+            audit_windows(a, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < a->nparts; i++)
+                if (audit_position(a, &a->parts[i], errstr, errstr_size))
+                        goto out;
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
+                a->topics[t].compacted =
+                    !c->no_compaction_check &&
+                    audit_compacted(a, a->topics[t].name);
+                if (a->topics[t].compacted)
+                        log_info("topic '%s' is compacted: a seq that jumps "
+                                 "ahead is a new baseline, not a gap",
+                                 a->topics[t].name);
+                for (p = 0; p < a->topics[t].npart; p++)
+                        dedup_tracker_part_set_compacted(
+                            a->tr, a->topics[t].base + (uint32_t)p,
+                            a->topics[t].compacted);
+        }
+        if (audit_assign(a, errstr, errstr_size))
+                goto out;
+        a->stats.partitions = a->nparts;
+        a->started_ms = a->last_commit_ms = a->last_tick_ms = clock_wall_ms();
+        a->last_kafka_commit_ms = a->started_ms;
+        audit_publish(a, a->started_ms);
+        rc = 0;
+out:
+        if (rc) {
+                audit_free(a);
+                a = NULL;
+        }
+        *out = a;
+        return rc;
+}
+
+void audit_free(struct audit *a)
+{
+        size_t t;
+
+        if (!a)
+                return;
+        if (a->rkqu)
+                rd_kafka_queue_destroy(a->rkqu);
+        if (a->rk) {
+                rd_kafka_consumer_close(a->rk);
+                rd_kafka_destroy(a->rk);
+        }
+        ledger_close(a->lg);
+        dedup_tracker_free(a->tr);
+        status_view_release(&a->view);
+        for (t = 0; t < a->ntopics; t++)
+                free(a->topics[t].name);
+        free(a->topics);
+        free(a->parts);
+        free(a->rt);
+        free(a);
+}

@@ -1,0 +1,526 @@
+/*
+ * commit.c - ledger_commit(): the write path.  Everything one batch
+ * changed goes into one transaction (see the invariants in ../ledger.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../base/clock.h"
+#include "internal.h"
+
+/* Counters are stored clamped to INT64_MAX, the largest SQLite integer. */
+static int64_t ledger_u64_put(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Binds v, or NULL when it is negative (the engine's "unknown"). */
+static int ledger_bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+        return v < 0 ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
+struct ledger_commit_ctx {
+        struct ledger *lg;
+        struct ledger_part *parts;
+        size_t nparts;
+        unsigned char *touched; /* [nparts]: counters may have changed */
+        char *errstr;
+        size_t errstr_size;
+};
+
+/* dedup_pair_cb: writes one dirty pair and rewrites its open gaps. */
+static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        const struct ledger_part *p;
+        sqlite3_stmt *st;
+        uint32_t i;
+        int brc;
+
+        if (pv->part >= cc->nparts || !pv->producer ||
+            pv->producer_len > DEDUP_PRODUCER_MAX) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write pair of part %u: not among the %zu "
+                         "parts, or bad producer",
+                         pv->part, cc->nparts);
+                return -1;
+        }
+        p = &cc->parts[pv->part];
+        cc->touched[pv->part] = 1;
+
+        st = lg->st[LEDGER_ST_PAIR_PUT];
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        brc |= sqlite3_bind_int64(st, 4, pv->epoch);
+        brc |= sqlite3_bind_int64(st, 5, pv->last_seq);
+        brc |= sqlite3_bind_int64(st, 6, pv->last_offset);
+        brc |= sqlite3_bind_int64(st, 7, pv->last_ms);
+        brc |= sqlite3_bind_int64(st, 8, ledger_u64_put(pv->records));
+        brc |= sqlite3_bind_int(st, 9, !!pv->rebaseline);
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                brc |= sqlite3_bind_int64(st, 10 + 3 * (int)i,
+                                          pv->runs[i].seq);
+                brc |= sqlite3_bind_int64(st, 11 + 3 * (int)i,
+                                          pv->runs[i].offset);
+                brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
+                                          pv->runs[i].len);
+        }
+        if (ledger_step_done(lg, st, brc, "cannot write ledger pair",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+
+        st = lg->st[LEDGER_ST_GAPS_DEL];
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete ledger open gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+
+        st = lg->st[LEDGER_ST_GAP_PUT];
+        for (i = 0; i < pv->ngaps; i++) {
+                const struct dedup_gap *g = &pv->gaps[i];
+                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+                brc |= sqlite3_bind_int64(st, 4, i);
+                brc |= sqlite3_bind_int64(st, 5, g->epoch);
+                brc |= sqlite3_bind_int64(st, 6, g->lo);
+                brc |= sqlite3_bind_int64(st, 7, g->hi);
+                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
+                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc |= sqlite3_bind_int64(st, 10,
+                                          ledger_u64_put(g->opened_rec));
+                if (ledger_step_done(lg, st, brc,
+                                     "cannot write ledger open gap",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
+/* Deletes an expired pair and its open gaps. */
+static int ledger_pair_del(struct ledger_commit_ctx *cc,
+                           const struct dedup_event *ev)
+{
+        struct ledger *lg = cc->lg;
+        const struct ledger_part *p = &cc->parts[ev->part];
+        sqlite3_stmt *st;
+        int brc;
+
+        st = lg->st[LEDGER_ST_PAIR_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete expired ledger pair",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_GAPS_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        return ledger_step_done(lg, st, brc,
+                                "cannot delete expired ledger open gaps",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Appends one anomaly row; ev->producer may be NULL. */
+static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
+                              const struct ledger_part *p, const char *kind,
+                              const struct dedup_event *ev)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_ANOMALY_PUT];
+        int brc;
+
+        brc = ledger_bind_key(st, p, NULL, 0);
+        if (ev->producer)
+                brc |= sqlite3_bind_text(st, 3, ev->producer,
+                                         (int)ev->producer_len,
+                                         SQLITE_STATIC);
+        else
+                brc |= sqlite3_bind_null(st, 3);
+        brc |= sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
+        brc |= ledger_bind_opt(st, 5, ev->epoch);
+        brc |= ledger_bind_opt(st, 6, ev->seq_lo);
+        brc |= ledger_bind_opt(st, 7, ev->seq_hi);
+        brc |= sqlite3_bind_int64(st, 8, ev->offset_lo);
+        brc |= sqlite3_bind_int64(st, 9, ev->offset_hi);
+        brc |= ledger_bind_opt(st, 10, ev->first_offset);
+        brc |= sqlite3_bind_int64(st, 11, ledger_u64_put(ev->count));
+        brc |= sqlite3_bind_int64(st, 12, ev->when_ms);
+        brc |= sqlite3_bind_int64(st, 13, ev->malformed_bits);
+        if (ev->kind == DEDUP_KIND_REDELIVERED) {
+                size_t stored = ev->id_len < DEDUP_ID_EVIDENCE_MAX
+                                        ? ev->id_len
+                                        : DEDUP_ID_EVIDENCE_MAX;
+                brc |= ledger_bind_opt(
+                        st, 14,
+                        ev->first_part < cc->nparts
+                                ? cc->parts[ev->first_part].partition
+                                : -1);
+                brc |= ledger_bind_opt(st, 15, ev->first_offset_hi);
+                brc |= sqlite3_bind_blob(st, 16, stored ? (const void *)ev->id : "",
+                                         (int)stored, SQLITE_STATIC);
+                brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
+        } else {
+                brc |= sqlite3_bind_null(st, 14);
+                brc |= sqlite3_bind_null(st, 15);
+                brc |= sqlite3_bind_null(st, 16);
+                brc |= sqlite3_bind_null(st, 17);
+        }
+        return ledger_step_done(lg, st, brc, "cannot write ledger anomaly",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Events of the batch, oldest first: expiries delete, the rest append. */
+static int ledger_events_put(struct ledger_commit_ctx *cc,
+                             struct dedup_tracker *tr)
+{
+        const struct dedup_event *evs, *ev;
+        const char *kind;
+        size_t n, i;
+
+        evs = dedup_tracker_events(tr, &n);
+        for (i = 0; i < n; i++) {
+                ev = &evs[i];
+                kind = dedup_kind_name(ev->kind);
+                if (ev->part >= cc->nparts || !kind) {
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot write event of kind %d for part %u: "
+                                 "unknown kind or part",
+                                 (int)ev->kind, ev->part);
+                        return -1;
+                }
+                cc->touched[ev->part] = 1;
+                if (ev->kind == DEDUP_KIND_EXPIRED) {
+                        if (!ev->producer) {
+                                snprintf(cc->errstr, cc->errstr_size,
+                                         "cannot delete expired pair of part "
+                                         "%u: no producer",
+                                         ev->part);
+                                return -1;
+                        }
+                        if (ledger_pair_del(cc, ev))
+                                return -1;
+                } else if (ledger_anomaly_put(cc, &cc->parts[ev->part], kind,
+                                              ev)) {
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* Stores a coverage gap and, if it is new, its anomaly row. */
+static int ledger_coverage_put(struct ledger_commit_ctx *cc,
+                               const struct ledger_part *p, int64_t now_ms)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_COVERAGE_PUT];
+        struct dedup_event ev;
+        int brc;
+
+        if (p->coverage_hi < p->coverage_lo) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "bad coverage gap for %s [%d]: offsets %lld..%lld",
+                         p->topic, (int)p->partition,
+                         (long long)p->coverage_lo, (long long)p->coverage_hi);
+                return -1;
+        }
+        brc = ledger_bind_key(st, p, NULL, 0);
+        brc |= sqlite3_bind_int64(st, 3, p->coverage_lo);
+        brc |= sqlite3_bind_int64(st, 4, p->coverage_hi);
+        brc |= sqlite3_bind_int64(st, 5, now_ms);
+        if (ledger_step_done(lg, st, brc, "cannot write ledger coverage gap",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        if (sqlite3_changes(lg->db) == 0)
+                return 0; /* already stored */
+
+        memset(&ev, 0, sizeof(ev));
+        ev.part = p->part;
+        ev.epoch = -1;
+        ev.seq_lo = ev.seq_hi = -1;
+        ev.offset_lo = p->coverage_lo;
+        ev.offset_hi = p->coverage_hi;
+        ev.first_offset = ev.first_offset_hi = -1;
+        /* Differences, not sums: offsets may be near INT64_MAX. */
+        ev.count = (uint64_t)(p->coverage_hi - p->coverage_lo) + 1;
+        ev.when_ms = now_ms;
+        return ledger_anomaly_put(cc, p, "coverage", &ev);
+}
+
+/* dedup_gen_cb: writes a generation created or changed by the batch. */
+static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_PUT];
+        int brc;
+
+        if (gv->window >= lg->nwin || gv->gen > INT64_MAX) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write id generation %llu: unknown window %u",
+                         (unsigned long long)gv->gen, gv->window);
+                return -1;
+        }
+        brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
+        brc |= sqlite3_bind_text(st, 2, lg->win[gv->window].topic, -1,
+                                 SQLITE_STATIC);
+        brc |= sqlite3_bind_text(st, 3, lg->dedup_key, -1, SQLITE_STATIC);
+        brc |= sqlite3_bind_int64(st, 4, gv->first_ms);
+        brc |= sqlite3_bind_int64(st, 5, gv->last_ms);
+        brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(gv->ids));
+        brc |= sqlite3_bind_int(st, 7, !!gv->closed);
+        return ledger_step_done(lg, st, brc,
+                                "cannot write ledger id generation",
+                                cc->errstr, cc->errstr_size);
+}
+
+/* Makes room for n packed entries in lg->ebuf. */
+static int ledger_ebuf(struct ledger *lg, size_t n)
+{
+        unsigned char *b;
+
+        if (n > (size_t)INT32_MAX / LEDGER_ENTRY)
+                return -1;
+        if (n * LEDGER_ENTRY <= lg->ebuf_cap)
+                return 0;
+        b = realloc(lg->ebuf, n * LEDGER_ENTRY);
+        if (!b)
+                return -1;
+        lg->ebuf = b;
+        lg->ebuf_cap = n * LEDGER_ENTRY;
+        return 0;
+}
+
+/* Packs rows[0..n) into lg->ebuf (n > 0, all of parts[]). */
+static int ledger_rows_pack(struct ledger_commit_ctx *cc,
+                            const struct dedup_id_row *rows, size_t n)
+{
+        size_t i;
+
+        if (ledger_ebuf(cc->lg, n)) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write ledger ids: %s", strerror(ENOMEM));
+                return -1;
+        }
+        for (i = 0; i < n; i++) {
+                if (rows[i].part >= cc->nparts) {
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot write id of part %u: not among the "
+                                 "%zu parts",
+                                 rows[i].part, cc->nparts);
+                        return -1;
+                }
+                ledger_entry_put(cc->lg->ebuf + i * LEDGER_ENTRY, &rows[i].id,
+                                 cc->parts[rows[i].part].partition,
+                                 rows[i].offset);
+        }
+        return 0;
+}
+
+/* dedup_gen_rows_cb: a closed generation's ids, sorted, as chunks; its
+ * batches go. */
+static int ledger_gen_closed(void *opaque, const struct dedup_gen_view *gv,
+                             const struct dedup_id_row *rows, size_t n)
+{
+        struct ledger_commit_ctx *cc = opaque;
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_PUT];
+        size_t i, k;
+        int brc;
+
+        for (i = 0; i < n; i += k) {
+                k = n - i < LEDGER_CHUNK_IDS ? n - i : LEDGER_CHUNK_IDS;
+                if (ledger_rows_pack(cc, rows + i, k))
+                        return -1;
+                brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
+                brc |= sqlite3_bind_int64(
+                        st, 2, (int64_t)(rows[i].id.lo ^ LEDGER_SIGN));
+                brc |= sqlite3_bind_int64(
+                        st, 3, (int64_t)(rows[i].id.hi ^ LEDGER_SIGN));
+                brc |= sqlite3_bind_blob(st, 4, lg->ebuf,
+                                         (int)(k * LEDGER_ENTRY),
+                                         SQLITE_STATIC);
+                if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gv->gen,
+                               "cannot delete ledger ids", cc->errstr,
+                               cc->errstr_size);
+}
+
+/*
+ * The batch's id window changes: generations written, new ids (one packed
+ * row per open generation they went to), closed generations sorted into
+ * chunks (their new ids with them), dropped ones deleted.
+ */
+static int ledger_windows_put(struct ledger_commit_ctx *cc,
+                              struct dedup_tracker *tr)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_BATCH_PUT];
+        const struct dedup_id_row *rows;
+        const uint64_t *dropped;
+        size_t n, i, j;
+        int brc, rc;
+
+        if (dedup_tracker_gens_dirty_foreach(tr, ledger_gen_put, cc))
+                return -1;
+        rows = dedup_tracker_ids_new(tr, &n);
+        for (i = 0; i < n; i = j) {
+                for (j = i + 1; j < n && rows[j].gen == rows[i].gen; j++)
+                        ;
+                /* A generation closed by this batch gets its ids sorted
+                 * into chunks below; a dropped one is deleted. */
+                if (!dedup_tracker_gen_open(tr, rows[i].window, rows[i].gen))
+                        continue;
+                if (ledger_rows_pack(cc, rows + i, j - i))
+                        return -1;
+                brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);
+                brc |= sqlite3_bind_int64(st, 2, ++lg->batch_seq);
+                brc |= sqlite3_bind_blob(st, 3, lg->ebuf,
+                                         (int)((j - i) * LEDGER_ENTRY),
+                                         SQLITE_STATIC);
+                if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        cc->errstr[0] = '\0';
+        rc = dedup_tracker_gens_closed_foreach(tr, ledger_gen_closed, cc);
+        if (rc) {
+                if (!cc->errstr[0])
+                        snprintf(cc->errstr, cc->errstr_size,
+                                 "cannot sort ledger ids: %s",
+                                 strerror(ENOMEM));
+                return -1;
+        }
+        dropped = dedup_tracker_gens_dropped(tr, &n);
+        for (i = 0; i < n; i++)
+                if (ledger_gen_del(lg, dropped[i], cc->errstr,
+                                   cc->errstr_size))
+                        return -1;
+        return 0;
+}
+
+/* Writes the row of part p: the caller's offset, the tracker's counters. */
+static int ledger_part_put(struct ledger_commit_ctx *cc,
+                           struct dedup_tracker *tr,
+                           const struct ledger_part *p, int64_t now_ms)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_PART_PUT];
+        const struct dedup_counts *c = dedup_tracker_part_counts(tr, p->part);
+        int brc, k;
+
+        if (!c) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write %s [%d]: part %u is not in the tracker",
+                         p->topic, (int)p->partition, p->part);
+                return -1;
+        }
+        brc = ledger_bind_key(st, p, NULL, 0);
+        brc |= sqlite3_bind_int64(st, 3, p->next_offset);
+        brc |= sqlite3_bind_int(
+                st, 4, !!dedup_tracker_part_from_log_start(tr, p->part));
+        brc |= sqlite3_bind_int64(st, 5, ledger_u64_put(c->records));
+        brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(c->untracked));
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                brc |= sqlite3_bind_int64(st, 7 + k,
+                                          ledger_u64_put(c->anomalies[k]));
+        brc |= sqlite3_bind_int64(st, 7 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->missing));
+        brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->ids));
+        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        return ledger_step_done(lg, st, brc, "cannot write ledger partition",
+                                cc->errstr, cc->errstr_size);
+}
+
+int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
+                  struct ledger_part *parts, size_t nparts,
+                  int64_t *commit_us, char *errstr, size_t errstr_size)
+{
+        struct ledger_commit_ctx cc = {
+                .lg = lg,
+                .parts = parts,
+                .nparts = nparts,
+                .errstr = errstr,
+                .errstr_size = errstr_size,
+        };
+        int64_t t0 = clock_mono_us(), now_ms = clock_wall_ms();
+        int in_txn = 0, rc = -1;
+        size_t i;
+
+        if (lg->readonly) {
+                snprintf(errstr, errstr_size,
+                         "cannot commit to a read-only ledger handle");
+                goto out;
+        }
+        if (dedup_tracker_failed(tr)) {
+                if (lg->lookup_failed)
+                        snprintf(errstr, errstr_size,
+                                 "cannot commit: %s; the tracker's state is "
+                                 "not trustworthy",
+                                 lg->lookup_err);
+                else
+                        snprintf(errstr, errstr_size,
+                                 "cannot commit: the tracker ran out of "
+                                 "memory and its state is not trustworthy");
+                goto out;
+        }
+        if (ledger_parts_check(parts, nparts, errstr, errstr_size))
+                goto out;
+        cc.touched = calloc(nparts ? nparts : 1, 1);
+        if (!cc.touched) {
+                snprintf(errstr, errstr_size, "cannot commit: %s",
+                         strerror(ENOMEM));
+                goto out;
+        }
+        if (ledger_txn(lg, LEDGER_ST_BEGIN,
+                       "cannot begin ledger transaction", errstr, errstr_size))
+                goto out;
+        in_txn = 1;
+        /*
+         * Events first, in order: a pair that expired and came back in
+         * the same batch is deleted, then written again as it is now.
+         */
+        if (ledger_events_put(&cc, tr) ||
+            dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
+            ledger_windows_put(&cc, tr))
+                goto out;
+        /*
+         * A part's counters change without the caller marking it dirty
+         * when dedup_tracker_tick() confirms or expires: write every part
+         * that a pair or event touched as well.
+         */
+        for (i = 0; i < nparts; i++) {
+                if (!parts[i].dirty && !cc.touched[i] &&
+                    parts[i].coverage_lo < 0)
+                        continue;
+                if (ledger_part_put(&cc, tr, &parts[i], now_ms))
+                        goto out;
+                if (parts[i].coverage_lo >= 0 &&
+                    ledger_coverage_put(&cc, &parts[i], now_ms))
+                        goto out;
+        }
+        if (lg->hook)
+                lg->hook(lg->hook_opaque);
+        if (ledger_txn(lg, LEDGER_ST_COMMIT,
+                       "cannot commit ledger transaction", errstr,
+                       errstr_size))
+                goto out;
+        in_txn = 0;
+
+        dedup_tracker_dirty_clear(tr);
+        dedup_tracker_events_clear(tr);
+        for (i = 0; i < nparts; i++) {
+                parts[i].dirty = 0;
+                parts[i].coverage_lo = parts[i].coverage_hi = -1;
+        }
+        rc = 0;
+out:
+        if (in_txn)
+                ledger_rollback(lg);
+        free(cc.touched);
+        if (commit_us)
+                *commit_us = clock_mono_us() - t0;
+        return rc;
+}

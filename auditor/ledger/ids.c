@@ -1,0 +1,394 @@
+/*
+ * ids.c - the id windows in the ledger: the packed id format
+ * (schema/0002_msgids.sql), loading generations and their ids into a
+ * tracker, the tracker's id lookups, and deleting generations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void ledger_le_put(unsigned char *p, uint64_t v, int n)
+{
+        int i;
+
+        for (i = 0; i < n; i++)
+                p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t ledger_le_get(const unsigned char *p, int n)
+{
+        uint64_t v = 0;
+        int i;
+
+        for (i = 0; i < n; i++)
+                v |= (uint64_t)p[i] << (8 * i);
+        return v;
+}
+
+void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
+                      int32_t partition, int64_t offset)
+{
+        ledger_le_put(p, id->lo, 8);
+        ledger_le_put(p + 8, id->hi, 8);
+        ledger_le_put(p + 16, (uint32_t)partition, 4);
+        ledger_le_put(p + 20, 0, 4);
+        ledger_le_put(p + 24, (uint64_t)offset, 8);
+}
+
+static void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
+                             int32_t *partition, int64_t *offset)
+{
+        id->lo = ledger_le_get(p, 8);
+        id->hi = ledger_le_get(p + 8, 8);
+        *partition = (int32_t)(uint32_t)ledger_le_get(p + 16, 4);
+        *offset = (int64_t)ledger_le_get(p + 24, 8);
+}
+
+/* The part of partition in window w, or UINT32_MAX (not audited now). */
+static uint32_t ledger_part_of(const struct ledger_window *w,
+                               int32_t partition)
+{
+        if (partition >= 0 && (size_t)partition < w->npart_of &&
+            w->part_of[partition])
+                return w->part_of[partition] - 1;
+        return UINT32_MAX;
+}
+
+/* dedup_id_lookup_cb: is id in the closed generation gen?  One chunk read
+ * and a binary search in it.  On the writer handle, so it sees what this
+ * process committed. */
+static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
+                            const struct dedup_id *id, uint32_t *part,
+                            int64_t *offset)
+{
+        struct ledger *lg = opaque;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_GET];
+        const unsigned char *e;
+        size_t lo = 0, hi;
+        int brc, src, rc = -1;
+
+        if (window >= lg->nwin)
+                goto out;
+        brc = sqlite3_bind_int64(st, 1, (int64_t)gen);
+        brc |= sqlite3_bind_int64(st, 2, (int64_t)(id->lo ^ LEDGER_SIGN));
+        brc |= sqlite3_bind_int64(st, 3, (int64_t)(id->hi ^ LEDGER_SIGN));
+        if (brc != SQLITE_OK)
+                goto out;
+        src = sqlite3_step(st);
+        if (src == SQLITE_DONE) {
+                rc = 0;
+                goto out;
+        }
+        if (src != SQLITE_ROW)
+                goto out;
+        e = sqlite3_column_blob(st, 0);
+        hi = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
+        rc = 0;
+        while (e && lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                struct dedup_id x;
+                int32_t partition;
+                int64_t off;
+                ledger_entry_get(e + mid * LEDGER_ENTRY, &x, &partition, &off);
+                if (x.lo == id->lo && x.hi == id->hi) {
+                        *part = ledger_part_of(&lg->win[window], partition);
+                        *offset = *part == UINT32_MAX ? -1 : off;
+                        rc = 1;
+                        break;
+                }
+                if (x.lo < id->lo || (x.lo == id->lo && x.hi < id->hi))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+out:
+        if (rc < 0 && !lg->lookup_failed) {
+                lg->lookup_failed = 1;
+                snprintf(lg->lookup_err, sizeof(lg->lookup_err),
+                         "cannot look up a message id in the ledger: %s",
+                         sqlite3_errmsg(lg->db));
+        }
+        sqlite3_reset(st);
+        return rc;
+}
+
+/* Fills the partition -> part map of window w from the parts of topic. */
+static int ledger_window_map(struct ledger_window *w,
+                             const struct ledger_part *parts, size_t nparts)
+{
+        size_t i, n = 0;
+
+        for (i = 0; i < nparts; i++)
+                if (!strcmp(parts[i].topic, w->topic) &&
+                    parts[i].partition >= 0 &&
+                    (size_t)parts[i].partition + 1 > n)
+                        n = (size_t)parts[i].partition + 1;
+        w->part_of = calloc(n ? n : 1, sizeof(*w->part_of));
+        if (!w->part_of)
+                return -1;
+        w->npart_of = n;
+        for (i = 0; i < nparts; i++)
+                if (!strcmp(parts[i].topic, w->topic) &&
+                    parts[i].partition >= 0)
+                        w->part_of[parts[i].partition] = parts[i].part + 1;
+        return 0;
+}
+
+/* Restores the packed ids of gen (rows of st, column 0) into tr: a closed
+ * generation's into its filter, an open one's into memory too. */
+static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
+                              sqlite3_stmt *st, uint32_t window,
+                              uint64_t gen, int closed)
+{
+        const struct ledger_window *w = &lg->win[window];
+        int src;
+
+        if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK)
+                return -1;
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                const unsigned char *e = sqlite3_column_blob(st, 0);
+                size_t n = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
+                size_t i;
+                for (i = 0; e && i < n; i++) {
+                        struct dedup_id_row r = {.gen = gen, .window = window};
+                        int32_t partition;
+                        ledger_entry_get(e + i * LEDGER_ENTRY, &r.id,
+                                         &partition, &r.offset);
+                        r.part = ledger_part_of(w, partition);
+                        /* An id whose partition is not audited now (it
+                         * cannot be written back) is left out.  A
+                         * generation the tracker refuses (pushed out by a
+                         * later one) is skipped whole. */
+                        if (closed ? dedup_tracker_id_restore(tr, window, gen,
+                                                              &r.id)
+                                   : r.part != UINT32_MAX &&
+                                         dedup_tracker_row_restore(tr, &r)) {
+                                sqlite3_reset(st);
+                                return 0;
+                        }
+                }
+        }
+        sqlite3_reset(st);
+        return src == SQLITE_DONE ? 0 : -1;
+}
+
+/* Restores the generations of window (topic) and their ids into tr. */
+static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
+                              sqlite3_stmt *gen_st, sqlite3_stmt *batch_st,
+                              sqlite3_stmt *chunk_st, uint32_t window,
+                              char *errstr, size_t errstr_size)
+{
+        static const char *const what = "cannot read ledger id windows";
+        struct dedup_gen_view *gens = NULL;
+        size_t ngens = 0, cap = 0, i;
+        int src, rc = -1;
+
+        if (sqlite3_bind_text(gen_st, 1, lg->win[window].topic, -1,
+                              SQLITE_STATIC) != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(gen_st)) == SQLITE_ROW) {
+                struct dedup_gen_view gv = {
+                        .window = window,
+                        .gen = (uint64_t)sqlite3_column_int64(gen_st, 0),
+                        .first_ms = sqlite3_column_int64(gen_st, 1),
+                        .last_ms = sqlite3_column_int64(gen_st, 2),
+                        .ids = ledger_u64_get(gen_st, 3),
+                        .closed = sqlite3_column_int64(gen_st, 4) != 0,
+                };
+                if (ngens == cap) {
+                        size_t ncap = cap ? cap * 2 : 64;
+                        struct dedup_gen_view *n =
+                                realloc(gens, ncap * sizeof(*n));
+                        if (!n) {
+                                snprintf(errstr, errstr_size, "%s: %s", what,
+                                         strerror(ENOMEM));
+                                goto out;
+                        }
+                        gens = n;
+                        cap = ncap;
+                }
+                gens[ngens++] = gv;
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        /* Each generation, then its ids: a generation pushed out by a
+         * later one (the ledger held more than the window now does) is
+         * dropped by the tracker and deleted at the next commit. */
+        for (i = 0; i < ngens; i++) {
+                if (dedup_tracker_gen_restore(tr, &gens[i])) {
+                        snprintf(errstr, errstr_size,
+                                 "bad id generation %lld in the ledger for "
+                                 "topic %s",
+                                 (long long)gens[i].gen,
+                                 lg->win[window].topic);
+                        goto out;
+                }
+        }
+        for (i = 0; i < ngens; i++) {
+                /* Ids of an open generation sit in batches; a generation
+                 * closed in memory and never persisted so too. */
+                if (ledger_ids_restore(lg, tr,
+                                       gens[i].closed ? chunk_st : batch_st,
+                                       window, gens[i].gen, gens[i].closed)) {
+                        ledger_err(lg, what, errstr, errstr_size);
+                        goto out;
+                }
+        }
+        rc = 0;
+out:
+        sqlite3_reset(gen_st);
+        free(gens);
+        return rc;
+}
+
+void ledger_windows_free(struct ledger *lg)
+{
+        uint32_t i;
+
+        for (i = 0; i < lg->nwin; i++)
+                free(lg->win[i].part_of);
+        free(lg->win);
+        free(lg->dedup_key);
+        free(lg->ebuf);
+        lg->ebuf = NULL;
+        lg->ebuf_cap = 0;
+        lg->win = NULL;
+        lg->nwin = 0;
+        lg->dedup_key = NULL;
+}
+
+int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
+                        const char *const *topics, const uint32_t *windows,
+                        size_t ntopics, const struct ledger_part *parts,
+                        size_t nparts, const char *dedup_key, char *errstr,
+                        size_t errstr_size)
+{
+        sqlite3_stmt *gen_st = NULL, *batch_st = NULL, *chunk_st = NULL;
+        sqlite3_stmt *stale_st = NULL, *seq_st = NULL;
+        size_t i;
+        int rc = -1;
+
+        ledger_windows_free(lg);
+        lg->dedup_key = strdup(dedup_key);
+        lg->win = calloc(ntopics ? ntopics : 1, sizeof(*lg->win));
+        if (!lg->dedup_key || !lg->win) {
+                snprintf(errstr, errstr_size,
+                         "cannot load ledger id windows: %s",
+                         strerror(ENOMEM));
+                goto out;
+        }
+        for (i = 0; i < ntopics; i++) {
+                if (windows[i] != i) {
+                        snprintf(errstr, errstr_size,
+                                 "id window of topic %s is %u, not %zu",
+                                 topics[i], windows[i], i);
+                        goto out;
+                }
+                lg->win[i].topic = topics[i];
+                lg->nwin++;
+                if (ledger_window_map(&lg->win[i], parts, nparts)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot load ledger id windows: %s",
+                                 strerror(ENOMEM));
+                        goto out;
+                }
+        }
+        if (ledger_prepare(lg,
+                           "SELECT gen FROM msgid_gens WHERE topic = ?1 AND "
+                           "dedup_key <> ?2",
+                           &stale_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT gen, first_ms, last_ms, ids, closed FROM "
+                           "msgid_gens WHERE topic = ?1 ORDER BY gen",
+                           &gen_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT entries FROM msgid_batches WHERE gen = ?1",
+                           &batch_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT entries FROM msgid_chunks WHERE gen = ?1",
+                           &chunk_st, errstr, errstr_size))
+                goto out;
+        if (ledger_txn(lg, LEDGER_ST_BEGIN, "cannot load ledger id windows",
+                       errstr, errstr_size))
+                goto out;
+        for (i = 0; i < ntopics; i++) {
+                int src;
+                /* Ids made from another identity mean nothing now. */
+                if (sqlite3_bind_text(stale_st, 1, topics[i], -1,
+                                      SQLITE_STATIC) != SQLITE_OK ||
+                    sqlite3_bind_text(stale_st, 2, dedup_key, -1,
+                                      SQLITE_STATIC) != SQLITE_OK) {
+                        ledger_err(lg, "cannot load ledger id windows",
+                                   errstr, errstr_size);
+                        goto out;
+                }
+                while ((src = sqlite3_step(stale_st)) == SQLITE_ROW)
+                        if (ledger_gen_del(lg,
+                                           (uint64_t)sqlite3_column_int64(
+                                                   stale_st, 0),
+                                           errstr, errstr_size))
+                                goto out;
+                sqlite3_reset(stale_st);
+                if (src != SQLITE_DONE) {
+                        ledger_err(lg, "cannot load ledger id windows",
+                                   errstr, errstr_size);
+                        goto out;
+                }
+                if (ledger_window_load(lg, tr, gen_st, batch_st, chunk_st,
+                                       (uint32_t)i, errstr, errstr_size))
+                        goto out;
+        }
+        if (ledger_query_row(lg,
+                             "SELECT COALESCE(MAX(seq), 0) FROM msgid_batches",
+                             "cannot load ledger id windows", &seq_st, errstr,
+                             errstr_size))
+                goto out;
+        lg->batch_seq = sqlite3_column_int64(seq_st, 0);
+        if (ledger_txn(lg, LEDGER_ST_COMMIT, "cannot load ledger id windows",
+                       errstr, errstr_size))
+                goto out;
+        dedup_tracker_set_id_lookup(tr, ledger_id_lookup, lg);
+        rc = 0;
+out:
+        ledger_rollback(lg);
+        sqlite3_finalize(stale_st);
+        sqlite3_finalize(gen_st);
+        sqlite3_finalize(batch_st);
+        sqlite3_finalize(chunk_st);
+        sqlite3_finalize(seq_st);
+        return rc;
+}
+
+/* Runs one of the statements that take a generation as ?1. */
+int ledger_gen_step(struct ledger *lg, enum ledger_stmt which,
+                    uint64_t gen, const char *what, char *errstr,
+                    size_t errstr_size)
+{
+        sqlite3_stmt *st = lg->st[which];
+
+        return ledger_step_done(lg, st,
+                                sqlite3_bind_int64(st, 1, (int64_t)gen), what,
+                                errstr, errstr_size);
+}
+
+/* Deletes generation gen and its ids. */
+int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
+                   size_t errstr_size)
+{
+        return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gen,
+                               "cannot delete ledger ids", errstr,
+                               errstr_size) ||
+               ledger_gen_step(lg, LEDGER_ST_GEN_CHUNKS_DEL, gen,
+                               "cannot delete ledger ids", errstr,
+                               errstr_size) ||
+               ledger_gen_step(lg, LEDGER_ST_GEN_DEL, gen,
+                               "cannot delete ledger id generation", errstr,
+                               errstr_size);
+}

@@ -1,0 +1,125 @@
+/*
+ * internal.h - what was private to ledger.c before it became this folder:
+ * struct ledger, the statements and packed-id format the files share, and
+ * their common helpers.  Not part of the ledger's API (../ledger.h is);
+ * include it only from auditor/ledger/ (as SQLite's vdbeInt.h is only for
+ * its vdbe*.c).
+ *
+ * The files, one job each:
+ *   common.c  errors, running statements, counter columns, the parts check
+ *   open.c    open (lock, WAL, migrations, prepared statements) and close
+ *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
+ *   ids.c     the id windows: packed ids, loading them, id lookups
+ *   commit.c  ledger_commit(): the write path, one transaction per batch
+ *   query.c   the read model (summary, anomalies, pairs, partitions) that
+ *             HTTP threads use on read-only handles
+ *
+ * Values the engine marks unknown with -1 (epoch, seq, first offset) are
+ * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
+ * the largest SQLite integer.
+ */
+#ifndef EOSAUDIT_LEDGER_INTERNAL_H
+#define EOSAUDIT_LEDGER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "../ledger.h"
+
+_Static_assert(DEDUP_HISTORY_RUNS == 2,
+               "pairs has columns for two runs: add a migration");
+_Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
+               "partitions has one counter per anomaly kind: add a migration");
+
+/* The counter columns of partitions, in the order ledger_counts_get()
+ * reads them: anomaly kinds in enum dedup_kind order. */
+#define LEDGER_COUNT_COLS                                                     \
+        "records, untracked, duplicate, gap, out_of_order, fenced, "          \
+        "malformed, redelivered, missing, ids"
+#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 4)
+
+/* Statements of the commit path, prepared once per writer handle. */
+enum ledger_stmt {
+        LEDGER_ST_BEGIN,
+        LEDGER_ST_COMMIT,
+        LEDGER_ST_ROLLBACK,
+        LEDGER_ST_PART_PUT,
+        LEDGER_ST_PAIR_PUT,
+        LEDGER_ST_PAIR_DEL,
+        LEDGER_ST_GAPS_DEL,
+        LEDGER_ST_GAP_PUT,
+        LEDGER_ST_ANOMALY_PUT,
+        LEDGER_ST_COVERAGE_PUT,
+        LEDGER_ST_BATCH_PUT,
+        LEDGER_ST_CHUNK_PUT,
+        LEDGER_ST_CHUNK_GET,
+        LEDGER_ST_GEN_PUT,
+        LEDGER_ST_GEN_BATCHES_DEL,
+        LEDGER_ST_GEN_CHUNKS_DEL,
+        LEDGER_ST_GEN_DEL,
+        LEDGER_ST__CNT
+};
+
+/* Packed ids (see schema/0002_msgids.sql): 32 bytes, little-endian. */
+#define LEDGER_ENTRY 32
+#define LEDGER_CHUNK_IDS 120 /* 3840 bytes: one page, no overflow */
+#define LEDGER_SIGN ((uint64_t)1 << 63)
+
+/* What the ledger knows of one id window (ledger_windows_load). */
+struct ledger_window {
+        const char *topic;  /* borrowed */
+        uint32_t *part_of;  /* partition -> part + 1, 0 = not audited */
+        size_t npart_of;
+};
+
+struct ledger {
+        sqlite3 *db;
+        int lock_fd; /* holds the flock; -1 for a reader */
+        int readonly;
+        sqlite3_stmt *st[LEDGER_ST__CNT]; /* writer only */
+        ledger_commit_hook *hook;
+        void *hook_opaque;
+        /* Id windows, by the tracker's window index. */
+        struct ledger_window *win;
+        uint32_t nwin;
+        char *dedup_key;
+        int64_t batch_seq;      /* last msgid_batches.seq written */
+        unsigned char *ebuf;    /* packed entries being written */
+        size_t ebuf_cap;
+        int lookup_failed; /* a lookup failed: say why at commit */
+        char lookup_err[256];
+};
+
+/* common.c */
+void ledger_err(struct ledger *lg, const char *what, char *errstr,
+                size_t errstr_size);
+uint64_t ledger_u64_get(sqlite3_stmt *st, int col);
+void ledger_counts_get(sqlite3_stmt *st, int col, struct dedup_counts *c);
+int ledger_bind_key(sqlite3_stmt *st, const struct ledger_part *p,
+                    const char *producer, size_t producer_len);
+int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
+                     const char *what, char *errstr, size_t errstr_size);
+int ledger_exec(struct ledger *lg, const char *sql, const char *what,
+                char *errstr, size_t errstr_size);
+void ledger_rollback(struct ledger *lg);
+int ledger_prepare(struct ledger *lg, const char *sql, sqlite3_stmt **st,
+                   char *errstr, size_t errstr_size);
+int ledger_query_row(struct ledger *lg, const char *sql, const char *what,
+                     sqlite3_stmt **st, char *errstr, size_t errstr_size);
+int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
+               char *errstr, size_t errstr_size);
+int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
+                       char *errstr, size_t errstr_size);
+
+/* ids.c */
+void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
+                      int32_t partition, int64_t offset);
+void ledger_windows_free(struct ledger *lg);
+int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
+                    const char *what, char *errstr, size_t errstr_size);
+int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
+                   size_t errstr_size);
+
+#endif /* EOSAUDIT_LEDGER_INTERNAL_H */

@@ -1,0 +1,382 @@
+/*
+ * open.c - opening a ledger (process lock, WAL, migrations, the
+ * writer's prepared statements) and closing it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Generated from schema/NNNN_*.sql by schema/embed.sh: migration i moves
+ * a ledger from user_version i to i + 1. */
+extern const char *const ledger_migrations[];
+extern const size_t ledger_migrations_cnt;
+
+/* Readers (HTTP threads) and the checkpointer may hold the database for a
+ * moment; wait rather than fail. */
+#define LEDGER_BUSY_TIMEOUT_MS 5000
+
+/* The text of each enum ledger_stmt, prepared once by ledger_open(). */
+static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
+        [LEDGER_ST_BEGIN] = "BEGIN IMMEDIATE",
+        [LEDGER_ST_COMMIT] = "COMMIT",
+        [LEDGER_ST_ROLLBACK] = "ROLLBACK",
+        /* The counter columns follow enum dedup_kind. */
+        [LEDGER_ST_PART_PUT] =
+                "INSERT OR REPLACE INTO partitions (topic, partition, "
+                "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
+                "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                "?10, ?11, ?12, ?13, ?14, ?15)",
+        [LEDGER_ST_PAIR_PUT] =
+                "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
+                "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
+                "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
+                "run1_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                "?11, ?12, ?13, ?14, ?15)",
+        [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
+                               "partition = ?2 AND producer = ?3",
+        [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
+                               "partition = ?2 AND producer = ?3",
+        [LEDGER_ST_GAP_PUT] =
+                "INSERT INTO open_gaps (topic, partition, producer, ord, "
+                "epoch, lo, hi, opened_offset, opened_ms, opened_rec) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        [LEDGER_ST_ANOMALY_PUT] =
+                "INSERT INTO anomalies (topic, partition, producer, kind, "
+                "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
+                "count, detected_ms, malformed_bits, first_partition, "
+                "first_offset_hi, msgid, msgid_len) VALUES (?1, ?2, ?3, ?4, "
+                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        /* A coverage gap already stored (same start) is not stored again,
+         * nor is its anomaly row. */
+        [LEDGER_ST_COVERAGE_PUT] =
+                "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
+                "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
+                "ON CONFLICT DO NOTHING",
+        [LEDGER_ST_BATCH_PUT] = "INSERT INTO msgid_batches (gen, seq, "
+                                "entries) VALUES (?1, ?2, ?3)",
+        [LEDGER_ST_CHUNK_PUT] = "INSERT INTO msgid_chunks (gen, h1, h2, "
+                                "entries) VALUES (?1, ?2, ?3, ?4)",
+        [LEDGER_ST_CHUNK_GET] =
+                "SELECT entries FROM msgid_chunks WHERE gen = ?1 AND "
+                "(h1, h2) <= (?2, ?3) ORDER BY h1 DESC, h2 DESC LIMIT 1",
+        [LEDGER_ST_GEN_PUT] =
+                "INSERT OR REPLACE INTO msgid_gens (gen, topic, dedup_key, "
+                "first_ms, last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, "
+                "?5, ?6, ?7)",
+        [LEDGER_ST_GEN_BATCHES_DEL] =
+                "DELETE FROM msgid_batches WHERE gen = ?1",
+        [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
+        [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
+};
+
+/*
+ * Reads the schema version into *out and refuses a ledger newer than this
+ * binary or, when exact, one not fully migrated either.
+ */
+static int ledger_version_check(struct ledger *lg, const char *path,
+                                int exact, size_t *out, char *errstr,
+                                size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        int64_t version;
+        int rc = -1;
+
+        if (ledger_query_row(lg, "PRAGMA user_version",
+                             "cannot read ledger schema version", &st, errstr,
+                             errstr_size))
+                goto out;
+        version = sqlite3_column_int64(st, 0);
+        if (version < 0 || (uint64_t)version > ledger_migrations_cnt) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: schema version %lld is newer than this "
+                         "eosaudit (%zu)",
+                         path, (long long)version, ledger_migrations_cnt);
+                goto out;
+        }
+        if (exact && (uint64_t)version < ledger_migrations_cnt) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: schema version %lld is older than this "
+                         "eosaudit (%zu) and must be migrated by the auditor "
+                         "first",
+                         path, (long long)version, ledger_migrations_cnt);
+                goto out;
+        }
+        *out = (size_t)version;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+/* The pid written into the lock file by its holder, or -1. */
+static long ledger_lock_owner(int fd)
+{
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        char *end;
+        long pid;
+
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        errno = 0;
+        pid = strtol(buf, &end, 10);
+        if (errno || end == buf || (*end && *end != '\n') || pid <= 0)
+                return -1;
+        return pid;
+}
+
+/*
+ * Takes the process lock: an flock() on "<path>-lock", held for the life of
+ * the handle and released by the kernel however the process ends.  The file
+ * is never removed: unlinking a lock file races with a process that has just
+ * opened it.
+ */
+static int ledger_lock(struct ledger *lg, const char *path, char *errstr,
+                       size_t errstr_size)
+{
+        size_t len = strlen(path) + sizeof("-lock");
+        char *lpath = malloc(len);
+        char pidbuf[32];
+        int fd = -1, n, rc = -1;
+        long owner;
+
+        if (!lpath) {
+                snprintf(errstr, errstr_size, "cannot lock ledger %s: %s",
+                         path, strerror(ENOMEM));
+                goto out;
+        }
+        snprintf(lpath, len, "%s-lock", path);
+        fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                snprintf(errstr, errstr_size, "cannot open lock file %s: %s",
+                         lpath, strerror(errno));
+                goto out;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB)) {
+                if (errno != EWOULDBLOCK) {
+                        snprintf(errstr, errstr_size, "cannot lock %s: %s",
+                                 lpath, strerror(errno));
+                        goto out;
+                }
+                owner = ledger_lock_owner(fd);
+                if (owner > 0)
+                        snprintf(errstr, errstr_size,
+                                 "ledger %s is in use by another eosaudit "
+                                 "process (pid %ld)",
+                                 path, owner);
+                else
+                        snprintf(errstr, errstr_size,
+                                 "ledger %s is in use by another eosaudit "
+                                 "process (pid unknown)",
+                                 path);
+                goto out;
+        }
+        n = snprintf(pidbuf, sizeof(pidbuf), "%ld\n", (long)getpid());
+        if (n < 0 || (size_t)n >= sizeof(pidbuf) || ftruncate(fd, 0) ||
+            pwrite(fd, pidbuf, (size_t)n, 0) != n) {
+                snprintf(errstr, errstr_size, "cannot write pid to %s: %s",
+                         lpath, strerror(errno));
+                goto out;
+        }
+        lg->lock_fd = fd;
+        fd = -1;
+        rc = 0;
+out:
+        if (fd >= 0)
+                close(fd);
+        free(lpath);
+        return rc;
+}
+
+static int ledger_db_open(struct ledger *lg, const char *path, int flags,
+                          char *errstr, size_t errstr_size)
+{
+        /* A handle is used by one thread at a time (see ledger.h). */
+        if (sqlite3_open_v2(path, &lg->db, flags | SQLITE_OPEN_NOMUTEX,
+                            NULL) != SQLITE_OK) {
+                if (lg->db)
+                        snprintf(errstr, errstr_size,
+                                 "cannot open ledger %s: %s", path,
+                                 sqlite3_errmsg(lg->db));
+                else
+                        snprintf(errstr, errstr_size,
+                                 "cannot open ledger %s: out of memory", path);
+                return -1;
+        }
+        if (sqlite3_busy_timeout(lg->db, LEDGER_BUSY_TIMEOUT_MS) !=
+            SQLITE_OK) {
+                ledger_err(lg, "cannot set ledger busy timeout", errstr,
+                           errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
+/*
+ * WAL lets HTTP readers work while the consumer commits.  With WAL,
+ * synchronous=NORMAL syncs only at checkpoints, not at every COMMIT: a
+ * committed transaction is in the WAL file (the kernel's page cache) once
+ * COMMIT returns, so it survives a crash or kill of the process.  A power
+ * loss or kernel crash may roll back the last few commits, never corrupt
+ * the database; since each batch's offsets are in the same transaction as
+ * its counts, that only means those records are audited again.
+ */
+static int ledger_pragmas(struct ledger *lg, const char *path, char *errstr,
+                          size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        const unsigned char *mode;
+        int rc = -1;
+
+        if (ledger_query_row(lg, "PRAGMA journal_mode = WAL",
+                             "cannot set ledger journal mode", &st, errstr,
+                             errstr_size))
+                goto out;
+        mode = sqlite3_column_text(st, 0);
+        if (!mode || strcmp((const char *)mode, "wal") != 0) {
+                snprintf(errstr, errstr_size,
+                         "cannot use WAL for ledger %s: journal mode is %s",
+                         path, mode ? (const char *)mode : "unknown");
+                goto out;
+        }
+        if (ledger_exec(lg, "PRAGMA synchronous = NORMAL",
+                        "cannot set ledger synchronous mode", errstr,
+                        errstr_size))
+                goto out;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+/* Applies the missing migrations, each in its own transaction. */
+static int ledger_migrate(struct ledger *lg, const char *path, char *errstr,
+                          size_t errstr_size)
+{
+        char sql[64], what[96];
+        size_t i;
+
+        if (ledger_version_check(lg, path, 0, &i, errstr, errstr_size))
+                return -1;
+        for (; i < ledger_migrations_cnt; i++) {
+                snprintf(what, sizeof(what),
+                         "cannot apply ledger migration %zu", i + 1);
+                snprintf(sql, sizeof(sql), "PRAGMA user_version = %zu", i + 1);
+                if (ledger_exec(lg, "BEGIN IMMEDIATE", what, errstr,
+                                errstr_size) ||
+                    ledger_exec(lg, ledger_migrations[i], what, errstr,
+                                errstr_size) ||
+                    ledger_exec(lg, sql, what, errstr, errstr_size) ||
+                    ledger_exec(lg, "COMMIT", what, errstr, errstr_size)) {
+                        ledger_rollback(lg);
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* The writer: lock first, as no two processes may migrate or write at
+ * once; then WAL, the migrations and the commit path's statements. */
+static int ledger_writer_init(struct ledger *lg, const char *path,
+                              char *errstr, size_t errstr_size)
+{
+        int i;
+
+        if (ledger_lock(lg, path, errstr, errstr_size) ||
+            ledger_db_open(lg, path,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, errstr,
+                           errstr_size) ||
+            ledger_pragmas(lg, path, errstr, errstr_size) ||
+            ledger_migrate(lg, path, errstr, errstr_size))
+                return -1;
+        for (i = 0; i < LEDGER_ST__CNT; i++) {
+                if (sqlite3_prepare_v3(lg->db, ledger_stmt_sql[i], -1,
+                                       SQLITE_PREPARE_PERSISTENT, &lg->st[i],
+                                       NULL) != SQLITE_OK) {
+                        ledger_err(lg, "cannot prepare ledger statement",
+                                   errstr, errstr_size);
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* A reader: no lock, no migrations, and a ledger fully migrated. */
+static int ledger_reader_init(struct ledger *lg, const char *path,
+                              char *errstr, size_t errstr_size)
+{
+        size_t version;
+
+        if (ledger_db_open(lg, path, SQLITE_OPEN_READONLY, errstr,
+                           errstr_size) ||
+            ledger_version_check(lg, path, 1, &version, errstr, errstr_size))
+                return -1;
+        return 0;
+}
+
+static int ledger_open_as(struct ledger **out, const char *path,
+                          int readonly, char *errstr, size_t errstr_size)
+{
+        struct ledger *lg = calloc(1, sizeof(*lg));
+        int rc = -1;
+
+        if (!lg) {
+                snprintf(errstr, errstr_size, "cannot open ledger %s: %s",
+                         path, strerror(ENOMEM));
+                goto out;
+        }
+        lg->lock_fd = -1;
+        lg->readonly = readonly;
+        if (readonly ? ledger_reader_init(lg, path, errstr, errstr_size)
+                     : ledger_writer_init(lg, path, errstr, errstr_size))
+                goto out;
+        *out = lg;
+        lg = NULL;
+        rc = 0;
+out:
+        ledger_close(lg);
+        return rc;
+}
+
+int ledger_open(struct ledger **out, const char *path, char *errstr,
+                size_t errstr_size)
+{
+        return ledger_open_as(out, path, 0, errstr, errstr_size);
+}
+
+int ledger_open_reader(struct ledger **out, const char *path, char *errstr,
+                       size_t errstr_size)
+{
+        return ledger_open_as(out, path, 1, errstr, errstr_size);
+}
+
+void ledger_close(struct ledger *lg)
+{
+        int i;
+
+        if (!lg)
+                return;
+        ledger_windows_free(lg);
+        for (i = 0; i < LEDGER_ST__CNT; i++)
+                sqlite3_finalize(lg->st[i]);
+        /* Close (and checkpoint) before the lock goes, so that the next
+         * owner finds the database at rest. */
+        sqlite3_close(lg->db);
+        if (lg->lock_fd >= 0)
+                close(lg->lock_fd);
+        free(lg);
+}
+
+void ledger_commit_hook_set(struct ledger *lg, ledger_commit_hook *hook,
+                            void *opaque)
+{
+        lg->hook = hook;
+        lg->hook_opaque = opaque;
+}
