@@ -12,6 +12,7 @@
 #   kafka.sh tool CLASS ARGS...      run a Kafka tool class, e.g.
 #                                    org.apache.kafka.tools.ConsumerPerformance
 #   kafka.sh bootstrap               print host:port
+#   kafka.sh secure ...              the SASL_SSL listener on KAFKA_PORT+2 (secure.sh)
 #
 # Environment (all optional):
 #   KAFKA_PORT=9092  KAFKA_CONTROLLER_PORT=$((KAFKA_PORT+1))
@@ -36,6 +37,7 @@ UP_TIMEOUT="${KAFKA_UP_TIMEOUT:-90}"
 # Fixed so that re-formatting is reproducible; base64url("eosauditkafka001").
 CLUSTER_ID="${KAFKA_CLUSTER_ID:-ZW9zYXVkaXRrYWZrYTAwMQ}"
 STAMP="$LIB/.fetched"
+source "$DIR/secure.sh"
 
 say() { echo "kafka.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -119,6 +121,7 @@ runtime_config() {
     echo "listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT"
     echo "advertised.listeners=PLAINTEXT://$HOST:$PORT"
     echo "controller.quorum.voters=1@$HOST:$CPORT"
+    secure_config
   } >"$cfg"
   echo "$cfg"
 }
@@ -144,7 +147,7 @@ up() {
     if [ ! -f "$DATA/log/meta.properties" ]; then
       say "formatting $DATA/log (cluster id $CLUSTER_ID)"
       if ! kjava "$DIR/log4j2-tools.properties" -Xmx256m kafka.tools.StorageTool format \
-             -t "$CLUSTER_ID" -c "$cfg" --ignore-formatted ${KAFKA_FORMAT_ARGS:-} >"$DATA/format.log" 2>&1; then
+             -t "$CLUSTER_ID" -c "$cfg" --ignore-formatted ${KAFKA_FORMAT_ARGS:-} $(secure_format_args) >"$DATA/format.log" 2>&1; then
         cat "$DATA/format.log" >&2
         die "kafka-storage format failed"
       fi
@@ -249,5 +252,6 @@ case "$cmd" in
   topic) topic "$@" ;;
   tool) [ $# -ge 1 ] || die "usage: kafka.sh tool CLASS ARGS..."; tool "$@" ;;
   bootstrap) echo "$BOOTSTRAP" ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  secure) secure_cmd "$@" ;;
+  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
