@@ -30,6 +30,11 @@
 
 struct audit;
 
+/* audit_new() and audit_run() return this (with errstr the operator's
+ * line, access.h) when the brokers refuse the client: authentication,
+ * TLS or a missing ACL. */
+#define AUDIT_E_ACCESS (-2)
+
 /* Called for every anomaly (and expiry) before its batch is committed,
  * once per event. */
 typedef void(audit_event_cb)(void *opaque, const char *topic,
@@ -124,9 +129,9 @@ int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
 /*
  * Connects with kconf (ownership passes to the audit on success and on
  * failure), discovers the partitions of every topic, opens the ledger and
- * loads it.  Returns 0, or -1 with errstr (a kconf without the required
- * settings of audit_kconf_apply(), unreachable broker, unknown topic,
- * ledger in use...).
+ * loads it.  Returns 0, AUDIT_E_ACCESS with errstr, or -1 with errstr
+ * (a kconf without the required settings of audit_kconf_apply(),
+ * unreachable broker, unknown topic, ledger in use...).
  */
 int audit_new(struct audit **out, const struct audit_conf *c,
               rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size);
@@ -134,7 +139,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
 /*
  * Runs until the scan is complete (follow = 0), *run is cleared, or a
  * fatal error.  At the end of a scan every open gap is confirmed.  Returns
- * 0, or -1 with errstr.
+ * 0, AUDIT_E_ACCESS with errstr (refused: a missing ACL, credentials or
+ * certificates no longer accepted), or -1 with errstr.
  */
 int audit_run(struct audit *a, char *errstr, size_t errstr_size);
 

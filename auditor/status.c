@@ -2,6 +2,7 @@
  * status.c - see status.h.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +169,23 @@ int status_publish(struct status *st, const struct status_view *v)
         return 0;
 }
 
+void status_refusal_set(struct status *st, const char *line)
+{
+        pthread_mutex_lock(&st->lock);
+        /* Nothing published yet: an empty view, histograms and all, for
+         * readers to copy. */
+        if (!st->published && status_view_init(&st->view, NULL, 0, 0)) {
+                pthread_mutex_unlock(&st->lock);
+                return;
+        }
+        snprintf(st->view.refused, sizeof(st->view.refused), "%s", line);
+        /* Not ready either way: the consumer that held the partitions
+         * is gone. */
+        st->view.assigned = 0;
+        st->published = 1;
+        pthread_mutex_unlock(&st->lock);
+}
+
 int status_read(struct status *st, struct status_view *out)
 {
         int rc = -1;
@@ -199,6 +217,8 @@ size_t status_ready_reasons(const struct status_view *v, const char **why,
                 why[n++] = "the audit has not started yet";
                 return n;
         }
+        if (n < max && v->refused[0])
+                why[n++] = v->refused;
         if (n < max && !v->ledger_open)
                 why[n++] = "the ledger is not open";
         if (n < max && !v->assigned)

@@ -58,6 +58,9 @@ struct status_view {
         size_t nparts;
         struct status_topic *topics;
         size_t ntopics;
+        /* Why the brokers refuse the audit (access.h), or "": set by
+         * status_refusal_set(), cleared by the next status_publish(). */
+        char refused[512];
 };
 
 struct status;
@@ -77,6 +80,11 @@ void status_hist_observe(struct status_hist *h, double seconds);
  * copy stays). */
 int status_publish(struct status *st, const struct status_view *v);
 
+/* Publishes that the brokers refuse the audit, with the operator's line
+ * (the first reason /readyz gives); the rest of the last view stays.
+ * The consumer thread, between attempts. */
+void status_refusal_set(struct status *st, const char *line);
+
 /* Copies the last published view into *out (HTTP threads); the caller
  * releases it with status_view_release().  Returns 0, or -1 when nothing
  * was published yet or on OOM. */
@@ -92,7 +100,7 @@ int status_read(struct status *st, struct status_view *out);
 struct status_view *status_view_get(struct status *st, struct status_view *v);
 
 /* Why the audit is not ready: up to max (at least 1) reasons, static
- * strings, into why[]; returns how many (0: ready).  v may be NULL
+ * strings or v->refused, into why[]; returns how many (0: ready).  v may be NULL
  * (nothing published yet).  Ready means the ledger is open,
  * partitions are assigned, a broker is up and commits succeed. */
 size_t status_ready_reasons(const struct status_view *v, const char **why,

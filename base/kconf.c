@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "secrets.h"
+
 /* Longest property name accepted; librdkafka's longest is under 64. */
 #define KCONF_KEY_MAX 256
 
@@ -43,11 +45,17 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
 {
         const char *eq = strchr(kv, '=');
 
+        char key[KCONF_KEY_MAX];
+
         if (!eq) {
                 snprintf(errstr, errstr_size,
                          "\"%s\": expected key=value", kv);
                 return -1;
         }
+        /* A secret on the command line is visible to every user. */
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+        if (secrets_cli_check(key, errstr, errstr_size))
+                return -1;
         return kconf_set_kv(conf, kv, (size_t)(eq - kv), eq + 1, errstr,
                             errstr_size);
 }
@@ -129,10 +137,16 @@ out:
         return rc;
 }
 
+struct kconf_file {
+        rd_kafka_conf_t *conf;
+        int secret; /* a line set a secret */
+};
+
 /* kconf_line_cb of kconf_file_load(): one key=value property. */
 static int kconf_file_line(void *opaque, char *s, unsigned lineno, char *err,
                            size_t err_size)
 {
+        struct kconf_file *f = opaque;
         char *eq = strchr(s, '='), *key;
 
         (void)lineno;
@@ -142,7 +156,9 @@ static int kconf_file_line(void *opaque, char *s, unsigned lineno, char *err,
         }
         *eq = '\0';
         key = kconf_trim(s);
-        return kconf_set_kv(opaque, key, strlen(key), kconf_trim(eq + 1), err,
+        if (secrets_key_is_secret(key))
+                f->secret = 1;
+        return kconf_set_kv(f->conf, key, strlen(key), kconf_trim(eq + 1), err,
                             err_size) == -1
                        ? -1
                        : 0;
@@ -151,8 +167,14 @@ static int kconf_file_line(void *opaque, char *s, unsigned lineno, char *err,
 int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
                     size_t errstr_size)
 {
-        return kconf_file_lines(path, 0, kconf_file_line, conf, errstr,
-                                errstr_size);
+        struct kconf_file f = {conf, 0};
+
+        if (kconf_file_lines(path, 0, kconf_file_line, &f, errstr,
+                             errstr_size))
+                return -1;
+        if (f.secret)
+                secrets_file_check(path, "the properties file");
+        return 0;
 }
 
 int kconf_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)

@@ -21,7 +21,9 @@
 /*
  * Applies one "key=value" string (a -X argument): the key is everything
  * before the first '=', the value everything after it (it may contain '='
- * and may be empty).  Returns 0, or -1 with errstr filled.
+ * and may be empty).  A secret (secrets_key_is_secret(): sasl.password,
+ * ...) is refused: the command line is visible to every user.  Returns 0,
+ * or -1 with errstr filled.
  */
 int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
               size_t errstr_size);
@@ -30,8 +32,9 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
  * Applies a kcat-style properties file (-F): one key=value per line,
  * blank lines and lines whose first non-blank character is '#' are
  * skipped, blanks around key and value are trimmed.  Stops at the first
- * bad line.  Returns 0, or -1 with errstr "PATH:LINE: message" (or
- * "PATH: message" when the file cannot be read).
+ * bad line.  When the file sets a secret and every user may read it,
+ * logs a warning (secrets_file_check()).  Returns 0, or -1 with errstr
+ * "PATH:LINE: message" (or "PATH: message" when the file cannot be read).
  */
 int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,
                     size_t errstr_size);

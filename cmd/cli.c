@@ -10,8 +10,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "../auditor/access.h"
 #include "../base/kconf.h"
 #include "../base/log.h"
+#include "../base/secrets.h"
 #include "cmd.h"
 
 int cli_parse(struct cli *c, int argc, char **argv, int serve,
@@ -91,7 +93,7 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         const char *props, *brokers;
         char rderr[256];
-        size_t i;
+        size_t i, secret_lines = 0;
 
         if (kset(conf, "group.id", "eosaudit", errstr, errstr_size) ||
             kset(conf, "client.id", "eosaudit", errstr, errstr_size) ||
@@ -102,6 +104,11 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                 goto fail;
         for (i = 0; i < c->conf.kafka_cnt; i++) {
                 const struct conf_kv *kv = &c->conf.kafka[i];
+                if (!kv->line &&
+                    secrets_cli_check(kv->key, errstr, errstr_size))
+                        goto fail;
+                if (kv->line && secrets_key_is_secret(kv->key))
+                        secret_lines++;
                 if (kset(conf, kv->key, kv->value, rderr, sizeof(rderr))) {
                         if (kv->line)
                                 snprintf(errstr, errstr_size, "%.200s:%u: %s",
@@ -122,6 +129,10 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                 goto fail;
         if (audit_kconf_apply(conf, errstr, errstr_size))
                 goto fail;
+        if (secret_lines)
+                secrets_file_check(conf_str(&c->conf, CONF_CONFIG),
+                                   "the configuration file");
+        secrets_kconf_check(conf);
         return conf;
 fail:
         rd_kafka_conf_destroy(conf);
@@ -161,6 +172,10 @@ static int cli_http_start(struct cli *c, int serve)
                 }
                 return 0;
         }
+        if (c->hc.token_file)
+                secrets_file_check(c->hc.token_file, "the HTTP token file");
+        if (c->hc.tls_key_file)
+                secrets_file_check(c->hc.tls_key_file, "the TLS key file");
         c->st = status_new();
         if (!c->st) {
                 fprintf(stderr, "eosaudit: out of memory\n");
@@ -212,8 +227,9 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
                 rd_kafka_conf_destroy(kconf);
                 return -1;
         }
-        if (audit_new(&c->a, &c->ac, kconf, errstr, sizeof(errstr)) ||
-            audit_run(c->a, errstr, sizeof(errstr))) {
+        /* serve waits out a refusal (not ready, retried every 10 s). */
+        if (access_audit_run(&c->a, &c->ac, kconf, 10000, errstr,
+                             sizeof(errstr))) {
                 fprintf(stderr, "eosaudit: %s\n", errstr);
                 return -1;
         }

@@ -33,6 +33,7 @@
 
 #include "../base/clock.h"
 #include "../base/kconf.h"
+#include "../base/secrets.h"
 #include "../dedup/eos_headers.h"
 #include "internal.h"
 
@@ -579,6 +580,8 @@ rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o,
                         producer_warn(o, "enable.idempotence=false: retries "
                                          "may duplicate or reorder records");
         }
+        if (!o->quiet)
+                secrets_kconf_check(conf);
         if (o->quiet)
                 rd_kafka_conf_set_log_cb(conf, NULL);
         rd_kafka_conf_set_dr_msg_cb(conf, producer_dr_cb);

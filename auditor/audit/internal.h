@@ -14,6 +14,8 @@
  *   loop.c    audit_run(): the consumer loop and the ledger commits
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
+ *   refusal.c when the brokers refuse the audit (../access.h): the
+ *             error and commit callbacks, the metadata wait
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there).
@@ -24,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../access.h"
 #include "../audit.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000
@@ -70,6 +73,8 @@ struct audit {
         enum audit_id_source id_src;
         const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
+        struct access_watch watch; /* refusals from error_cb */
+        int refused;             /* the fatal error was a refusal */
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -91,6 +96,17 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 /* record.c */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm, int64_t now,
                    int *fatal, char *errstr, size_t errstr_size);
+
+/* refusal.c: the handle's error_cb and offset_commit_cb (opaque: the
+ * audit); the group warning for err (a refusal) on the audit's group;
+ * rd_kafka_metadata() that a refusal ends early. */
+void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
+                    void *opaque);
+void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                     rd_kafka_topic_partition_list_t *offsets, void *opaque);
+void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err);
+rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
+                                   const struct rd_kafka_metadata **md);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

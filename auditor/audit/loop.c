@@ -162,6 +162,11 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                               errstr_size);
                         rd_kafka_message_destroy(msgs[k]);
                 }
+                if (!fatal &&
+                    access_watch_line(&a->watch, errstr, errstr_size)) {
+                        a->refused = 1;
+                        fatal = 1;
+                }
                 if (dedup_tracker_failed(a->tr)) {
                         snprintf(errstr, errstr_size,
                                  "out of memory in the engine");
@@ -207,6 +212,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
         rc = 0;
 out:
         free(msgs);
+        if (rc && a->refused)
+                rc = AUDIT_E_ACCESS;
         return rc;
 }
 

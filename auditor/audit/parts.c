@@ -17,6 +17,12 @@ static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
         rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
             a->rk, lp->topic, lp->partition, lo, hi, AUDIT_META_TIMEOUT_MS);
 
+        if (access_line(errstr, errstr_size, err, ACCESS_OP_DESCRIBE_TOPIC,
+                        lp->topic, NULL) ||
+            access_watch_line(&a->watch, errstr, errstr_size)) {
+                a->refused = 1;
+                return -1;
+        }
         if (err) {
                 snprintf(errstr, errstr_size,
                          "cannot read watermarks of %s [%d]: %s", lp->topic,

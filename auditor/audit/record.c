@@ -182,8 +182,19 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                         *fatal = 1;
                 return;
         }
+        if (rkm->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
+                audit_group_refused(a, rkm->err);
+                return;
+        }
+        if (access_line(errstr, errstr_size, rkm->err, ACCESS_OP_READ_TOPIC,
+                        lp ? lp->topic
+                           : rkm->rkt ? rd_kafka_topic_name(rkm->rkt) : NULL,
+                        rd_kafka_message_errstr(rkm))) {
+                a->refused = 1;
+                *fatal = 1;
+                return;
+        }
         if (rkm->err == RD_KAFKA_RESP_ERR__FATAL ||
-            rkm->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
             rkm->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
             rkm->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
                 snprintf(errstr, errstr_size, "consumer: %s",

@@ -103,13 +103,24 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                                  name);
                         return -1;
                 }
-                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
-                                        AUDIT_META_TIMEOUT_MS);
+                err = audit_metadata(a, rkt, &md);
                 rd_kafka_topic_destroy(rkt);
+                if (err && access_watch_line(&a->watch, errstr,
+                                             errstr_size)) {
+                        a->refused = 1;
+                        return -1;
+                }
                 if (err) {
                         snprintf(errstr, errstr_size,
                                  "cannot reach brokers '%s': %s", brokers,
                                  rd_kafka_err2str(err));
+                        return -1;
+                }
+                if (md->topic_cnt == 1 &&
+                    access_line(errstr, errstr_size, md->topics[0].err,
+                                ACCESS_OP_DESCRIBE_TOPIC, name, NULL)) {
+                        a->refused = 1;
+                        rd_kafka_metadata_destroy(md);
                         return -1;
                 }
                 if (md->topic_cnt != 1 || md->topics[0].err ||
@@ -174,6 +185,7 @@ static int audit_compacted(struct audit *a, const char *topic)
         const rd_kafka_ConfigEntry_t **ce;
         size_t n = 0, nce = 0, i;
         int compacted = 0;
+        char line[512];
 
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
@@ -188,6 +200,13 @@ static int audit_compacted(struct audit *a, const char *topic)
                 goto out;
         }
         rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
+        if (n == 1 &&
+            access_line(line, sizeof(line),
+                        rd_kafka_ConfigResource_error(rs[0]),
+                        ACCESS_OP_DESCRIBE_CONFIGS, topic, NULL)) {
+                log_warn("%s; assuming it is not compacted", line);
+                goto out;
+        }
         if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
                 log_warn("cannot read the configuration of topic '%s': "
                          "assuming it is not compacted",
@@ -286,12 +305,14 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
+        access_watch_init(&a->watch);
         a->conf = *c;
         if (!a->conf.dedup_key)
                 a->conf.dedup_key = "msgid";
         if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src,
                                   &a->id_header, errstr, errstr_size)) {
                 rd_kafka_conf_destroy(kconf);
+                access_watch_destroy(&a->watch);
                 free(a);
                 *out = NULL;
                 return -1;
@@ -301,8 +322,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
 
+        rd_kafka_conf_set_opaque(kconf, a);
+        rd_kafka_conf_set_error_cb(kconf, audit_error_cb);
+        rd_kafka_conf_set_offset_commit_cb(kconf, audit_commit_cb);
         if (c->status) {
-                rd_kafka_conf_set_opaque(kconf, a);
                 rd_kafka_conf_set_stats_cb(kconf, audit_stats_cb);
                 if (rd_kafka_conf_set(kconf, "statistics.interval.ms", "1000",
                                       errstr, errstr_size) !=
@@ -370,6 +393,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         rc = 0;
 out:
         if (rc) {
+                if (a->refused)
+                        rc = AUDIT_E_ACCESS;
                 audit_free(a);
                 a = NULL;
         }
@@ -391,6 +416,7 @@ void audit_free(struct audit *a)
         }
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
+        access_watch_destroy(&a->watch);
         status_view_release(&a->view);
         for (t = 0; t < a->ntopics; t++)
                 free(a->topics[t].name);
