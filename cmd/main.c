@@ -454,7 +454,16 @@ static int cli_http_start(struct cli *c, int serve, struct status **st,
                          errstr);
                 return 0;
         }
-        log_info("http: listening on %s", http_url(*hs));
+        /* http_url() names a wildcard as loopback (an address to browse);
+         * the log says what is bound, or a container looks closed. */
+        if (!strncmp(c->hc.listen, "0.0.0.0:", 8) ||
+            !strncmp(c->hc.listen, "[::]:", 5))
+                log_info("http: listening on %s%u, every interface (%s "
+                         "from this host)",
+                         c->hc.listen[0] == '[' ? "[::]:" : "0.0.0.0:",
+                         (unsigned)http_port(*hs), http_url(*hs));
+        else
+                log_info("http: listening on %s", http_url(*hs));
         return 0;
 }
 
