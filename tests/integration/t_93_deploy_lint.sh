@@ -203,11 +203,20 @@ known = {"FROM", "RUN", "CMD", "LABEL", "EXPOSE", "ENV", "ADD", "COPY",
 for kw, _ in instrs:
     check(kw in known, "Dockerfile: known instruction %s" % kw)
 stages = []
+# ARGs before the first FROM name the base images (BUILD_IMAGE=...): a FROM
+# of ${NAME} is checked with NAME's default, the image Docker pulls.
+preargs = {}
 for kw, rest in instrs:
-    if kw == "FROM":
+    if kw == "ARG" and not stages:
+        k, _, v = rest.partition("=")
+        check(bool(v), "Dockerfile: ARG %s before FROM has a default" % k)
+        preargs[k] = v
+    elif kw == "FROM":
         m = re.match(r"^(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$", rest, re.I)
         check(m is not None, "Dockerfile: FROM %s parses" % rest)
-        stages.append({"image": m.group(1), "name": m.group(2), "ins": []})
+        img = re.sub(r"^\$\{(\w+)\}$", lambda a: preargs.get(a.group(1), a.group(0)),
+                     m.group(1))
+        stages.append({"image": img, "name": m.group(2), "ins": []})
     else:
         check(bool(stages), "Dockerfile: %s after a FROM" % kw)
         stages[-1]["ins"].append((kw, rest))
