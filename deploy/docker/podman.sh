@@ -111,12 +111,39 @@ build() {
     -f "$DIR/Dockerfile" -t "$tag" "$ROOT"
 }
 
+# The compose stack's stand-ins, tagged as compose.yaml's variables expect
+# them (the README's Podman section exports those).
+KAFKA_STANDIN=localhost/eosaudit-kafka:4.1.0
+PROMETHEUS_STANDIN=localhost/eosaudit-prometheus:bookworm
+stand_ins() {
+  local b
+  b="$(base)"
+  "$ROOT/deploy/kafka/kafka.sh" fetch
+  pm build --pull=never --network host --format docker --build-arg BASE_IMAGE="$b" \
+    --ignorefile "$DIR/Dockerfile.kafka.dockerignore" \
+    -f "$DIR/Dockerfile.kafka" -t "$KAFKA_STANDIN" "$ROOT/deploy/kafka"
+  pm build --pull=never --network host --format docker --build-arg BASE_IMAGE="$b" \
+    --ignorefile "$DIR/Dockerfile.kafka.dockerignore" \
+    -f "$DIR/Dockerfile.prometheus" -t "$PROMETHEUS_STANDIN" "$DIR"
+}
+
+# podman-compose with the local images (a variable set by the caller wins).
+compose() {
+  export EOSAUDIT_IMAGE="${EOSAUDIT_IMAGE:-localhost/eosaudit:local}"
+  export KAFKA_IMAGE="${KAFKA_IMAGE:-$KAFKA_STANDIN}"
+  export PROMETHEUS_IMAGE="${PROMETHEUS_IMAGE:-$PROMETHEUS_STANDIN}"
+  command -v podman-compose >/dev/null 2>&1 || die "podman-compose not found (podman.sh deps)"
+  podman-compose -f "$DIR/compose.yaml" "$@"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   deps) deps ;;
   base) base ;;
   build) build "$@" ;;
+  stand-ins) stand_ins ;;
+  compose) compose "$@" ;;
   podman) pm "$@" ;;
   *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
