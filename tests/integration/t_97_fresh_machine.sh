@@ -19,7 +19,10 @@
 # A missing install step fails here.  The container shares the host's
 # network; Debian's and Maven's downloads are cached in
 # /var/cache/eosaudit (apt archives, ~/.m2) between runs, the steps still
-# run.  Each step's time is logged.
+# run.  The host's local trust anchors (/usr/local/share/ca-certificates,
+# e.g. an egress proxy's CA) are mounted where the container's
+# ca-certificates finds them: the container trusts what the host trusts.
+# Each step's time is logged.
 source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (Debian's rootful Podman)"
@@ -37,9 +40,12 @@ log "base image $BASE"
 test_cleanup() { podman rm -f -t 5 "$C" >/dev/null 2>&1; return 0; }
 
 mkdir -p "$CACHE/fresh-apt-archives/partial" "$CACHE/fresh-m2"
+CA_ARGS=()
+[ -d /usr/local/share/ca-certificates ] &&
+        CA_ARGS=(-v /usr/local/share/ca-certificates:/usr/local/share/ca-certificates:ro)
 podman run -d --name "$C" --network host --no-healthcheck \
         -v "$CACHE/fresh-apt-archives:/var/cache/apt/archives" \
-        -v "$CACHE/fresh-m2:/root/.m2" \
+        -v "$CACHE/fresh-m2:/root/.m2" "${CA_ARGS[@]}" \
         "$BASE" sleep infinity >/dev/null || die "cannot start a container from $BASE"
 
 # step NAME CMD...: runs CMD in the container's /src, its output in
