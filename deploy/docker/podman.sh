@@ -109,6 +109,9 @@ build() {
     --build-arg BUILD_IMAGE="$b" --build-arg RUNTIME_IMAGE="$b" \
     --ignorefile "$DIR/Dockerfile.dockerignore" \
     -f "$DIR/Dockerfile" -t "$tag" "$ROOT"
+  # The build stage of every earlier build stays behind untagged (some
+  # 650 MB each); its cached layers (apt-get) are kept.
+  pm image prune -f --filter label=org.eosaudit.stage=build >/dev/null
 }
 
 # The compose stack's stand-ins, tagged as compose.yaml's variables expect
