@@ -107,6 +107,12 @@ unit-test: $(TESTS) $(BUILD)/eosaudit
 integration-test: $(BUILD)/eosaudit
 	@BUILD=$(BUILD) ./tests/integration/run.sh
 
+# The container image, the compose stack and a fresh machine, with Podman
+# (also part of integration-test): tests/integration/t_95..t_97.
+.PHONY: image-test
+image-test: $(BUILD)/eosaudit
+	@BUILD=$(BUILD) ./tests/integration/run.sh 95_image 96_compose 97_fresh_machine
+
 bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do $$b; done
 

@@ -200,7 +200,16 @@ static int cli_http_start(struct cli *c, int serve)
                          errstr);
                 return 0;
         }
-        log_info("http: listening on %s", http_url(c->hs));
+        /* http_url() names a wildcard as loopback (an address to browse);
+         * the log says what is bound, or a container looks closed. */
+        if (!strncmp(c->hc.listen, "0.0.0.0:", 8) ||
+            !strncmp(c->hc.listen, "[::]:", 5))
+                log_info("http: listening on %s%u, every interface (%s "
+                         "from this host)",
+                         c->hc.listen[0] == '[' ? "[::]:" : "0.0.0.0:",
+                         (unsigned)http_port(c->hs), http_url(c->hs));
+        else
+                log_info("http: listening on %s", http_url(c->hs));
         return 0;
 }
 

@@ -23,6 +23,12 @@ pkgs=(
 # machine image, but install them if a machine lacks them.
 command -v java >/dev/null 2>&1 || pkgs+=(default-jdk-headless)
 command -v mvn  >/dev/null 2>&1 || pkgs+=(maven)
+# The dashboard test (t_75) runs playwright-core (tests/browser, pinned to a
+# version that supports Debian 12's Node.js 18) over the chromium above.
+# A machine with another Node.js (NodeSource's, which brings its own npm)
+# keeps it.
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+command -v npm  >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,7 @@
 # lib.sh - helpers for the real-broker integration tests, sourced by every
 # tests/integration/t_*.sh.  A test runs on its own too:
 #   BUILD=build tests/integration/t_10_java_idempotent.sh
-# (the broker must be up: deploy/kafka/kafka.sh up).
+# (the suite's broker must be up: run.sh starts it, see broker.sh).
 #
 # Conventions
 #  - Setup failures (a topic that cannot be created, a producer that does
@@ -24,6 +24,7 @@ BUILD="${BUILD:-build}"
 [[ "$BUILD" == /* ]] || BUILD="$ROOT/$BUILD"
 EOSAUDIT="$BUILD/eosaudit"
 KAFKA_SH="$ROOT/deploy/kafka/kafka.sh"
+source "$IT_DIR/broker.sh"
 JAVA_RUN="$ROOT/tests/java/run.sh"
 BOOTSTRAP="$("$KAFKA_SH" bootstrap)"
 

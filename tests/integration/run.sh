@@ -11,24 +11,35 @@
 # $BUILD/test-output/integration/NAME.log.  Prints PASS/FAIL per test and
 # one last line "N passed, M failed"; exit 1 if any failed.
 #
-# Runs against one broker wait for each other (a lock file per bootstrap
-# address; exit 75 after IT_LOCK_WAIT=1800 s).
+# The broker is the suite's own (broker.sh: 127.0.0.1:29092 or the next
+# free port pair, data in deploy/kafka/test/), never the demo broker of
+# `make kafka-up` on 9092 nor one this script did not start.
 #
-# Environment: IT_TEST_TIMEOUT=180 (s per test), IT_KEEP_TOPICS=1 (keep
-# the topics of the tests that passed too; a failed test's are always kept),
-# KAFKA_PORT etc. as for kafka.sh.
+# Runs wait for each other (one lock per machine for the suite's own
+# broker, one per bootstrap address for a KAFKA_PORT given; exit 75 after
+# IT_LOCK_WAIT=1800 s).
+#
+# Environment: IT_TEST_TIMEOUT=180 (s per test; a test may ask for more
+# with a line "# it-timeout: SECONDS"), IT_KEEP_TOPICS=1 (keep the topics
+# of the tests that passed too; a failed test's are always kept),
+# KAFKA_PORT etc. as for kafka.sh (another broker).
 set -uo pipefail
 
 IT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$IT_DIR/../.." && pwd)"
 KAFKA_SH="$ROOT/deploy/kafka/kafka.sh"
+source "$IT_DIR/broker.sh"
 
 # One run at a time per broker: runs share the broker, some tests stop or
 # freeze it, and a run that started it stops it at the end.  flock -o: the
 # broker and the tests do not inherit the lock.
 if [ -z "${IT_LOCK_HELD:-}" ]; then
         export IT_LOCK_HELD=1
-        lock="${TMPDIR:-/tmp}/eosaudit-integration-$("$KAFKA_SH" bootstrap | tr : -).lock"
+        if [ "$IT_OWN_BROKER" = 1 ]; then
+                lock="${TMPDIR:-/tmp}/eosaudit-integration.lock"
+        else
+                lock="${TMPDIR:-/tmp}/eosaudit-integration-127.0.0.1-$KAFKA_PORT.lock"
+        fi
         if ! flock -n "$lock" true; then
                 echo "waiting for another integration run on this broker ($lock) ..."
         fi
@@ -63,7 +74,7 @@ summary() {
 # killed at its time limit gets no trap, so thaw it here too.
 thaw_broker() {
         local pid
-        pid="$(cat "${KAFKA_PID_FILE:-$ROOT/deploy/kafka/kafka.pid}" 2>/dev/null)" || return 0
+        pid="$(cat "$KAFKA_PID_FILE" 2>/dev/null)" || return 0
         [[ "$pid" =~ ^[0-9]+$ ]] && kill -CONT "$pid" 2>/dev/null
         return 0
 }
@@ -104,7 +115,8 @@ mkdir -p "$OUT"
 : >"$OUT/kafka.log"
 
 if ! "$KAFKA_SH" status >/dev/null 2>&1; then
-        echo "starting the broker (deploy/kafka/kafka.sh up) ..."
+        it_broker_pick || exit 1
+        echo "starting the test broker on 127.0.0.1:$KAFKA_PORT (deploy/kafka/kafka.sh up) ..."
         # Set before up: an interrupted start must still be stopped.
         started_broker=1
         if ! "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1; then
@@ -133,7 +145,9 @@ for t in "${tests[@]}"; do
         log="$OUT/$current.log"
         start=$SECONDS
         # timeout kills the test's whole process group when the limit hits.
-        timeout -k 10 "$TIMEOUT" bash "$t" >"$log" 2>&1 </dev/null &
+        limit="$(sed -n 's/^# it-timeout: \([0-9][0-9]*\)$/\1/p' "$t" | head -n 1)"
+        limit="${limit:-$TIMEOUT}"
+        timeout -k 10 "$limit" bash "$t" >"$log" 2>&1 </dev/null &
         test_pid=$!
         rc=0
         { wait "$test_pid"; } 2>/dev/null || rc=$?
@@ -146,8 +160,8 @@ for t in "${tests[@]}"; do
                 passed_names+=("$current")
         else
                 why="exit $rc"
-                [ "$rc" = 124 ] && why="timed out after ${TIMEOUT}s"
-                [ "$rc" = 137 ] && why="killed: timed out after ${TIMEOUT}s, then no exit on SIGTERM"
+                [ "$rc" = 124 ] && why="timed out after ${limit}s"
+                [ "$rc" = 137 ] && why="killed: timed out after ${limit}s, then no exit on SIGTERM"
                 echo "FAIL $current (${secs}s, $why; log: $log)"
                 grep -E '^(FAIL|ERROR)' "$log" | head -n 20 | sed 's/^/    /'
                 echo "    --- last lines:"

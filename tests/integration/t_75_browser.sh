@@ -15,7 +15,7 @@ BROWSER_DIR="$ROOT/tests/browser"
 OUT="$BUILD/test-output/browser"
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 
-command -v node >/dev/null 2>&1 || die "node not found"
+command -v node >/dev/null 2>&1 || die "node not found (deploy/install-deps.sh installs nodejs)"
 [ -x "$CHROMIUM" ] || die "$CHROMIUM not found (deploy/install-deps.sh installs chromium)"
 if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
         log "npm ci in tests/browser"

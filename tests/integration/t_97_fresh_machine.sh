@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# it-timeout: 900
+# A fresh machine, as a new user meets it: a container from the debootstrap
+# base image (deploy/docker/podman.sh base) with only make, git and
+# ca-certificates installed, and this working tree (its tracked and
+# unignored files, no build output, no node_modules, no Kafka jars) in
+# /src.  There, as root:
+#   make run                  installs everything (deploy/install-deps.sh),
+#                             builds and passes the demo;
+#   make unit-test            the unit tests;
+#   tests/integration/run.sh t_75 t_86
+#                             the two tests a fresh machine used to fail:
+#                             the dashboard in chromium with Debian's
+#                             Node.js 18, and the disk filling up without
+#                             mount privileges; the suite starts its own
+#                             broker (Kafka's jars fetched by Maven), on the
+#                             host network beside this suite's broker, so it
+#                             must pick other ports.
+# A missing install step fails here.  The container shares the host's
+# network; Debian's and Maven's downloads are cached in
+# /var/cache/eosaudit (apt archives, ~/.m2) between runs, the steps still
+# run.  The host's local trust anchors (/usr/local/share/ca-certificates,
+# e.g. an egress proxy's CA) are mounted where the container's
+# ca-certificates finds them: the container trusts what the host trusts.
+# Each step's time is logged.
+source "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || die "needs root (Debian's rootful Podman)"
+PODMAN_SH="$ROOT/deploy/docker/podman.sh"
+export CONTAINERS_CONF="$ROOT/deploy/docker/containers.conf"
+CACHE="${EOSAUDIT_CACHE:-/var/cache/eosaudit}"
+C="eosaudit-fresh-$(echo "$IT_RUN_ID" | tr -cd '0-9-')"
+
+"$PODMAN_SH" deps >"$IT_TMP/deps.log" 2>&1 ||
+        { cat "$IT_TMP/deps.log"; die "cannot install podman"; }
+BASE="$("$PODMAN_SH" base 2>"$IT_TMP/base.log")" ||
+        { cat "$IT_TMP/base.log"; die "no base image"; }
+log "base image $BASE"
+
+test_cleanup() { podman rm -f -t 5 "$C" >/dev/null 2>&1; return 0; }
+
+mkdir -p "$CACHE/fresh-apt-archives/partial" "$CACHE/fresh-m2"
+CA_ARGS=()
+[ -d /usr/local/share/ca-certificates ] &&
+        CA_ARGS=(-v /usr/local/share/ca-certificates:/usr/local/share/ca-certificates:ro)
+podman run -d --name "$C" --network host --no-healthcheck \
+        -v "$CACHE/fresh-apt-archives:/var/cache/apt/archives" \
+        -v "$CACHE/fresh-m2:/root/.m2" "${CA_ARGS[@]}" \
+        "$BASE" sleep infinity >/dev/null || die "cannot start a container from $BASE"
+
+# step NAME CMD...: runs CMD in the container's /src, its output in
+# $IT_TMP/NAME.log (the tail on failure), and asserts exit status 0.
+step() {
+        local what="$1" rc=0 t0=$SECONDS
+        shift
+        podman exec -w /src -e DEBIAN_FRONTEND=noninteractive "$C" \
+                bash -c "$*" >"$IT_TMP/$what.log" 2>&1 || rc=$?
+        log "$what: exit $rc after $((SECONDS - t0)) s"
+        [ "$rc" = 0 ] || tail -n 40 "$IT_TMP/$what.log" | sed 's/^/  /'
+        assert_eq "$what: exit status" 0 "$rc"
+        return "$rc"
+}
+
+podman exec "$C" mkdir -p /src
+git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
+        tar -C "$ROOT" --null -T - -cf - 2>/dev/null |
+        podman exec -i "$C" tar -xf - -C /src || die "cannot copy the sources"
+
+step apt-min "apt-get update -qq && apt-get install -y -qq --no-install-recommends make git ca-certificates" ||
+        finish
+assert_true "no compiler in the fresh container yet" \
+        podman exec "$C" sh -c '! command -v cc && ! command -v node && ! command -v java'
+step make-run "make run" || finish
+grep -E '^(what the producer|demo:)' "$IT_TMP/make-run.log" | head -n 5 | sed 's/^/  /'
+step unit-test "make unit-test"
+step node-version "node --version && dpkg-query -W nodejs npm chromium"
+sed 's/^/  /' "$IT_TMP/node-version.log"
+step integration "BUILD=build tests/integration/run.sh t_75 t_86"
+grep -E '^(PASS|FAIL|starting)' "$IT_TMP/integration.log" | sed 's/^/  /'
+inner="$(sed -n 's/^starting the test broker on 127.0.0.1:\([0-9]*\) .*/\1/p' "$IT_TMP/integration.log")"
+log "this suite's broker: $KAFKA_PORT; the fresh suite's: ${inner:-none}"
+if broker_up; then
+        assert_true "the fresh suite's broker kept off this suite's port $KAFKA_PORT (${inner:-none})" \
+                test -n "$inner" -a "$inner" != "$KAFKA_PORT"
+fi
+assert_true "t_86 filled the container's /dev/shm (no mount privilege)" podman exec "$C" \
+        grep -q "the disk is this container's /dev/shm" /src/build/test-output/integration/86_disk_full.log
+finish
