@@ -6,8 +6,8 @@
 # broker of `make kafka-up` (127.0.0.1:9092) and the benchmarks' (19092):
 # 127.0.0.1:29092 (controller 29093), its data, log and pid file in
 # deploy/kafka/test/.  When that port or its controller port is taken by
-# something this suite did not start, run.sh picks the next free pair
-# (29094, 29096, ...) and records it in deploy/kafka/test/port, where a
+# something this suite did not start, run.sh picks the next free ports
+# (29095, 29098, ...: three each) and records them in deploy/kafka/test/port, where a
 # test run on its own finds it.  Set KAFKA_PORT (and the others) to use
 # another broker; kafka.sh never stops or touches a broker it did not start.
 # shellcheck shell=bash
@@ -38,21 +38,24 @@ export KAFKA_PORT KAFKA_DATA_DIR KAFKA_LOG KAFKA_PID_FILE IT_OWN_BROKER
 it_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # it_broker_pick: run.sh, under its lock, before starting the broker.
-# Keeps KAFKA_PORT when this suite's broker runs there or the port pair
-# is free; else moves to the next free pair and records it.
+# Keeps KAFKA_PORT when this suite's broker runs there or its ports are
+# free; else moves to the next free triple and records it.  A broker has
+# three ports: KAFKA_PORT, the controller's (+1) and SASL_SSL's (+2,
+# deploy/kafka/secure.sh).
 it_broker_pick() {
         local p i
         [ "$IT_OWN_BROKER" = 1 ] || return 0
         "$ROOT/deploy/kafka/kafka.sh" status >/dev/null 2>&1 && return 0
         for ((i = 0; i < 50; i++)); do
-                p=$((29092 + 2 * i))
-                if it_port_free "$p" && it_port_free "$((p + 1))"; then
+                p=$((29092 + 3 * i))
+                if it_port_free "$p" && it_port_free "$((p + 1))" &&
+                        it_port_free "$((p + 2))"; then
                         KAFKA_PORT="$p"
                         mkdir -p "$IT_BROKER_DIR"
                         echo "$p" >"$IT_BROKER_DIR/port"
                         return 0
                 fi
         done
-        echo "run.sh: no free port pair in 29092..29191 for the test broker" >&2
+        echo "run.sh: no three free ports in 29092..29241 for the test broker" >&2
         return 1
 }
