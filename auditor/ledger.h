@@ -253,6 +253,35 @@ int ledger_partitions_foreach(struct ledger *lg, const char *topic,
                               char *errstr, size_t errstr_size);
 
 /*
+ * The history (schema/0005_history.sql): what the commits of each minute
+ * added to a topic's counters, written by the commits themselves (in their
+ * transaction) and kept for LEDGER_HISTORY_MINUTES minutes back from the
+ * newest commit.
+ */
+#define LEDGER_HISTORY_MINUTES (7 * 24 * 60)
+#define LEDGER_HISTORY_MINUTE_MS 60000
+
+struct ledger_history_point {
+        int64_t minute_ms; /* start of the minute, wall clock */
+        uint64_t records;
+        uint64_t untracked;
+        uint64_t anomalous; /* records: every kind but gap */
+        uint64_t gaps;      /* confirmed gaps (events) */
+        uint64_t missing;   /* records in those gaps */
+        uint64_t unaudited; /* offsets in coverage gaps */
+};
+
+typedef int(ledger_history_cb)(void *opaque,
+                               const struct ledger_history_point *p);
+
+/* Calls cb for every minute from since_ms on in which a commit changed
+ * topic's counters (NULL: the sums over all topics), oldest first; minutes
+ * without a commit are skipped.  cb returning non-zero stops the walk. */
+int ledger_history_foreach(struct ledger *lg, const char *topic,
+                           int64_t since_ms, ledger_history_cb *cb,
+                           void *opaque, char *errstr, size_t errstr_size);
+
+/*
  * Testing only: hook is called by ledger_commit() after every write of the
  * batch and just before COMMIT, so a test can simulate a crash at the worst
  * moment (e.g. _exit() in a forked child).  NULL clears it.

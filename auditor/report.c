@@ -210,7 +210,7 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "open_gaps", report_u64_json(s->open_gaps));
         json_object_set_new(o, "coverage_gaps",
                             report_u64_json(s->coverage_gaps));
-        json_object_set_new(o, "coverage_records",
+        json_object_set_new(o, "unaudited_offsets",
                             report_u64_json(s->coverage_records));
         json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
         json_object_set_new(o, "anomalies_total",

@@ -119,12 +119,17 @@ enum http_endpoint {
         HTTP_EP_ANOMALIES,  /* topic kind producer since limit cursor */
         HTTP_EP_PRODUCERS,  /* topic producer limit cursor */
         HTTP_EP_PARTITIONS, /* topic */
+        HTTP_EP_HISTORY,    /* topic minutes */
 };
 
 #define HTTP_ANOMALIES_LIMIT_DEFAULT 50
 #define HTTP_ANOMALIES_LIMIT_MAX 1000
 #define HTTP_PRODUCERS_LIMIT_DEFAULT 1000
 #define HTTP_PRODUCERS_LIMIT_MAX 10000
+/* /api/v1/history: minutes back from now; at most what the ledger keeps
+ * (LEDGER_HISTORY_MINUTES, 7 days). */
+#define HTTP_HISTORY_MINUTES_DEFAULT 60
+#define HTTP_HISTORY_MINUTES_MAX (7 * 24 * 60)
 
 /*
  * A parsed query string.  Strings point into buf (decoded, NUL-terminated;
@@ -140,6 +145,8 @@ struct http_query {
         int64_t since_ms;     /* -1: any */
         int64_t limit;        /* the endpoint's default when absent */
         int64_t cursor;       /* anomalies: id of the last item seen; -1 */
+        int64_t minutes;      /* history: the endpoint's default when
+                                 absent */
         /* producers: the pair after which the page starts (after.topic is
          * NULL when absent); strings point into buf */
         struct {

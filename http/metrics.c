@@ -3,9 +3,16 @@
  *
  * Counters come from the ledger (ledger_summary per audited topic), so
  * they survive a restart; live figures (lag, histograms, readiness) from
- * the published status.  Labels are topic and kind, and partition for the
- * lag only: producer names never become labels (their number is
- * unbounded).
+ * the published status.  Every family of the ledger has a topic label;
+ * the anomaly families have kind, and the lag has partition; process-wide
+ * families (readiness, build info, commit durations) have none.  Producer
+ * names never become labels (their number is unbounded).
+ *
+ * Units are never mixed in one family, so that sum() over its labels
+ * means something: anomalous records (eosaudit_anomalous_records_total),
+ * anomaly events counted as such (eosaudit_anomaly_events_total: confirmed
+ * gaps and coverage gaps), the records missing in those gaps and the
+ * offsets retention deleted unaudited each have their own counter.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -130,12 +137,9 @@ static const struct {
         {"eosaudit_untracked_records_total", "counter",
          "Records without any eos.* header.",
          offsetof(struct ledger_summary, untracked)},
-        {"eosaudit_malformed_records_total", "counter",
-         "Records with some but not all eos.* headers, or a bad value.",
-         offsetof(struct ledger_summary, anomalies[DEDUP_KIND_MALFORMED])},
         {"eosaudit_unaudited_offsets_total", "counter",
-         "Offsets deleted by retention before they were audited "
-         "(coverage gaps).",
+         "Offsets deleted by retention before they were audited (in the "
+         "coverage gaps of eosaudit_anomaly_events_total).",
          offsetof(struct ledger_summary, coverage_records)},
         {"eosaudit_open_gaps", "gauge",
          "Gaps in eos.seq not confirmed yet (a late record may fill them).",
@@ -155,6 +159,13 @@ static const struct {
          offsetof(struct ledger_summary, window_ids)},
 };
 
+/* The kinds whose unit is the record; the others (gap, and coverage,
+ * which is no engine kind) are counted as events. */
+static int http_kind_is_records(enum dedup_kind k)
+{
+        return k != DEDUP_KIND_GAP;
+}
+
 /* The counters of the audited topics, from the ledger. */
 static void http_ledger_families(struct http_buf *b,
                                  const struct http_conf *c,
@@ -164,19 +175,32 @@ static void http_ledger_families(struct http_buf *b,
         size_t f, i;
         int k;
 
-        http_family(b, "eosaudit_anomalies_total", "counter",
-                    "Anomalies by kind: records for duplicate, out_of_order, "
-                    "fenced, malformed and redelivered; confirmed gaps for "
-                    "gap; offset ranges lost to retention for coverage.");
+        http_family(b, "eosaudit_anomalous_records_total", "counter",
+                    "Records found anomalous, by kind (duplicate, "
+                    "out_of_order, fenced, malformed, redelivered).");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                        if (!http_kind_is_records((enum dedup_kind)k))
+                                continue;
                         ls[1].value = dedup_kind_name((enum dedup_kind)k);
-                        http_sample_u64(b, "eosaudit_anomalies_total", ls, 2,
-                                        sums[i].anomalies[k]);
+                        http_sample_u64(b, "eosaudit_anomalous_records_total",
+                                        ls, 2, sums[i].anomalies[k]);
                 }
+        }
+        http_family(b, "eosaudit_anomaly_events_total", "counter",
+                    "Anomalies counted as events, by kind: confirmed gaps in "
+                    "eos.seq (gap; their records are in "
+                    "eosaudit_missing_records_total) and offset ranges lost "
+                    "to retention (coverage; their offsets are in "
+                    "eosaudit_unaudited_offsets_total).");
+        for (i = 0; i < c->topic_cnt; i++) {
+                ls[0].value = c->topics[i];
+                ls[1].value = dedup_kind_name(DEDUP_KIND_GAP);
+                http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
+                                sums[i].anomalies[DEDUP_KIND_GAP]);
                 ls[1].value = "coverage";
-                http_sample_u64(b, "eosaudit_anomalies_total", ls, 2,
+                http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
                                 sums[i].coverage_gaps);
         }
         for (f = 0; f < sizeof(http_summary_families) /
@@ -288,9 +312,8 @@ void http_metrics_handle(const struct http_request *rq, struct http_reply *r)
         v = status_view_get(c->status, &view);
         http_buf_init(&b, HTTP_METRICS_MAX);
 
-        http_family(&b, "eosaudit_up", "gauge",
-                    "1 while the process answers.");
-        http_sample_u64(&b, "eosaudit_up", NULL, 0, 1);
+        /* No eosaudit_up: Prometheus's own up{job=...} says whether the
+         * process answers. */
         http_family(&b, "eosaudit_ready", "gauge",
                     "1 when the ledger is open, partitions are assigned, a "
                     "broker is up and commits succeed (see /readyz).");

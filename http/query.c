@@ -17,6 +17,7 @@ enum http_param {
         HTTP_P_SINCE,
         HTTP_P_LIMIT,
         HTTP_P_CURSOR,
+        HTTP_P_MINUTES,
         HTTP_P__CNT
 };
 
@@ -24,6 +25,7 @@ static const char *const http_param_names[HTTP_P__CNT] = {
         [HTTP_P_TOPIC] = "topic",   [HTTP_P_KIND] = "kind",
         [HTTP_P_PRODUCER] = "producer", [HTTP_P_SINCE] = "since",
         [HTTP_P_LIMIT] = "limit",   [HTTP_P_CURSOR] = "cursor",
+        [HTTP_P_MINUTES] = "minutes",
 };
 
 #define HTTP_P(p) (1u << (p))
@@ -48,6 +50,8 @@ static const struct {
                                HTTP_PRODUCERS_LIMIT_DEFAULT,
                                HTTP_PRODUCERS_LIMIT_MAX},
         [HTTP_EP_PARTITIONS] = {HTTP_P(HTTP_P_TOPIC), 0, 0},
+        [HTTP_EP_HISTORY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_MINUTES), 0,
+                             0},
 };
 
 static int http_hex_val(char c)
@@ -267,6 +271,10 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                 return http_param_num(v, len, 1, INT64_MAX, &q->cursor,
                                       "cursor", "an anomaly id ", errstr,
                                       errstr_size);
+        case HTTP_P_MINUTES:
+                return http_param_num(v, len, 1, HTTP_HISTORY_MINUTES_MAX,
+                                      &q->minutes, "minutes", "", errstr,
+                                      errstr_size);
         case HTTP_P__CNT:
                 break;
         }
@@ -279,6 +287,7 @@ static void http_query_init(struct http_query *q, enum http_endpoint ep)
         q->since_ms = -1;
         q->cursor = -1;
         q->limit = http_eps[ep].limit_default;
+        q->minutes = HTTP_HISTORY_MINUTES_DEFAULT;
 }
 
 int http_query_parse(struct http_query *out, enum http_endpoint ep,

@@ -13,6 +13,8 @@
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
+ *   history.c the per-minute history (written by the schema's triggers
+ *             on commit; read here)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,

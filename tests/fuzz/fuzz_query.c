@@ -3,8 +3,8 @@
  * the HTTP API, through the pure parsers of http/ and on into the ledger
  * queries the handlers run.
  *
- * Input: [sel][bytes...].  sel % 4 is the endpoint (enum http_endpoint);
- * sel / 4 % 3 picks the size of the error buffer (256, 1 or 17 bytes).
+ * Input: [sel][bytes...].  sel % 5 is the endpoint (enum http_endpoint);
+ * sel / 5 % 3 picks the size of the error buffer (256, 1 or 17 bytes).
  * The bytes are used three ways:
  *  - as a raw query string for http_query_parse();
  *  - up to their first NUL, as a --listen address for http_listen_parse();
@@ -47,16 +47,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* A model of the query-string contract (http.h), written separately   */
 /* ------------------------------------------------------------------ */
 
-enum { FQ_TOPIC, FQ_KIND, FQ_PRODUCER, FQ_SINCE, FQ_LIMIT, FQ_CURSOR, FQ_N };
+enum {
+        FQ_TOPIC,
+        FQ_KIND,
+        FQ_PRODUCER,
+        FQ_SINCE,
+        FQ_LIMIT,
+        FQ_CURSOR,
+        FQ_MINUTES,
+        FQ_N
+};
 
-static const char *const fq_names[FQ_N] = {"topic", "kind",  "producer",
-                                           "since", "limit", "cursor"};
+static const char *const fq_names[FQ_N] = {
+        "topic", "kind", "producer", "since", "limit", "cursor", "minutes",
+};
 
 /* Which names each endpoint takes, and its limits. */
 static const struct {
         unsigned names;
         int64_t limit_default, limit_max;
-} fq_eps[4] = {
+} fq_eps[5] = {
         [HTTP_EP_SUMMARY] = {1u << FQ_TOPIC, 0, 0},
         [HTTP_EP_ANOMALIES] = {0x3fu, HTTP_ANOMALIES_LIMIT_DEFAULT,
                                HTTP_ANOMALIES_LIMIT_MAX},
@@ -65,12 +75,13 @@ static const struct {
                                HTTP_PRODUCERS_LIMIT_DEFAULT,
                                HTTP_PRODUCERS_LIMIT_MAX},
         [HTTP_EP_PARTITIONS] = {1u << FQ_TOPIC, 0, 0},
+        [HTTP_EP_HISTORY] = {(1u << FQ_TOPIC) | (1u << FQ_MINUTES), 0, 0},
 };
 
 struct fq_model {
         char *val[FQ_N]; /* decoded, malloc'd; NULL when absent */
         size_t len[FQ_N];
-        int64_t since, limit, cursor;
+        int64_t since, limit, cursor, minutes;
         int has_after;
         char *after_topic, *after_producer;
         size_t after_topic_len, after_producer_len;
@@ -223,6 +234,7 @@ static int fq_model_parse(struct fq_model *m, int ep, const char *q,
         m->since = -1;
         m->cursor = -1;
         m->limit = fq_eps[ep].limit_default;
+        m->minutes = HTTP_HISTORY_MINUTES_DEFAULT;
         while (pos < n) {
                 const char *seg = q + pos, *amp = memchr(seg, '&', n - pos);
                 size_t slen = amp ? (size_t)(amp - seg) : n - pos, klen, vlen;
@@ -286,6 +298,13 @@ static int fq_model_parse(struct fq_model *m, int ep, const char *q,
                                 m->cursor = (int64_t)x;
                         }
                         break;
+                case FQ_MINUTES:
+                        if (fq_decimal(val, vlen, HTTP_HISTORY_MINUTES_MAX,
+                                       &x) ||
+                            !x)
+                                return -1;
+                        m->minutes = (int64_t)x;
+                        break;
                 default:
                         break;
                 }
@@ -316,7 +335,7 @@ static void fq_compare(const struct http_query *q, const struct fq_model *m)
         if (q->producer && memchr(q->producer, '\0', q->producer_len))
                 abort();
         if (q->since_ms != m->since || q->limit != m->limit ||
-            q->cursor != m->cursor)
+            q->cursor != m->cursor || q->minutes != m->minutes)
                 abort();
         if (!m->has_after) {
                 if (q->after.topic)
@@ -545,6 +564,19 @@ static int fq_pair_cb(void *opaque, const struct ledger_pair *p)
         return 0;
 }
 
+/* History points: oldest first, one per minute, within the window. */
+static int fq_history_cb(void *opaque, const struct ledger_history_point *p)
+{
+        struct fq_walk *w = opaque;
+
+        if (p->minute_ms % LEDGER_HISTORY_MINUTE_MS ||
+            (w->rows && p->minute_ms <= w->last_id) || p->minute_ms < 0)
+                abort();
+        w->last_id = p->minute_ms;
+        w->rows++;
+        return 0;
+}
+
 static int fq_partition_cb(void *opaque, const struct ledger_partition *p)
 {
         struct fq_walk *w = opaque;
@@ -593,6 +625,16 @@ static void fq_ledger_run(int ep, const struct http_query *q)
                 rc = ledger_partitions_foreach(fq_lg, q->topic,
                                                fq_partition_cb, &w, err,
                                                sizeof(err));
+                break;
+        case HTTP_EP_HISTORY:
+                /* As http/api_history.c asks, but from time 0 (not now
+                 * minus q->minutes) so that the fixture's rows are walked
+                 * whatever the clock says. */
+                rc = ledger_history_foreach(fq_lg, q->topic, 0,
+                                            fq_history_cb, &w, err,
+                                            sizeof(err));
+                if (w.rows > LEDGER_HISTORY_MINUTES + 1)
+                        abort();
                 break;
         default:
                 abort();
@@ -717,8 +759,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (size < 1)
                 return 0;
-        ep = data[0] % 4;
-        errsz = errsizes[data[0] / 4 % 3];
+        ep = data[0] % 5;
+        errsz = errsizes[data[0] / 5 % 3];
         s = (const char *)data + 1;
         n = size - 1;
 

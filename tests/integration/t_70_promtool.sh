@@ -49,7 +49,7 @@ metric() {
 
 # The counter samples, which must not change across a restart.
 counters() {
-        grep -E '^eosaudit_(records_total|anomalies_total|missing_records_total|untracked_records_total|malformed_records_total|unaudited_offsets_total|open_gaps|producers|producer_partitions)\{' <<<"$1" | sort
+        grep -E '^eosaudit_(records_total|anomalous_records_total|anomaly_events_total|missing_records_total|untracked_records_total|unaudited_offsets_total|open_gaps|producers|producer_partitions)\{' <<<"$1" | sort
 }
 
 serve_start "$IT_TMP/serve1.log"
@@ -67,12 +67,12 @@ assert_true "promtool check metrics (first serve)" \
         promtool check metrics <"$IT_TMP/metrics1.txt"
 assert_eq "records_total" "$DELIVERED" "$(metric "$M1" "eosaudit_records_total$L")"
 assert_eq "duplicates" "$DUPS" \
-        "$(metric "$M1" "eosaudit_anomalies_total{topic=\"$T\",kind=\"duplicate\"}")"
+        "$(metric "$M1" "eosaudit_anomalous_records_total{topic=\"$T\",kind=\"duplicate\"}")"
 assert_eq "fenced" "$ZOMBIE" \
-        "$(metric "$M1" "eosaudit_anomalies_total{topic=\"$T\",kind=\"fenced\"}")"
+        "$(metric "$M1" "eosaudit_anomalous_records_total{topic=\"$T\",kind=\"fenced\"}")"
 assert_eq "missing records" "$GAPS" "$(metric "$M1" "eosaudit_missing_records_total$L")"
 assert_eq "coverage" 0 \
-        "$(metric "$M1" "eosaudit_anomalies_total{topic=\"$T\",kind=\"coverage\"}")"
+        "$(metric "$M1" "eosaudit_anomaly_events_total{topic=\"$T\",kind=\"coverage\"}")"
 assert_eq "ready" 1 "$(metric "$M1" eosaudit_ready)"
 for p in 0 1 2; do
         assert_eq "lag of partition $p" 0 \

@@ -5,10 +5,12 @@
 # (tests/browser/dashboard.test.js), has the page open; once the demo has
 # compared what it injected with what it found, the page's numbers must
 # equal /api/v1/summary, the anomalies table must show the newest anomalies
-# with their evidence, the lag table one row per partition, and the chart
-# must be drawn.  The screenshot is kept in
-# $BUILD/test-output/browser/dashboard.png.  Then SIGINT ends the demo,
-# whose exit status is that of its comparison.
+# with their evidence, the lag table one row per partition, the chart must
+# draw the ledger's history (and again after a reload), and the layout must
+# hold at 1400x1000 and at 420x900.  The screenshots are kept in
+# $BUILD/test-output/browser/dashboard-1400.png and dashboard-420.png (the
+# ones in docs/ are copies).  Then SIGINT ends the demo, whose exit status
+# is that of its comparison.
 source "$(dirname "$0")/lib.sh"
 
 BROWSER_DIR="$ROOT/tests/browser"
@@ -22,7 +24,7 @@ if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
         (cd "$BROWSER_DIR" && npm ci --silent --no-audit --no-fund) ||
                 die "npm ci failed in $BROWSER_DIR"
 fi
-rm -f "$OUT/dashboard.png"
+rm -f "$OUT/dashboard-1400.png" "$OUT/dashboard-420.png"
 
 # ~16 s of records at 1000/s, so that the page sees them come in (the
 # demo's audit starts some 10 s late on the mock cluster).
@@ -53,11 +55,12 @@ grep -q '^demo: still serving the dashboard' "$IT_TMP/demo.out" ||
         { cat "$IT_TMP/demo.err"; die "the demo did not finish"; }
 touch "$DONE"
 
-wait_pid "$NODE" 120
+wait_pid "$NODE" 180
 sed 's/^/  /' "$IT_TMP/browser.out"
 assert_eq "browser test exit status" 0 "$WAIT_RC"
 assert_true "browser checks passed" grep -q '^[0-9]* passed, 0 failed$' "$IT_TMP/browser.out"
-assert_true "screenshot at $OUT/dashboard.png" test -s "$OUT/dashboard.png"
+assert_true "screenshot at $OUT/dashboard-1400.png" test -s "$OUT/dashboard-1400.png"
+assert_true "screenshot at $OUT/dashboard-420.png" test -s "$OUT/dashboard-420.png"
 
 kill -INT "$DEMO"
 wait_pid "$DEMO" 20

@@ -70,10 +70,10 @@ for a in alerts:
 exprs = {a["alert"]: a["expr"] for a in alerts}
 def has(pattern):
     return any(re.search(pattern, e) for e in exprs.values())
-check(has(r'eosaudit_anomalies_total\{kind="duplicate"\}'), "an alert on duplicates")
-check(has(r'eosaudit_anomalies_total\{kind="gap"\}'), "an alert on confirmed gaps")
-check(has(r'eosaudit_anomalies_total\{kind="fenced"\}'), "an alert on fenced writes")
-check(has(r'eosaudit_anomalies_total\{kind="malformed"\}'), "an alert on malformed records")
+check(has(r'eosaudit_anomalous_records_total\{kind="duplicate"\}'), "an alert on duplicates")
+check(has(r'eosaudit_anomaly_events_total\{kind="gap"\}'), "an alert on confirmed gaps")
+check(has(r'eosaudit_anomalous_records_total\{kind="fenced"\}'), "an alert on fenced writes")
+check(has(r'eosaudit_anomalous_records_total\{kind="malformed"\}'), "an alert on malformed records")
 check(has(r'deriv\(eosaudit_consumer_lag_records'), "an alert on growing lag")
 check(has(r'up\{job="eosaudit"\} == 0') and has(r'absent\(up\{job="eosaudit"\}\)'),
       "an alert on eosaudit down or absent")

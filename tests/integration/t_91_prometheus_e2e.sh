@@ -46,7 +46,7 @@ TARGET="${URL#http://}"
 TARGET="${TARGET%/}"
 log "serve pid $SERVE at $URL"
 
-DUP_SAMPLE="eosaudit_anomalies_total{topic=\"$T\",kind=\"duplicate\"}"
+DUP_SAMPLE="eosaudit_anomalous_records_total{topic=\"$T\",kind=\"duplicate\"}"
 for ((i = 0; i < 300; i++)); do
         M="$(curl -sf "${URL}metrics")" || M=
         grep -q "^eosaudit_records_total{topic=\"$T\"} $CLEAN\$" <<<"$M" &&
@@ -174,7 +174,7 @@ for p in panels(d["panels"]):
         print(("ok   " if ok else "FAIL ") + "%s %s: %d series%s" % (
             p["title"], t["refId"], n, "" if ok else " " + r.get("error", "")))
         bad += not ok
-        if p["title"] == "New anomalies by kind":
+        if p["title"] == "New anomalous records by kind":
             got = {s["metric"].get("kind"): float(s["value"][1])
                    for s in r["data"]["result"]}
             ok = got.get("duplicate", 0) > 0

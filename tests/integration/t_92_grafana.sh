@@ -134,7 +134,8 @@ for g in rules["groups"]:
                   "alert %s: %s is exported" % (r.get("alert"), n))
 
 # What the issue asks the dashboard to show.
-for f in ("eosaudit_records_total", "eosaudit_anomalies_total",
+for f in ("eosaudit_records_total", "eosaudit_anomalous_records_total",
+          "eosaudit_anomaly_events_total", "eosaudit_unaudited_offsets_total",
           "eosaudit_missing_records_total", "eosaudit_open_gaps",
           "eosaudit_consumer_lag_records", "eosaudit_record_latency_seconds",
           "eosaudit_ledger_commit_duration_seconds", "eosaudit_ready"):
@@ -142,8 +143,14 @@ for f in ("eosaudit_records_total", "eosaudit_anomalies_total",
 check(any(re.search(r"\bup\{", e) for _, _, e in exprs), "the dashboard shows up")
 check(any("histogram_quantile" in e and "eosaudit_record_latency_seconds_bucket" in e
           for _, _, e in exprs), "latency quantiles from the histogram")
-check(any(re.search(r"sum by \(kind\)", e) and "eosaudit_anomalies_total" in e
-          for _, _, e in exprs), "anomalies by kind")
+check(any(re.search(r"sum by \(kind\)", e) and "eosaudit_anomalous_records_total" in e
+          for _, _, e in exprs), "anomalous records by kind")
+# One unit a query: records and events are never added up in one PromQL
+# expression (sum() over a mixed family meant nothing).
+for title, ref, e in exprs:
+    check(not ("eosaudit_anomalous_records_total" in e and
+               "eosaudit_anomaly_events_total" in e),
+          "%s %s: records and events not mixed" % (title, ref))
 
 # PromQL syntax: every query as a recording rule, for promtool.
 sub = lambda e: (e.replace("$job", "eosaudit").replace("$instance", ".*")

@@ -1,0 +1,136 @@
+/*
+ * api_history.c - /api/v1/history: what the audit did minute by minute
+ * (records audited, anomalous records, confirmed gaps and their missing
+ * records, unaudited offsets), from the ledger's history
+ * (ledger_history_foreach), for the dashboard's chart.
+ *
+ *   GET /api/v1/history?minutes=N[&topic=T]
+ *
+ * The last N minutes (1 to 7 days' worth, 60 by default), the current one
+ * included; sums over the audited topics unless topic names one of them.
+ * Only minutes in which a commit changed something are listed ("points",
+ * oldest first): a minute missing between from_ms and to_ms added nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../auditor/report.h"
+#include "../base/clock.h"
+#include "internal.h"
+
+_Static_assert(HTTP_HISTORY_MINUTES_MAX == LEDGER_HISTORY_MINUTES,
+               "the API offers what the ledger keeps");
+
+/* One slot per minute of the window, summed over the topics. */
+struct http_history {
+        struct ledger_history_point *pts; /* [minutes] */
+        unsigned char *set;               /* [minutes]: a row was seen */
+        int64_t from_ms;
+        int64_t minutes;
+};
+
+static uint64_t http_sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int http_history_cb(void *opaque, const struct ledger_history_point *p)
+{
+        struct http_history *h = opaque;
+        struct ledger_history_point *d;
+        int64_t i = (p->minute_ms - h->from_ms) / LEDGER_HISTORY_MINUTE_MS;
+
+        /* A row past the window: a clock that went back. */
+        if (p->minute_ms < h->from_ms || i >= h->minutes)
+                return 0;
+        d = &h->pts[i];
+        d->minute_ms = p->minute_ms;
+        d->records = http_sat_add(d->records, p->records);
+        d->untracked = http_sat_add(d->untracked, p->untracked);
+        d->anomalous = http_sat_add(d->anomalous, p->anomalous);
+        d->gaps = http_sat_add(d->gaps, p->gaps);
+        d->missing = http_sat_add(d->missing, p->missing);
+        d->unaudited = http_sat_add(d->unaudited, p->unaudited);
+        h->set[i] = 1;
+        return 0;
+}
+
+static json_t *http_point_json(const struct ledger_history_point *p)
+{
+        json_t *o = json_object();
+
+        json_object_set_new(o, "minute_ms", json_integer(p->minute_ms));
+        json_object_set_new(o, "records", report_u64_json(p->records));
+        json_object_set_new(o, "untracked", report_u64_json(p->untracked));
+        json_object_set_new(o, "anomalous_records",
+                            report_u64_json(p->anomalous));
+        json_object_set_new(o, "gaps", report_u64_json(p->gaps));
+        json_object_set_new(o, "missing_records",
+                            report_u64_json(p->missing));
+        json_object_set_new(o, "unaudited_offsets",
+                            report_u64_json(p->unaudited));
+        return o;
+}
+
+static json_t *http_api_history(struct http_api *a)
+{
+        const struct http_conf *c = a->rq->conf;
+        const char *const *topics = c->topics;
+        size_t n = c->topic_cnt, i;
+        struct http_history h = {0};
+        int64_t now = clock_wall_ms();
+        json_t *j = NULL, *pts;
+
+        if (a->q->topic) {
+                for (i = 0; i < n && strcmp(topics[i], a->q->topic); i++)
+                        ;
+                if (i == n) {
+                        snprintf(a->errstr, sizeof(a->errstr),
+                                 "topic '%.255s' is not audited here",
+                                 a->q->topic);
+                        a->fail_status = 404;
+                        return NULL;
+                }
+                topics += i;
+                n = 1;
+        }
+        h.minutes = a->q->minutes;
+        h.from_ms = now - now % LEDGER_HISTORY_MINUTE_MS -
+                    (h.minutes - 1) * LEDGER_HISTORY_MINUTE_MS;
+        h.pts = calloc((size_t)h.minutes, sizeof(*h.pts));
+        h.set = calloc((size_t)h.minutes, 1);
+        if (!h.pts || !h.set)
+                goto out; /* errstr empty: out of memory */
+        for (i = 0; i < n; i++)
+                if (ledger_history_foreach(a->lg, topics[i], h.from_ms,
+                                           http_history_cb, &h, a->errstr,
+                                           sizeof(a->errstr)))
+                        goto out;
+        j = json_object();
+        pts = json_array();
+        for (i = 0; i < (size_t)h.minutes; i++)
+                if (h.set[i])
+                        json_array_append_new(pts, http_point_json(&h.pts[i]));
+        json_object_set_new(j, "minute_ms",
+                            json_integer(LEDGER_HISTORY_MINUTE_MS));
+        json_object_set_new(j, "minutes", json_integer(h.minutes));
+        json_object_set_new(j, "from_ms", json_integer(h.from_ms));
+        json_object_set_new(j, "to_ms",
+                            json_integer(h.from_ms + h.minutes *
+                                                     LEDGER_HISTORY_MINUTE_MS));
+        json_object_set_new(j, "retention_minutes",
+                            json_integer(LEDGER_HISTORY_MINUTES));
+        json_object_set_new(j, "points", pts);
+        json_object_set_new(j, "generated_ms", json_integer(now));
+out:
+        free(h.pts);
+        free(h.set);
+        return j;
+}
+
+void http_api_history_handle(const struct http_request *rq,
+                             struct http_reply *r)
+{
+        http_api_run(rq, r, HTTP_EP_HISTORY, http_api_history);
+}
