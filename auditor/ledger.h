@@ -253,7 +253,7 @@ int ledger_partitions_foreach(struct ledger *lg, const char *topic,
                               char *errstr, size_t errstr_size);
 
 /*
- * The history (schema/0005_history.sql): what the commits of each minute
+ * The history (schema/0003_history.sql): what the commits of each minute
  * added to a topic's counters, written by the commits themselves (in their
  * transaction) and kept for LEDGER_HISTORY_MINUTES minutes back from the
  * newest commit.

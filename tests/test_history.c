@@ -1,5 +1,5 @@
 /*
- * test_history.c - the ledger's per-minute history (schema/0005_history.sql,
+ * test_history.c - the ledger's per-minute history (schema/0003_history.sql,
  * auditor/ledger/history.c): commits add what they counted, once; a
  * rolled-back commit adds nothing; coverage gaps add their offsets; rows
  * older than LEDGER_HISTORY_MINUTES go; topics are summed or kept apart.

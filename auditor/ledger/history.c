@@ -1,7 +1,7 @@
 /*
  * history.c - ledger_history_foreach(): the per-minute history of the
  * audit, for the dashboard's chart.  Nothing here writes: the rows are
- * added by triggers of schema/0005_history.sql inside the transaction of
+ * added by triggers of schema/0003_history.sql inside the transaction of
  * every ledger_commit(), and pruned there to LEDGER_HISTORY_MINUTES.
  */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 _Static_assert(LEDGER_HISTORY_MINUTES * (int64_t)LEDGER_HISTORY_MINUTE_MS ==
                        604800000,
-               "schema/0005_history.sql prunes at 7 days: add a migration");
+               "schema/0003_history.sql prunes at 7 days: add a migration");
 
 static uint64_t ledger_history_add(uint64_t a, uint64_t b)
 {

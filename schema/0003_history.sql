@@ -1,4 +1,4 @@
--- 0005_history.sql - what the audit did, minute by minute, for the
+-- 0003_history.sql - what the audit did, minute by minute, for the
 -- dashboard's chart (/api/v1/history): records audited and anomalies found
 -- per topic and minute, kept for the last 7 days.
 --
