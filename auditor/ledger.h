@@ -170,7 +170,9 @@ struct ledger_summary {
         uint64_t producers;      /* distinct producer names tracked */
         uint64_t pairs;          /* tracked (partition, producer) pairs */
         uint64_t open_gaps;
-        uint64_t coverage_gaps;
+        uint64_t coverage_gaps;  /* coverage gaps, and partitions found
+                                    recreated or truncated when the
+                                    current incarnation began */
         uint64_t coverage_records; /* offsets lost to retention */
         uint32_t partitions;
         uint64_t ids_checked;    /* records whose id the window checked */
@@ -208,6 +210,14 @@ struct ledger_anomaly {
         const void *msgid;
         size_t msgid_stored; /* bytes at msgid */
         int64_t msgid_len;
+        /* The incarnation of its topic the anomaly belongs to (0: the
+         * first; see ledger_topic_incarnate()), and, for the 'coverage'
+         * row that opened an incarnation, why ("recreated" or
+         * "truncated"; NULL otherwise).  That row's offsets are the ones
+         * the earlier incarnation had audited (from the new log start),
+         * its first_offset the last record audited there. */
+        int64_t incarnation;
+        const char *reason;
 };
 
 typedef int(ledger_anomaly_cb)(void *opaque, const struct ledger_anomaly *a);
