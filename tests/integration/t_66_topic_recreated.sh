@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A topic deleted and recreated between two audits with the same ledger.
-# The first log: producer pA writes 300 records (message ids 0..299) over
-# 2 partitions, audited clean by scan --db.  The topic is deleted and
-# created again with the same name; pA (a new process: epoch 0, seqs from
-# 0, ids from 0 again) writes 1000 records, more than the ledger's offsets
-# on every partition, with 1% duplicates injected.  Without a check the
+# The first log: producer pA, in its session (epoch) 3, writes 300 records
+# (message ids 0..299) over 2 partitions, audited clean by scan --db.  The
+# topic is deleted and created again with the same name; pA (a new
+# deployment: epoch 0, seqs from 0, ids from 0 again) writes 1000 records,
+# more than the ledger's offsets on every partition, with 1% duplicates
+# injected.  Without a check the
 # audit would resume mid-log: the new records below the old offsets never
 # audited, and pA's epoch-0 records, low seqs and old ids called fenced,
 # duplicate and redelivered.  The scan with the same --db must see that
@@ -25,7 +26,7 @@ topic_cmd() {
 }
 
 create_topic "$T" 2
-produce -t "$T" --producer "$(name pA)" -n 300 --msgid-from index
+produce -t "$T" --producer "$(name pA)" -n 300 --msgid-from index --epoch 3
 [ "$PROD_RC" = 0 ] || die "producer pA (first log) failed"
 scan_json -t "$T" --db "$DB"
 assert_clean_scan 300
