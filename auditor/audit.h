@@ -67,6 +67,9 @@ struct audit_conf {
         int64_t commit_interval_ms; /* ledger commit at least this often */
         uint64_t commit_records;    /* ... or after this many records */
         int64_t kafka_commit_interval_ms; /* lag-visibility commits */
+        /* follow mode: look for partitions added to the topics this
+         * often (0: never); they are audited from their log start. */
+        int64_t metadata_refresh_ms;
         int64_t stall_timeout_ms; /* scan: give up on a partition whose
                                      position stays below its start
                                      watermark (an open transaction) */

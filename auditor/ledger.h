@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "../dedup/dedup.h"
+#include "fingerprint.h"
 
 struct ledger;
 
@@ -59,6 +60,10 @@ struct ledger_part {
          * [coverage_lo, coverage_hi] were deleted by retention before they
          * were audited.  -1 when none; ledger_commit() resets them. */
         int64_t coverage_lo, coverage_hi;
+        /* The last record audited here (offset -1: none), stored by
+         * ledger_commit() with next_offset and read back by ledger_load();
+         * the caller keeps it current. */
+        struct fingerprint fp;
         int dirty; /* include in the next commit; reset by ledger_commit() */
 };
 
@@ -104,6 +109,12 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                         size_t nparts, const char *dedup_key, char *errstr,
                         size_t errstr_size);
 
+/* A partition of window's topic found after ledger_windows_load() (it
+ * was added to the topic): its ids map back to part p->part.  Returns 0,
+ * or -1 (out of memory, or no such window). */
+int ledger_windows_part_add(struct ledger *lg, uint32_t window,
+                            const struct ledger_part *p);
+
 /*
  * Writes one batch in one transaction (see invariants), then clears the
  * tracker's dirty set and events and the parts' dirty flags.  On failure
@@ -115,6 +126,41 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                   struct ledger_part *parts, size_t nparts,
                   int64_t *commit_us, char *errstr, size_t errstr_size);
 
+/*
+ * A topic deleted and recreated, or a partition's log truncated (an
+ * unclean leader election): the ledger's state of the topic belongs to
+ * a log that is gone (see fingerprint.h).  why[] names each partition
+ * that showed it.
+ */
+struct ledger_incarnation_part {
+        int32_t partition;
+        const char *reason; /* "recreated" or "truncated" */
+        int64_t old_next;   /* the ledger's next offset there */
+        int64_t fp_offset;  /* the last audited record, -1 none */
+        int64_t log_start;  /* where the log starts now */
+};
+
+/*
+ * Starts a new incarnation of topic in one transaction: its partition
+ * rows are copied to retired_partitions; its partitions, pairs, open gaps,
+ * coverage gaps and id window are deleted; anomalies stay as evidence,
+ * tagged with the incarnation they belong to.  One 'coverage' anomaly per
+ * why[] entry (reason set; offsets log_start..old_next - 1, the offsets
+ * the ledger had audited there; first_offset the last audited record)
+ * opens the new incarnation.  Call before ledger_load() and
+ * ledger_windows_load(), or load again after.  *incarnation (may be NULL)
+ * receives the new number (the first incarnation of a topic is 0).
+ */
+int ledger_topic_incarnate(struct ledger *lg, const char *topic,
+                           const struct ledger_incarnation_part *why,
+                           size_t n, int64_t *incarnation, char *errstr,
+                           size_t errstr_size);
+
+/* The current incarnation of topic (0 when it never had another). */
+int ledger_topic_incarnation(struct ledger *lg, const char *topic,
+                             int64_t *incarnation, char *errstr,
+                             size_t errstr_size);
+
 /* Figures for one topic (NULL: all topics), summed over its partitions. */
 struct ledger_summary {
         uint64_t records;
@@ -124,7 +170,9 @@ struct ledger_summary {
         uint64_t producers;      /* distinct producer names tracked */
         uint64_t pairs;          /* tracked (partition, producer) pairs */
         uint64_t open_gaps;
-        uint64_t coverage_gaps;
+        uint64_t coverage_gaps;  /* coverage gaps, and partitions found
+                                    recreated or truncated when the
+                                    current incarnation began */
         uint64_t coverage_records; /* offsets lost to retention */
         uint32_t partitions;
         uint64_t ids_checked;    /* records whose id the window checked */
@@ -162,6 +210,14 @@ struct ledger_anomaly {
         const void *msgid;
         size_t msgid_stored; /* bytes at msgid */
         int64_t msgid_len;
+        /* The incarnation of its topic the anomaly belongs to (0: the
+         * first; see ledger_topic_incarnate()), and, for the 'coverage'
+         * row that opened an incarnation, why ("recreated" or
+         * "truncated"; NULL otherwise).  That row's offsets are the ones
+         * the earlier incarnation had audited (from the new log start),
+         * its first_offset the last record audited there. */
+        int64_t incarnation;
+        const char *reason;
 };
 
 typedef int(ledger_anomaly_cb)(void *opaque, const struct ledger_anomaly *a);

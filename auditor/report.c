@@ -170,6 +170,9 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "first_offset_hi",
                             report_opt_json(a->first_offset_hi));
         report_msgid_set(o, a);
+        json_object_set_new(o, "incarnation", json_integer(a->incarnation));
+        json_object_set_new(o, "reason", a->reason ? json_string(a->reason)
+                                                   : json_null());
         json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
         return o;
@@ -422,6 +425,13 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
         report_offsets_text(at, sizeof(at), a->offset_lo, a->offset_hi);
         if (!strcmp(a->kind, "redelivered"))
                 report_copies_text(evidence, sizeof(evidence), a);
+        else if (a->reason)
+                snprintf(evidence, sizeof(evidence),
+                         " (%s: not the log audited before, whose last "
+                         "audited record was offset %lld; incarnation %lld "
+                         "audited from the log start)",
+                         a->reason, (long long)a->first_offset,
+                         (long long)a->incarnation);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",

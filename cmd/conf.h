@@ -53,6 +53,7 @@ enum conf_id {
         CONF_COMMIT_INTERVAL_MS,
         CONF_COMMIT_RECORDS,
         CONF_STALL_TIMEOUT_MS,
+        CONF_METADATA_REFRESH_MS,
         CONF_LISTEN,
         CONF_HTTP_TOKEN_FILE,
         CONF_TLS_CERT,

@@ -111,6 +111,14 @@ const struct conf_option conf_options[CONF__CNT] = {
                                CONF_SCAN | CONF_FILE,
                                "scan: give up on a partition held below its "
                                "end by an open transaction after N ms"},
+    [CONF_METADATA_REFRESH_MS] = {CONF_METADATA_REFRESH_MS,
+                                  "metadata-refresh-ms",
+                                  "metadata-refresh-ms", 0, CONF_T_INT, "N",
+                                  "60000", NULL, 0, 86400000, NULL, NULL,
+                                  CONF_SERVE | CONF_FILE,
+                                  "serve: look for partitions added to the "
+                                  "topics every N ms and audit each new one "
+                                  "from its log start (logged); 0 = never"},
     [CONF_LISTEN] = {CONF_LISTEN, "listen", "listen", 0, CONF_T_ADDR,
                      "ADDR:PORT", NULL,
                      "serve: " HTTP_LISTEN_DEFAULT ", and when that is taken "

@@ -161,6 +161,8 @@ static void test_defaults_match_modules(void **state)
                          ac.commit_records);
         assert_int_equal(conf_int(&c, CONF_STALL_TIMEOUT_MS),
                          ac.stall_timeout_ms);
+        assert_int_equal(conf_int(&c, CONF_METADATA_REFRESH_MS),
+                         ac.metadata_refresh_ms);
         assert_string_equal(conf_str(&c, CONF_ISOLATION), "read_committed");
         assert_string_equal(conf_str(&c, CONF_LOG_LEVEL), "info");
         assert_int_equal(conf_int(&c, CONF_LOG_LEVEL), LOG_INFO);
@@ -232,6 +234,8 @@ static const struct {
         {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
         {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL,
          86400000},
+        {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 0", NULL, 0},
+        {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 5000", NULL, 5000},
         {CONF_LISTEN, "listen = [::1]:0", "[::1]:0", 0},
         {CONF_LISTEN, "listen = off", "off", 0},
         {CONF_LISTEN, "listen = 0.0.0.0:9100", "0.0.0.0:9100", 0},

@@ -1525,6 +1525,165 @@ static void test_id_windows_closed(void **state)
         ledger_close(lg);
 }
 
+/* A topic recreated: its state is retired in one transaction, the
+ * evidence kept and tagged, the other topic untouched; the fingerprint
+ * goes round the ledger with the offsets. */
+static void test_topic_incarnation(void **state)
+{
+        static const struct rec log[] = {
+                {1, 0, 0, P1, 0, 0},
+                {1, 0, 1, P1, 0, 1},
+                {1, 0, 2, P1, 0, 1}, /* a duplicate: incarnation 0 */
+                {1, 1, 0, P1, 0, 0},
+                {1, 2, 0, P1, 0, 0},
+        };
+        const struct fingerprint fp = {2, 77, 0x8000000000000005ULL, 6};
+        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0};
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary sum;
+        struct dedup_tracker *tr;
+        struct ledger *lg, *rd = NULL;
+        struct seen s;
+        int64_t inc = -1;
+        char err[256];
+
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        audit(tr, parts, log, 5, 1, 1000);
+        assert_int_equal(observe_id(tr, parts, 0, 3, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 2, 1, "m1"), DEDUP_V_UNTRACKED);
+        parts[0].fp = fp;
+        parts[1].fp.offset = parts[1].fp.ts_ms = -1;
+        parts[2].fp = fp;
+        parts[2].fp.offset = 1;
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* The fingerprint comes back with the offsets. */
+        tr = reload(fx->a, &lg, parts);
+        assert_int_equal(parts[0].next_offset, 4);
+        assert_int_equal(parts[0].fp.offset, 2);
+        assert_int_equal(parts[0].fp.ts_ms, 77);
+        assert_true(parts[0].fp.lo == fp.lo && parts[0].fp.hi == fp.hi);
+        assert_int_equal(parts[1].fp.offset, -1);
+        assert_int_equal(parts[2].fp.offset, 1);
+        assert_int_equal(ledger_topic_incarnation(lg, "orders", &inc, err,
+                                                  sizeof(err)),
+                         0);
+        assert_int_equal(inc, 0);
+
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(inc, 1);
+        /* State of orders gone, evidence kept, pay"ments untouched. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM partitions "
+                                       "WHERE topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs WHERE "
+                                       "topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens "
+                                       "WHERE topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches "
+                                       "WHERE gen NOT IN (SELECT gen FROM "
+                                       "msgid_gens)"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM partitions "
+                                       "WHERE topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs WHERE "
+                                       "topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens "
+                                       "WHERE topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(records) FROM "
+                                       "retired_partitions WHERE topic = "
+                                       "'orders' AND incarnation = 0"),
+                         5);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(duplicate) FROM "
+                                       "retired_partitions"),
+                         1);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(lg, "orders", -1, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.kind[0], "coverage"); /* newest first */
+        assert_int_equal(s.a[0].incarnation, 1);
+        assert_int_equal(s.a[0].offset_lo, 0);
+        assert_int_equal(s.a[0].offset_hi, 2);
+        assert_int_equal(s.a[0].first_offset, 2);
+        assert_int_equal(s.a[0].count, 3);
+        assert_null(s.a[0].producer);
+        assert_string_equal(s.kind[1], "duplicate");
+        assert_int_equal(s.a[1].incarnation, 0);
+        assert_null(s.a[1].reason);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies WHERE "
+                                       "reason = 'recreated'"),
+                         1);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.records, 0);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_DUPLICATE], 0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(sum.coverage_records, 0);
+        assert_int_equal(sum.pairs, 0);
+        assert_int_equal(ledger_summary(lg, "pay\"ments", &sum, err,
+                                        sizeof(err)),
+                         0);
+        assert_int_equal(sum.records, 2); /* one with an id only */
+        assert_int_equal(sum.coverage_gaps, 0);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* Loaded again: orders starts from nothing, its old ids unknown;
+         * pay"ments keeps its own. */
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        assert_int_equal(parts[0].next_offset, -1);
+        assert_int_equal(parts[1].next_offset, -1);
+        assert_int_equal(parts[2].next_offset, 2);
+        dedup_tracker_begin(tr, 2000);
+        /* seq 0 again: a first record, not a duplicate */
+        assert_int_equal(observe(tr, &log[0]), DEDUP_V_OK);
+        assert_int_equal(observe_id(tr, parts, 0, 1, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 2, 2, "m1"),
+                         DEDUP_V_REDELIVERED);
+        commit_ok(lg, tr, parts);
+
+        /* A second time: the count goes on, only the current
+         * incarnation's opening rows count as coverage. */
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(inc, 2);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies WHERE "
+                                       "kind = 'coverage'"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM "
+                                       "retired_partitions WHERE incarnation "
+                                       "= 1"),
+                         1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* A reader cannot. */
+        if (ledger_open_reader(&rd, fx->a, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+        assert_int_equal(ledger_topic_incarnate(rd, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         -1);
+        ledger_close(rd);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int main(void)
@@ -1544,6 +1703,7 @@ int main(void)
                 T(test_long_binary_producer),
                 T(test_id_windows),
                 T(test_id_windows_closed),
+                T(test_topic_incarnation),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,9 @@
  *             librdkafka's statistics
  *   refusal.c when the brokers refuse the audit (../access.h): the
  *             error and commit callbacks, the metadata wait
+ *   refresh.c partitions added while the audit runs (follow mode)
+ *   resume.c  the fingerprint check when the audit resumes: a topic
+ *             recreated or a log truncated starts a new incarnation
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there).
@@ -34,7 +37,8 @@
 
 struct audit_topic {
         char *name;
-        uint32_t base;  /* part index of partition 0 */
+        uint32_t *part_of; /* partition -> part index; partitions found
+                              later (refresh.c) get parts at the end */
         int32_t npart;
         int compacted;  /* cleanup.policy includes compact */
 };
@@ -46,6 +50,8 @@ struct audit_rt {
         int eof;             /* at the end of what is readable now */
         int done;            /* scan: nothing more to audit */
         int paused;
+        int fp_stale;        /* parts[].fp.offset is set, its hash not yet
+                                (audit_fingerprint_batch) */
 };
 
 struct audit {
@@ -59,6 +65,8 @@ struct audit {
         struct ledger_part *parts;
         struct audit_rt *rt;
         uint32_t nparts;
+        uint32_t parts_cap;  /* allocated parts and rt */
+        int64_t last_meta_ms; /* last look for new partitions */
         const rd_kafka_topic_t *last_rkt; /* cache for topic lookup */
         size_t last_topic;
         size_t events_seen; /* events already passed to on_event */
@@ -82,6 +90,10 @@ struct audit {
 int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
                       size_t errstr_size);
 
+/* setup.c: a part never audited (next_offset -1, no fingerprint). */
+void audit_part_init(struct ledger_part *lp, const char *topic,
+                     int32_t partition, uint32_t part);
+
 /* parts.c */
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
                    size_t errstr_size);
@@ -96,6 +108,26 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 /* record.c */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm, int64_t now,
                    int *fatal, char *errstr, size_t errstr_size);
+struct ledger_part *audit_part_of(struct audit *a,
+                                  const rd_kafka_message_t *rkm);
+/* The fingerprint of rkm (fingerprint.h). */
+void audit_fingerprint_msg(const rd_kafka_message_t *rkm,
+                           struct fingerprint *out);
+/* Hashes the last audited record of each part that msgs[0..n) advanced
+ * (before they are destroyed and the batch committed). */
+void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
+                             size_t n);
+
+/* refresh.c: looks for partitions added to the topics and audits them
+ * from their log start.  Returns 0, or -1 with errstr (fatal). */
+int audit_refresh(struct audit *a, int64_t now, char *errstr,
+                  size_t errstr_size);
+
+/* resume.c: checks each part's fingerprint against its log; a topic
+ * recreated or truncated starts a new incarnation in the ledger and sets
+ * *reload (the caller loads the ledger again).  Returns 0, or -1. */
+int audit_resume_check(struct audit *a, int *reload, char *errstr,
+                       size_t errstr_size);
 
 /* refusal.c: the handle's error_cb and offset_commit_cb (opaque: the
  * audit); the group warning for err (a refusal) on the audit's group;
@@ -113,5 +145,7 @@ int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
                    void *opaque);
 void audit_publish(struct audit *a, int64_t now);
 int audit_view_init(struct audit *a);
+/* Adds part lp (the last one) to the live figures; -1 on OOM. */
+int audit_view_part_add(struct audit *a, const struct ledger_part *lp);
 
 #endif /* EOSAUDIT_AUDIT_INTERNAL_H */

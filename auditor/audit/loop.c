@@ -156,12 +156,14 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                                  AUDIT_BATCH_MAX);
                 now = clock_wall_ms();
                 dedup_tracker_begin(a->tr, now);
-                for (k = 0; k < n; k++) {
+                for (k = 0; k < n; k++)
                         if (!fatal)
                                 audit_message(a, msgs[k], now, &fatal, errstr,
                                               errstr_size);
+                if (n > 0)
+                        audit_fingerprint_batch(a, msgs, (size_t)n);
+                for (k = 0; k < n; k++)
                         rd_kafka_message_destroy(msgs[k]);
-                }
                 if (!fatal &&
                     access_watch_line(&a->watch, errstr, errstr_size)) {
                         a->refused = 1;
@@ -184,6 +186,12 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_commit(a, now);
                 if (!a->conf.follow)
                         audit_check_stalls(a, now);
+                if (a->conf.follow && a->conf.metadata_refresh_ms > 0 &&
+                    now - a->last_meta_ms >= a->conf.metadata_refresh_ms &&
+                    audit_refresh(a, now, errstr, errstr_size)) {
+                        fatal = 1;
+                        break;
+                }
                 if (a->conf.status && now - a->last_publish_ms >= 1000)
                         audit_publish(a, now);
                 audit_progress(a, now, 0);

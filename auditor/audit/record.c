@@ -8,8 +8,8 @@
 #include "../../base/log.h"
 #include "internal.h"
 
-static struct ledger_part *audit_part_of(struct audit *a,
-                                         const rd_kafka_message_t *rkm)
+struct ledger_part *audit_part_of(struct audit *a,
+                                  const rd_kafka_message_t *rkm)
 {
         size_t t;
 
@@ -26,7 +26,7 @@ static struct ledger_part *audit_part_of(struct audit *a,
         t = a->last_topic;
         if (rkm->partition < 0 || rkm->partition >= a->topics[t].npart)
                 return NULL;
-        return &a->parts[a->topics[t].base + (uint32_t)rkm->partition];
+        return &a->parts[a->topics[t].part_of[rkm->partition]];
 }
 
 /*
@@ -136,6 +136,10 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                             (double)(now - ts) / 1000.0);
         }
         lp->next_offset = rkm->offset + 1;
+        /* Hashed once per batch, for the last record only. */
+        lp->fp.offset = rkm->offset;
+        lp->fp.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+        rt->fp_stale = 1;
         lp->dirty = 1;
         rt->eof = 0;
         rt->last_progress_ms = now;
@@ -204,4 +208,47 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         }
         /* Transport errors and the like: librdkafka retries by itself. */
         log_debug("consumer: %s", rd_kafka_message_errstr(rkm));
+}
+
+void audit_fingerprint_msg(const rd_kafka_message_t *rkm,
+                           struct fingerprint *out)
+{
+        struct fingerprint_hasher h;
+        rd_kafka_headers_t *hdrs;
+
+        fingerprint_hasher_init(&h);
+        fingerprint_hasher_key(&h, rkm->key, rkm->key ? rkm->key_len : 0);
+        fingerprint_hasher_value(&h, rkm->payload,
+                                 rkm->payload ? rkm->len : 0);
+        if (rd_kafka_message_headers(rkm, &hdrs) ==
+            RD_KAFKA_RESP_ERR_NO_ERROR) {
+                const char *name;
+                const void *val;
+                size_t size, i;
+                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
+                                                     &size);
+                     i++)
+                        fingerprint_hasher_header(&h, name, strlen(name), val,
+                                                  val ? size : 0);
+        }
+        fingerprint_hasher_final(&h, rkm->offset,
+                                 rd_kafka_message_timestamp(rkm, NULL), out);
+}
+
+void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
+                             size_t n)
+{
+        size_t k;
+
+        /* From the end: the first message met of a part is its last. */
+        for (k = n; k-- > 0;) {
+                rd_kafka_message_t *rkm = msgs[k];
+                struct ledger_part *lp;
+                if (rkm->err || !rkm->rkt || !(lp = audit_part_of(a, rkm)))
+                        continue;
+                if (!a->rt[lp->part].fp_stale || lp->fp.offset != rkm->offset)
+                        continue;
+                audit_fingerprint_msg(rkm, &lp->fp);
+                a->rt[lp->part].fp_stale = 0;
+        }
 }

@@ -21,6 +21,7 @@ void audit_conf_defaults(struct audit_conf *c)
         c->commit_records = 100000;
         c->kafka_commit_interval_ms = 5000;
         c->stall_timeout_ms = 30000;
+        c->metadata_refresh_ms = 60000;
 }
 
 int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
@@ -82,6 +83,18 @@ static void audit_failpoint_arm(struct audit *a)
         ledger_commit_hook_set(a->lg, audit_failpoint, NULL);
 }
 
+void audit_part_init(struct ledger_part *lp, const char *topic,
+                     int32_t partition, uint32_t part)
+{
+        memset(lp, 0, sizeof(*lp));
+        lp->topic = topic;
+        lp->partition = partition;
+        lp->part = part;
+        lp->next_offset = -1;
+        lp->coverage_lo = lp->coverage_hi = -1;
+        lp->fp.offset = lp->fp.ts_ms = -1;
+}
+
 static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                           size_t errstr_size)
 {
@@ -139,26 +152,31 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                         rd_kafka_metadata_destroy(md);
                         goto oom;
                 }
-                a->topics[t].base = total;
                 a->topics[t].npart = md->topics[0].partition_cnt;
+                a->topics[t].part_of = calloc(
+                    (size_t)a->topics[t].npart, sizeof(uint32_t));
+                if (!a->topics[t].part_of) {
+                        rd_kafka_metadata_destroy(md);
+                        goto oom;
+                }
                 total += (uint32_t)md->topics[0].partition_cnt;
                 a->ntopics = t + 1;
                 rd_kafka_metadata_destroy(md);
         }
         a->nparts = total;
+        a->parts_cap = total;
         a->parts = calloc(total, sizeof(*a->parts));
         a->rt = calloc(total, sizeof(*a->rt));
         if (!a->parts || !a->rt)
                 goto oom;
+        total = 0;
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;
                 for (p = 0; p < a->topics[t].npart; p++) {
-                        struct ledger_part *lp = &a->parts[a->topics[t].base + p];
-                        lp->topic = a->topics[t].name;
-                        lp->partition = p;
-                        lp->part = a->topics[t].base + (uint32_t)p;
-                        lp->next_offset = -1;
-                        lp->coverage_lo = lp->coverage_hi = -1;
+                        a->topics[t].part_of[p] = total;
+                        audit_part_init(&a->parts[total], a->topics[t].name,
+                                        p, total);
+                        total++;
                 }
         }
         return 0;
@@ -271,8 +289,7 @@ static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
                         (void)madvise(filters, bytes, MADV_HUGEPAGE);
                 for (p = 0; p < a->topics[t].npart; p++)
                         dedup_tracker_part_set_window(
-                            a->tr, a->topics[t].base + (uint32_t)p,
-                            windows[t]);
+                            a->tr, a->topics[t].part_of[p], windows[t]);
         }
         rc = ledger_windows_load(a->lg, a->tr, names, windows, a->ntopics,
                                  a->parts, a->nparts, a->conf.dedup_key,
@@ -283,6 +300,30 @@ out:
         return rc;
 }
 
+/* A new tracker with every part added, loaded from the ledger (parts
+ * reset first: this runs again after a topic's new incarnation). */
+static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
+{
+        uint32_t i;
+
+        dedup_tracker_free(a->tr);
+        a->tr = dedup_tracker_new(&a->conf.dedup);
+        if (!a->tr) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        for (i = 0; i < a->nparts; i++) {
+                audit_part_init(&a->parts[i], a->parts[i].topic,
+                                a->parts[i].partition, i);
+                if (dedup_tracker_part_add(a->tr, i, 0)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        return -1;
+                }
+        }
+        return ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
+                           errstr_size);
+}
+
 int audit_new(struct audit **out, const struct audit_conf *c,
               rd_kafka_conf_t *kconf, char *errstr, size_t errstr_size)
 {
@@ -291,7 +332,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         struct audit *a;
         uint32_t i;
         size_t t;
-        int rc = -1;
+        int rc = -1, reload = 0;
 
         *out = NULL;
         /* Before anything connects: the audit's guarantees rest on these. */
@@ -352,26 +393,9 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
                 goto out;
         audit_failpoint_arm(a);
-        a->tr = dedup_tracker_new(&c->dedup);
-        if (!a->tr) {
-                snprintf(errstr, errstr_size, "out of memory");
+        if (audit_load(a, errstr, errstr_size))
                 goto out;
-        }
-        for (i = 0; i < a->nparts; i++) {
-                if (dedup_tracker_part_add(a->tr, i, 0)) {
-                        snprintf(errstr, errstr_size, "out of memory");
-                        goto out;
-                }
-        }
-        if (ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
-                        errstr_size) ||
-            audit_windows(a, errstr, errstr_size))
-                goto out;
-        for (i = 0; i < a->nparts; i++)
-                if (audit_position(a, &a->parts[i], errstr, errstr_size))
-                        goto out;
         for (t = 0; t < a->ntopics; t++) {
-                int32_t p;
                 a->topics[t].compacted =
                     !c->no_compaction_check &&
                     audit_compacted(a, a->topics[t].name);
@@ -379,15 +403,31 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                         log_info("topic '%s' is compacted: a seq that jumps "
                                  "ahead is a new baseline, not a gap",
                                  a->topics[t].name);
+        }
+        /* Before anything is applied to the logs: are they the ones the
+         * ledger knows?  A topic that is not starts a new incarnation,
+         * and its state is loaded again (none). */
+        if (audit_resume_check(a, &reload, errstr, errstr_size))
+                goto out;
+        if (reload && audit_load(a, errstr, errstr_size))
+                goto out;
+        if (audit_windows(a, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < a->nparts; i++)
+                if (audit_position(a, &a->parts[i], errstr, errstr_size))
+                        goto out;
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
                 for (p = 0; p < a->topics[t].npart; p++)
                         dedup_tracker_part_set_compacted(
-                            a->tr, a->topics[t].base + (uint32_t)p,
+                            a->tr, a->topics[t].part_of[p],
                             a->topics[t].compacted);
         }
         if (audit_assign(a, errstr, errstr_size))
                 goto out;
         a->stats.partitions = a->nparts;
         a->started_ms = a->last_commit_ms = a->last_tick_ms = clock_wall_ms();
+        a->last_meta_ms = a->started_ms;
         a->last_kafka_commit_ms = a->started_ms;
         audit_publish(a, a->started_ms);
         rc = 0;
@@ -418,8 +458,10 @@ void audit_free(struct audit *a)
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);
         status_view_release(&a->view);
-        for (t = 0; t < a->ntopics; t++)
+        for (t = 0; t < a->ntopics; t++) {
                 free(a->topics[t].name);
+                free(a->topics[t].part_of);
+        }
         free(a->topics);
         free(a->parts);
         free(a->rt);

@@ -97,3 +97,24 @@ int audit_view_init(struct audit *a)
         a->view.started_ms = clock_wall_ms();
         return 0;
 }
+
+int audit_view_part_add(struct audit *a, const struct ledger_part *lp)
+{
+        struct status_part *parts;
+        struct status_part *sp;
+
+        parts = realloc(a->view.parts,
+                        (a->view.nparts + 1) * sizeof(*parts));
+        if (!parts)
+                return -1;
+        a->view.parts = parts;
+        sp = &parts[a->view.nparts];
+        memset(sp, 0, sizeof(*sp));
+        sp->topic = strdup(lp->topic);
+        if (!sp->topic)
+                return -1;
+        sp->partition = lp->partition;
+        sp->next_offset = sp->high_watermark = -1;
+        a->view.nparts++;
+        return 0;
+}

@@ -164,6 +164,7 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                 brc |= sqlite3_bind_null(st, 16);
                 brc |= sqlite3_bind_null(st, 17);
         }
+        brc |= sqlite3_bind_null(st, 18); /* reason: only incarnate.c */
         return ledger_step_done(lg, st, brc, "cannot write ledger anomaly",
                                 cc->errstr, cc->errstr_size);
 }
@@ -430,6 +431,12 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
         brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT,
                                   ledger_u64_put(c->ids));
         brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        /* The last audited record, checked when the audit resumes
+         * (fingerprint.h); the hash is stored as two signed integers. */
+        brc |= sqlite3_bind_int64(st, 16, p->fp.offset);
+        brc |= sqlite3_bind_int64(st, 17, p->fp.ts_ms);
+        brc |= sqlite3_bind_int64(st, 18, (int64_t)p->fp.lo);
+        brc |= sqlite3_bind_int64(st, 19, (int64_t)p->fp.hi);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }

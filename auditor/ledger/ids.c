@@ -392,3 +392,26 @@ int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                                "cannot delete ledger id generation", errstr,
                                errstr_size);
 }
+
+int ledger_windows_part_add(struct ledger *lg, uint32_t window,
+                            const struct ledger_part *p)
+{
+        struct ledger_window *w;
+        uint32_t *m;
+        size_t n;
+
+        if (window >= lg->nwin || p->partition < 0)
+                return -1;
+        w = &lg->win[window];
+        n = (size_t)p->partition + 1;
+        if (n > w->npart_of) {
+                m = realloc(w->part_of, n * sizeof(*m));
+                if (!m)
+                        return -1;
+                memset(m + w->npart_of, 0, (n - w->npart_of) * sizeof(*m));
+                w->part_of = m;
+                w->npart_of = n;
+        }
+        w->part_of[p->partition] = p->part + 1;
+        return 0;
+}

@@ -11,6 +11,8 @@
  *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
  *   ids.c     the id windows: packed ids, loading them, id lookups
  *   commit.c  ledger_commit(): the write path, one transaction per batch
+ *   incarnate.c a topic recreated or truncated: its state retired, a new
+ *             incarnation begun
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
  *   history.c the per-minute history (written by the schema's triggers

@@ -175,6 +175,12 @@ static int ledger_part_load(struct ledger *lg, struct dedup_tracker *tr,
                 goto out;
         }
         ledger_counts_get(part_st, 2, c);
+        p->fp.offset = sqlite3_column_int64(part_st, 2 + LEDGER_COUNT_NCOLS);
+        p->fp.ts_ms = sqlite3_column_int64(part_st, 3 + LEDGER_COUNT_NCOLS);
+        p->fp.lo = (uint64_t)sqlite3_column_int64(part_st,
+                                                  4 + LEDGER_COUNT_NCOLS);
+        p->fp.hi = (uint64_t)sqlite3_column_int64(part_st,
+                                                  5 + LEDGER_COUNT_NCOLS);
         rc = 0;
 out:
         sqlite3_reset(part_st);
@@ -193,7 +199,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT next_offset, from_log_start, "
-                           LEDGER_COUNT_COLS " FROM partitions "
+                           LEDGER_COUNT_COLS ", fp_offset, fp_ts, fp_lo, "
+                           "fp_hi FROM partitions "
                            "WHERE topic = ?1 AND partition = ?2",
                            &part_st, errstr, errstr_size) ||
             ledger_prepare(lg,

@@ -30,8 +30,9 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
         [LEDGER_ST_PART_PUT] =
                 "INSERT OR REPLACE INTO partitions (topic, partition, "
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
-                "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                "?10, ?11, ?12, ?13, ?14, ?15)",
+                "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
+                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                "?16, ?17, ?18, ?19)",
         [LEDGER_ST_PAIR_PUT] =
                 "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
@@ -50,8 +51,10 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT INTO anomalies (topic, partition, producer, kind, "
                 "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
                 "count, detected_ms, malformed_bits, first_partition, "
-                "first_offset_hi, msgid, msgid_len) VALUES (?1, ?2, ?3, ?4, "
-                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                "first_offset_hi, msgid, msgid_len, incarnation, reason) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                "?13, ?14, ?15, ?16, ?17, (SELECT COALESCE(MAX(incarnation), "
+                "0) FROM incarnations WHERE topic = ?1), ?18)",
         /* A coverage gap already stored (same start) is not stored again,
          * nor is its anomaly row. */
         [LEDGER_ST_COVERAGE_PUT] =

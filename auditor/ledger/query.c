@@ -70,7 +70,14 @@ int ledger_summary(struct ledger *lg, const char *topic,
                     "       (SELECT COUNT(*) FROM open_gaps "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT COUNT(*) FROM coverage_gaps "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "        WHERE ?1 IS NULL OR topic = ?1) + "
+                    /* the rows that opened the current incarnations */
+                    "       (SELECT COUNT(*) FROM anomalies a "
+                    "        WHERE (?1 IS NULL OR a.topic = ?1) AND "
+                    "        a.kind = 'coverage' AND a.reason IS NOT NULL "
+                    "        AND a.incarnation = (SELECT "
+                    "        COALESCE(MAX(i.incarnation), 0) FROM "
+                    "        incarnations i WHERE i.topic = a.topic)),"
                     "       (SELECT SUM(offset_hi - offset_lo + 1) "
                     "        FROM coverage_gaps "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
@@ -284,6 +291,8 @@ static int ledger_anomaly_row(sqlite3_stmt *st, const struct ledger_walk *w)
                 a.msgid = a.msgid ? a.msgid : "";
         }
         a.msgid_len = ledger_col_opt(st, 17);
+        a.incarnation = sqlite3_column_int64(st, 18);
+        a.reason = (const char *)sqlite3_column_text(st, 19);
         if (!a.topic || !a.kind)
                 return -1;
         return w->cb.anomaly(w->opaque, &a) ? 1 : 0;
@@ -309,8 +318,8 @@ int ledger_anomalies_query(struct ledger *lg,
                                "epoch, seq_lo, seq_hi, offset_lo, offset_hi, "
                                "first_offset, count, detected_ms, "
                                "malformed_bits, first_partition, "
-                               "first_offset_hi, msgid, msgid_len "
-                               "FROM anomalies",
+                               "first_offset_hi, msgid, msgid_len, "
+                               "incarnation, reason FROM anomalies",
                                "ORDER BY id DESC LIMIT :limit", &st, errstr,
                                errstr_size))
                 goto out;

@@ -6,7 +6,8 @@
  *   cc -o $BUILD/hdrprod tests/integration/hdrprod.c -lrdkafka
  *   hdrprod BROKERS TOPIC < records
  *
- * One record per input line: "PARTITION [HEADER ...]", blank-separated.
+ * One record per input line: "PARTITION[@MS] [HEADER ...]", blank-separated;
+ * @MS sets the record's timestamp (CreateTime, ms since the epoch).
  * A HEADER is
  *   NAME=VALUE   VALUE percent-decoded (%HH is any byte, %00 a NUL)
  *   NAME=*N      a value of N bytes 'x' (up to 16 MiB)
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
                 rd_kafka_headers_t *hdrs;
                 rd_kafka_resp_err_t err;
                 long part;
+                long long ts = 0;
                 char value[64];
 
                 lineno++;
@@ -170,6 +172,12 @@ int main(int argc, char **argv)
                         continue;
                 errno = 0;
                 part = strtol(tok, &end, 10);
+                if (!errno && *end == '@') {
+                        char *at = end + 1;
+                        ts = strtoll(at, &end, 10);
+                        if (end == at || ts <= 0)
+                                errno = EINVAL;
+                }
                 if (errno || *end || part < 0 || part > 100000) {
                         fprintf(stderr, "hdrprod: line %ld: bad partition\n",
                                 lineno);
@@ -192,6 +200,7 @@ int main(int argc, char **argv)
                                 RD_KAFKA_V_PARTITION((int32_t)part),
                                 RD_KAFKA_V_VALUE(value, strlen(value)),
                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                RD_KAFKA_V_TIMESTAMP((int64_t)ts),
                                 RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
                         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                                 rd_kafka_poll(rk, 100);

@@ -1,0 +1,252 @@
+/*
+ * resume.c - when the audit resumes, is each partition's log still the
+ * one the ledger knows?  The record the audit stopped at is read again
+ * and compared with its fingerprint (../fingerprint.h).  A topic deleted
+ * and recreated, or a log truncated by an unclean leader election, starts
+ * a new incarnation in the ledger: nothing of the old log's state (pairs,
+ * gaps, ids) is applied to the new one, which is audited from its start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../base/clock.h"
+#include "../../base/log.h"
+#include "internal.h"
+
+/* How long reading the records back may take in all. */
+#define AUDIT_RESUME_FETCH_MS 15000
+
+struct audit_probe {
+        struct fingerprint_probe p;
+        int want;     /* the record must be read */
+        int resolved; /* ... and was (or is known gone) */
+};
+
+/* Reads the record at (or the first after) each wanted part's
+ * fingerprint offset, with the audit's own consumer. */
+static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
+                             char *errstr, size_t errstr_size)
+{
+        rd_kafka_topic_partition_list_t *l =
+            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_message_t *msgs[256];
+        rd_kafka_resp_err_t err;
+        int64_t deadline = clock_mono_us() + AUDIT_RESUME_FETCH_MS * 1000LL;
+        uint32_t i, left = 0;
+
+        for (i = 0; i < a->nparts; i++) {
+                if (!pr[i].want)
+                        continue;
+                rd_kafka_topic_partition_list_add(l, a->parts[i].topic,
+                                                  a->parts[i].partition)
+                    ->offset = a->parts[i].fp.offset;
+                left++;
+        }
+        if (!left) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return 0;
+        }
+        err = rd_kafka_assign(a->rk, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        if (err) {
+                snprintf(errstr, errstr_size, "cannot assign partitions: %s",
+                         rd_kafka_err2str(err));
+                return -1;
+        }
+        while (left && clock_mono_us() < deadline) {
+                ssize_t n = rd_kafka_consume_batch_queue(
+                    a->rkqu, 100, msgs, sizeof(msgs) / sizeof(*msgs));
+                ssize_t k;
+                for (k = 0; k < n; k++) {
+                        rd_kafka_message_t *m = msgs[k];
+                        struct ledger_part *lp =
+                            m->rkt ? audit_part_of(a, m) : NULL;
+                        struct audit_probe *q = lp ? &pr[lp->part] : NULL;
+                        if (q && q->want && !q->resolved) {
+                                if (!m->err && m->offset >= lp->fp.offset) {
+                                        q->p.found = 1;
+                                        audit_fingerprint_msg(m, &q->p.rec);
+                                        q->resolved = 1;
+                                } else if (m->err ==
+                                               RD_KAFKA_RESP_ERR__PARTITION_EOF ||
+                                           m->err ==
+                                               RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
+                                           m->err ==
+                                               RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                                        /* Nothing readable at or after
+                                         * it: gone. */
+                                        q->resolved = 1;
+                                }
+                                if (q->resolved)
+                                        left--;
+                        }
+                        rd_kafka_message_destroy(m);
+                }
+        }
+        /* Back to nothing assigned: audit_assign() follows. */
+        err = rd_kafka_assign(a->rk, NULL);
+        if (err) {
+                snprintf(errstr, errstr_size, "cannot unassign partitions: %s",
+                         rd_kafka_err2str(err));
+                return -1;
+        }
+        return 0;
+}
+
+/* Starts a new incarnation of topic t for the parts whose verdict says
+ * their log is not the ledger's. */
+static int audit_incarnate(struct audit *a, size_t t,
+                           const struct audit_probe *pr,
+                           const enum fingerprint_verdict *v, char *errstr,
+                           size_t errstr_size)
+{
+        struct ledger_incarnation_part *why;
+        size_t n = 0;
+        int32_t p;
+        int64_t inc = 0;
+        int rc;
+
+        why = calloc((size_t)a->topics[t].npart, sizeof(*why));
+        if (!why) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        for (p = 0; p < a->topics[t].npart; p++) {
+                uint32_t i = a->topics[t].part_of[p];
+                if (!fingerprint_verdict_new_log(v[i]))
+                        continue;
+                why[n].partition = p;
+                why[n].reason = fingerprint_verdict_name(v[i]);
+                why[n].old_next = a->parts[i].next_offset;
+                why[n].fp_offset = a->parts[i].fp.offset;
+                why[n].log_start = pr[i].p.lo;
+                n++;
+        }
+        rc = n ? ledger_topic_incarnate(a->lg, a->topics[t].name, why, n,
+                                        &inc, errstr, errstr_size)
+               : 0;
+        if (!rc && n)
+                log_warn("topic '%s' is not the log the ledger knows "
+                         "(%zu partition(s) recreated or truncated): "
+                         "incarnation %lld starts, audited from the log "
+                         "start with no state carried across; the earlier "
+                         "one is kept as evidence",
+                         a->topics[t].name, n, (long long)inc);
+        free(why);
+        return rc;
+}
+
+int audit_resume_check(struct audit *a, int *reload, char *errstr,
+                       size_t errstr_size)
+{
+        struct audit_probe *pr = calloc(a->nparts ? a->nparts : 1,
+                                        sizeof(*pr));
+        enum fingerprint_verdict *v =
+            calloc(a->nparts ? a->nparts : 1, sizeof(*v));
+        uint32_t i;
+        size_t t;
+        int rc = -1;
+
+        *reload = 0;
+        if (!pr || !v) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
+                for (p = 0; p < a->topics[t].npart; p++)
+                        pr[a->topics[t].part_of[p]].p.compacted =
+                            a->topics[t].compacted;
+        }
+        for (i = 0; i < a->nparts; i++) {
+                struct ledger_part *lp = &a->parts[i];
+                rd_kafka_resp_err_t err;
+                if (lp->next_offset < 0 || lp->fp.offset < 0)
+                        continue;
+                err = rd_kafka_query_watermark_offsets(
+                    a->rk, lp->topic, lp->partition, &pr[i].p.lo,
+                    &pr[i].p.hi, AUDIT_META_TIMEOUT_MS);
+                if (err) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read watermarks of %s [%d]: %s",
+                                 lp->topic, (int)lp->partition,
+                                 rd_kafka_err2str(err));
+                        goto out;
+                }
+                pr[i].want = pr[i].p.lo <= lp->fp.offset &&
+                             lp->fp.offset < pr[i].p.hi;
+        }
+        if (audit_probe_fetch(a, pr, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < a->nparts; i++) {
+                struct ledger_part *lp = &a->parts[i];
+                if (lp->next_offset < 0 || lp->fp.offset < 0) {
+                        v[i] = FP_NONE;
+                        continue;
+                }
+                if (pr[i].want && !pr[i].resolved) {
+                        /* Held back (an open transaction, a slow
+                         * broker): no verdict, resume as before. */
+                        log_warn("%s [%d]: could not read offset %lld "
+                                 "again within %d ms: resuming without "
+                                 "checking that the log is the one the "
+                                 "ledger knows",
+                                 lp->topic, (int)lp->partition,
+                                 (long long)lp->fp.offset,
+                                 AUDIT_RESUME_FETCH_MS);
+                        v[i] = FP_NONE;
+                        continue;
+                }
+                v[i] = fingerprint_check(&lp->fp, lp->next_offset, &pr[i].p);
+                if (fingerprint_verdict_new_log(v[i])) {
+                        log_warn("%s [%d]: the last audited record (offset "
+                                 "%lld) is %s; the log now spans "
+                                 "%lld..%lld, the ledger expected offset "
+                                 "%lld next: %s",
+                                 lp->topic, (int)lp->partition,
+                                 (long long)lp->fp.offset,
+                                 !pr[i].want ? "outside the log"
+                                 : !pr[i].p.found ? "gone"
+                                                  : "another record",
+                                 (long long)pr[i].p.lo,
+                                 (long long)pr[i].p.hi,
+                                 (long long)lp->next_offset,
+                                 fingerprint_verdict_name(v[i]));
+                } else if (v[i] == FP_REWIND) {
+                        log_warn("%s [%d]: the log now ends at %lld, below "
+                                 "the ledger's next offset %lld, after the "
+                                 "last audited record (still there): only "
+                                 "transaction markers were lost; resuming "
+                                 "at %lld",
+                                 lp->topic, (int)lp->partition,
+                                 (long long)pr[i].p.hi,
+                                 (long long)lp->next_offset,
+                                 (long long)pr[i].p.hi);
+                        lp->next_offset = pr[i].p.hi;
+                        lp->dirty = 1;
+                } else if (v[i] == FP_COMPACTED) {
+                        log_info("%s [%d]: the last audited record (offset "
+                                 "%lld) was compacted away: resuming",
+                                 lp->topic, (int)lp->partition,
+                                 (long long)lp->fp.offset);
+                }
+        }
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t p;
+                int any = 0;
+                for (p = 0; p < a->topics[t].npart; p++)
+                        any |= fingerprint_verdict_new_log(
+                            v[a->topics[t].part_of[p]]);
+                if (!any)
+                        continue;
+                if (audit_incarnate(a, t, pr, v, errstr, errstr_size))
+                        goto out;
+                *reload = 1;
+        }
+        rc = 0;
+out:
+        free(pr);
+        free(v);
+        return rc;
+}
