@@ -32,12 +32,26 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
                 "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
                 "?10, ?11, ?12, ?13, ?14, ?15)",
+        /* An UPSERT, not INSERT OR REPLACE: the counting triggers of
+         * schema/0009_counts.sql see a new pair as an INSERT and must not
+         * see a rewritten one (REPLACE fires no DELETE trigger). */
         [LEDGER_ST_PAIR_PUT] =
-                "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
+                "INSERT INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
                 "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
                 "run1_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                "?11, ?12, ?13, ?14, ?15)",
+                "?11, ?12, ?13, ?14, ?15) ON CONFLICT (topic, partition, "
+                "producer) DO UPDATE SET epoch = excluded.epoch, "
+                "last_seq = excluded.last_seq, "
+                "last_offset = excluded.last_offset, "
+                "last_ms = excluded.last_ms, records = excluded.records, "
+                "rebaseline = excluded.rebaseline, "
+                "run0_seq = excluded.run0_seq, "
+                "run0_offset = excluded.run0_offset, "
+                "run0_len = excluded.run0_len, "
+                "run1_seq = excluded.run1_seq, "
+                "run1_offset = excluded.run1_offset, "
+                "run1_len = excluded.run1_len",
         [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
                                "partition = ?2 AND producer = ?3",
         [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
