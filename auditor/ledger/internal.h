@@ -16,6 +16,8 @@
  *   history.c the per-minute history (written by the schema's triggers
  *             on commit; read here)
  *   counts.c  the summary's counts, kept by ledger_commit()
+ *   ids_query.c one message id: where the windows and the redelivered
+ *             anomalies saw it (for HTTP threads, read-only handles)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -146,6 +148,8 @@ int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
 /* ids.c */
 void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
                       int32_t partition, int64_t offset);
+void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
+                      int32_t *partition, int64_t *offset);
 void ledger_windows_free(struct ledger *lg);
 int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);
