@@ -338,6 +338,63 @@ int ledger_history_foreach(struct ledger *lg, const char *topic,
                            void *opaque, char *errstr, size_t errstr_size);
 
 /*
+ * One message id (ids_query.c): where the id windows saw it first, and the
+ * other copies the redelivered anomalies name.  The id is given as the
+ * audit hashed it: the id bytes of --dedup-key msgid, header:NAME or key,
+ * or the 16 bytes of a value-hash identity (what an anomaly's msgid_hex
+ * shows); it is hashed here with dedup_id_hash().
+ */
+struct ledger_id_seen {
+        /* The first copy, from the generation of the topic's id window
+         * that holds the id (a closed one's sorted chunks, or the open
+         * one's batches); in_window 0: no generation holds it (never seen,
+         * or its generation was dropped), and the fields below are -1. */
+        int in_window;
+        int32_t partition;
+        int64_t offset;
+        int64_t gen;
+        int gen_closed;
+        int64_t gen_first_ms, gen_last_ms;
+        /* The topic's window as a whole. */
+        uint32_t gens;
+        int64_t oldest_ms; /* first_ms of the oldest generation; -1 none */
+        char dedup_key[64]; /* of the stored ids ("msgid", "key", ...);
+                               "" when the topic has no generation */
+};
+
+/* One later copy of the id: a record of a redelivered anomaly. */
+struct ledger_id_copy {
+        int64_t anomaly_id;
+        int32_t partition;
+        int64_t offset;
+        int64_t detected_ms;
+        /* The first copy as the anomaly names it. */
+        int32_t first_partition;
+        int64_t first_offset;
+        const char *producer; /* NULL when unknown */
+        size_t producer_len;
+};
+
+typedef int(ledger_id_copy_cb)(void *opaque, const struct ledger_id_copy *c);
+
+/* The dedup_key of topic's stored ids into key ("" when it has none). */
+int ledger_id_key(struct ledger *lg, const char *topic, char *key,
+                  size_t key_size, char *errstr, size_t errstr_size);
+
+/*
+ * Looks id (len bytes) up in topic's id window and its redelivered
+ * anomalies, in one read transaction: fills *seen and calls cb for at most
+ * limit copies (oldest anomaly first; cb returning non-zero stops).  A copy
+ * is a record of an anomaly whose first copies hold the window's first
+ * copy, or whose stored evidence is this id.  Returns the number of copies
+ * found (>= 0), or -1 with errstr filled.  On a read-only handle too.
+ */
+int ledger_id_find(struct ledger *lg, const char *topic, const void *id,
+                   size_t len, int64_t limit, struct ledger_id_seen *seen,
+                   ledger_id_copy_cb *cb, void *opaque, char *errstr,
+                   size_t errstr_size);
+
+/*
  * Testing only: hook is called by ledger_commit() after every write of the
  * batch and just before COMMIT, so a test can simulate a crash at the worst
  * moment (e.g. _exit() in a forked child).  NULL clears it.

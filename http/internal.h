@@ -189,6 +189,7 @@ http_handler_fn http_api_anomalies_handle;
 http_handler_fn http_api_producers_handle;
 http_handler_fn http_api_partitions_handle;
 http_handler_fn http_api_history_handle;
+http_handler_fn http_api_ids_handle;
 http_handler_fn http_api_unknown_handle;
 
 /* ------------------------------------------------------------------ */

@@ -739,6 +739,78 @@ static void test_anomalies_redelivered(void **state)
         json_decref(j);
 }
 
+/* /api/v1/ids/{id}: m-1 was first orders/0 offset 0 (the open generation
+ * of the orders window) and came again on orders/1 offset 0. */
+static void test_ids(void **state)
+{
+        struct fx *fx = *state;
+        json_t *j, *o, *c;
+        char target[400];
+        size_t n;
+        int i;
+
+        j = get_json(fx->port, "/api/v1/ids/m-1?topic=" T_PLAIN, 200);
+        assert_string_equal(json_string_value(json_object_get(j, "id")), ID1);
+        assert_string_equal(json_string_value(json_object_get(j, "topic")),
+                            T_PLAIN);
+        assert_string_equal(
+                json_string_value(json_object_get(j, "dedup_key")), "msgid");
+        assert_true(json_is_true(json_object_get(j, "in_window")));
+        o = json_object_get(j, "first");
+        assert_int_equal(jint(o, "partition"), 0);
+        assert_int_equal(jint(o, "offset"), 0);
+        assert_true(json_is_false(json_object_get(o, "generation_closed")));
+        assert_int_equal(jint(o, "generation_first_ms"), 1000);
+        o = json_object_get(j, "copies");
+        assert_int_equal(json_array_size(o), 1);
+        c = json_array_get(o, 0);
+        assert_int_equal(jint(c, "partition"), 1);
+        assert_int_equal(jint(c, "offset"), 0);
+        assert_int_equal(jint(c, "first_partition"), 0);
+        assert_int_equal(jint(c, "first_offset"), 0);
+        assert_true(jint(c, "anomaly_id") > 0);
+        assert_string_equal(json_string_value(json_object_get(c, "producer")),
+                            PQ);
+        assert_true(json_is_false(json_object_get(j, "copies_truncated")));
+        assert_int_equal(jint(json_object_get(j, "window"), "generations"), 1);
+        json_decref(j);
+
+        /* Percent-encoded in the path; the one with the 404 is unknown. */
+        j = get_json(fx->port, "/api/v1/ids/m%2D1?topic=" T_PLAIN, 200);
+        assert_int_equal(jint(json_object_get(j, "first"), "offset"), 0);
+        json_decref(j);
+        j = get_json(fx->port, "/api/v1/ids/m-2?topic=" T_PLAIN, 404);
+        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                               "not seen"));
+        json_decref(j);
+        /* Another topic's window does not know it. */
+        json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=" T_ODD_Q, 404));
+
+        /* Which topic (two are audited), which id. */
+        j = get_json(fx->port, "/api/v1/ids/m-1", 400);
+        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                               "topic"));
+        json_decref(j);
+        json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=nope", 400));
+        json_decref(get_json(fx->port, "/api/v1/ids/?topic=" T_PLAIN, 400));
+        json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=" T_PLAIN
+                                       "&limit=3",
+                             400));
+        /* 255 bytes may be asked about (unknown here), 256 may not. */
+        for (n = 255; n <= 256; n++) {
+                i = snprintf(target, sizeof(target), "/api/v1/ids/");
+                memset(target + i, 'x', n);
+                snprintf(target + i + n, sizeof(target) - (size_t)i - n,
+                         "?topic=%s", T_PLAIN);
+                j = get_json(fx->port, target, n == 255 ? 404 : 400);
+                if (n == 256)
+                        assert_non_null(strstr(
+                                json_string_value(json_object_get(j, "error")),
+                                "1 to 255 bytes"));
+                json_decref(j);
+        }
+}
+
 static void test_anomalies(void **state)
 {
         struct fx *fx = *state;
@@ -1639,6 +1711,7 @@ int main(void)
                 T(test_summary),
                 T(test_anomalies),
                 T(test_anomalies_redelivered),
+                T(test_ids),
                 T(test_producers_and_partitions),
                 T(test_metrics),
                 T(test_history),

@@ -1457,6 +1457,90 @@ static int first_copy_cb(void *opaque, const struct ledger_anomaly *a)
         return 0;
 }
 
+struct id_copies {
+        int n;
+        struct ledger_id_copy last;
+};
+
+static int id_copy_cb(void *opaque, const struct ledger_id_copy *c)
+{
+        struct id_copies *ic = opaque;
+
+        ic->n++;
+        ic->last = *c;
+        ic->last.producer = NULL; /* dies with the row */
+        return 0;
+}
+
+/* ledger_id_find() on a reader, after test_id_windows_closed's runs:
+ * first copies from closed generations (chunks) and the open one
+ * (batches), the later copy from the anomalies, a coalesced run's middle
+ * record, and ids nobody sent. */
+static void ids_find_check(const char *path)
+{
+        struct ledger_id_seen seen;
+        struct id_copies ic;
+        struct ledger *rd = NULL;
+        char id[16], err[256];
+        int i;
+
+        if (ledger_open_reader(&rd, path, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+        for (i = 0; i < 1000; i += 37) {
+                snprintf(id, sizeof(id), "i%d", i);
+                memset(&ic, 0, sizeof(ic));
+                assert_int_equal(ledger_id_find(rd, "orders", id, strlen(id),
+                                                -1, &seen, id_copy_cb, &ic,
+                                                err, sizeof(err)),
+                                 1);
+                assert_true(seen.in_window);
+                assert_int_equal(seen.partition, i % 2);
+                assert_int_equal(seen.offset, 10000 + i);
+                assert_int_equal(seen.gen_closed, i < 900);
+                assert_int_equal(seen.gens, 4);
+                assert_string_equal(seen.dedup_key, "msgid");
+                assert_int_equal(ic.n, 1);
+                assert_int_equal(ic.last.partition, 0);
+                assert_int_equal(ic.last.offset, 20000 + i);
+                assert_int_equal(ic.last.first_partition, i % 2);
+                assert_int_equal(ic.last.first_offset, 10000 + i);
+        }
+        assert_int_equal(db_int(path, "SELECT COUNT(*) FROM anomalies WHERE "
+                                      "offset_lo = 21001 AND offset_hi = "
+                                      "21005"),
+                         1);
+        memset(&ic, 0, sizeof(ic));
+        assert_int_equal(ledger_id_find(rd, "orders", "run3", 4, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         1);
+        assert_true(seen.in_window);
+        assert_int_equal(seen.gen_closed, 0);
+        assert_int_equal(seen.partition, 1);
+        assert_int_equal(seen.offset, 30003);
+        assert_int_equal(ic.last.partition, 0);
+        assert_int_equal(ic.last.offset, 21004);
+        assert_int_equal(ic.last.first_offset, 30003);
+        /* Seen once: in the window, no copy. */
+        assert_int_equal(ledger_id_find(rd, "orders", "new", 3, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_true(seen.in_window);
+        assert_int_equal(seen.offset, 21000);
+        /* Never seen, or not in that topic's window. */
+        assert_int_equal(ledger_id_find(rd, "orders", "i1000", 5, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_false(seen.in_window);
+        assert_int_equal(seen.offset, -1);
+        assert_int_equal(ledger_id_find(rd, "pay\"ments", "i1", 2, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_false(seen.in_window);
+        assert_int_equal(seen.gens, 0);
+        assert_string_equal(seen.dedup_key, "");
+        ledger_close(rd);
+}
+
 /* Generations of 300 ids (4800 / 16): 1000 ids, some batches crossing a
  * generation's end, make three closed generations (sorted into chunks of
  * 120) and an open one (in batches).  After a restart every one of the
@@ -1521,8 +1605,22 @@ static void test_id_windows_closed(void **state)
                 assert_int_equal(fc.partition, i % 2);
                 assert_int_equal(fc.first_offset, 10000 + i);
         }
+        /* A run of five redelivered in a row, whose first copies are in a
+         * row too: one anomaly. */
+        for (i = 0; i < 5; i++) {
+                snprintf(id, sizeof(id), "run%d", i);
+                assert_int_equal(observe_id(tr, parts, 1, 30000 + i, id),
+                                 DEDUP_V_UNTRACKED);
+        }
+        for (i = 0; i < 5; i++) {
+                snprintf(id, sizeof(id), "run%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 21001 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        commit_ok(lg, tr, parts);
         dedup_tracker_free(tr);
         ledger_close(lg);
+        ids_find_check(fx->a);
 }
 
 /* A topic recreated: its state is retired in one transaction, the

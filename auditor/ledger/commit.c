@@ -27,11 +27,40 @@ struct ledger_commit_ctx {
         struct ledger_part *parts;
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
+        struct ledger_counts_delta *delta; /* [nparts]: counts.c */
+        int64_t producers_all;
         char *errstr;
         size_t errstr_size;
 };
 
-/* dedup_pair_cb: writes one dirty pair and rewrites its open gaps. */
+/* Binds the columns of pairs, in the order of LEDGER_ST_PAIR_PUT and
+ * LEDGER_ST_PAIR_SET. */
+static int ledger_pair_bind(sqlite3_stmt *st, const struct ledger_part *p,
+                            const struct dedup_pair_view *pv)
+{
+        uint32_t i;
+        int brc;
+
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        brc |= sqlite3_bind_int64(st, 4, pv->epoch);
+        brc |= sqlite3_bind_int64(st, 5, pv->last_seq);
+        brc |= sqlite3_bind_int64(st, 6, pv->last_offset);
+        brc |= sqlite3_bind_int64(st, 7, pv->last_ms);
+        brc |= sqlite3_bind_int64(st, 8, ledger_u64_put(pv->records));
+        brc |= sqlite3_bind_int(st, 9, !!pv->rebaseline);
+        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
+                brc |= sqlite3_bind_int64(st, 10 + 3 * (int)i,
+                                          pv->runs[i].seq);
+                brc |= sqlite3_bind_int64(st, 11 + 3 * (int)i,
+                                          pv->runs[i].offset);
+                brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
+                                          pv->runs[i].len);
+        }
+        return brc;
+}
+
+/* dedup_pair_cb: writes one dirty pair (inserted when new, counted then;
+ * else updated) and rewrites its open gaps. */
 static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
 {
         struct ledger_commit_ctx *cc = opaque;
@@ -53,30 +82,30 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
         cc->touched[pv->part] = 1;
 
         st = lg->st[LEDGER_ST_PAIR_PUT];
-        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
-        brc |= sqlite3_bind_int64(st, 4, pv->epoch);
-        brc |= sqlite3_bind_int64(st, 5, pv->last_seq);
-        brc |= sqlite3_bind_int64(st, 6, pv->last_offset);
-        brc |= sqlite3_bind_int64(st, 7, pv->last_ms);
-        brc |= sqlite3_bind_int64(st, 8, ledger_u64_put(pv->records));
-        brc |= sqlite3_bind_int(st, 9, !!pv->rebaseline);
-        for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
-                brc |= sqlite3_bind_int64(st, 10 + 3 * (int)i,
-                                          pv->runs[i].seq);
-                brc |= sqlite3_bind_int64(st, 11 + 3 * (int)i,
-                                          pv->runs[i].offset);
-                brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
-                                          pv->runs[i].len);
-        }
-        if (ledger_step_done(lg, st, brc, "cannot write ledger pair",
-                             cc->errstr, cc->errstr_size))
+        if (ledger_step_done(lg, st, ledger_pair_bind(st, p, pv),
+                             "cannot write ledger pair", cc->errstr,
+                             cc->errstr_size))
                 return -1;
+        if (sqlite3_changes(lg->db) == 1) {
+                if (ledger_counts_pair(lg, p, pv->producer, pv->producer_len,
+                                       1, &cc->delta[pv->part],
+                                       &cc->producers_all, cc->errstr,
+                                       cc->errstr_size))
+                        return -1;
+        } else {
+                st = lg->st[LEDGER_ST_PAIR_SET];
+                if (ledger_step_done(lg, st, ledger_pair_bind(st, p, pv),
+                                     "cannot write ledger pair", cc->errstr,
+                                     cc->errstr_size))
+                        return -1;
+        }
 
         st = lg->st[LEDGER_ST_GAPS_DEL];
         brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
         if (ledger_step_done(lg, st, brc, "cannot delete ledger open gaps",
                              cc->errstr, cc->errstr_size))
                 return -1;
+        cc->delta[pv->part].open_gaps -= sqlite3_changes(lg->db);
 
         st = lg->st[LEDGER_ST_GAP_PUT];
         for (i = 0; i < pv->ngaps; i++) {
@@ -94,6 +123,7 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                                      "cannot write ledger open gap",
                                      cc->errstr, cc->errstr_size))
                         return -1;
+                cc->delta[pv->part].open_gaps++;
         }
         return 0;
 }
@@ -112,11 +142,19 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
         if (ledger_step_done(lg, st, brc, "cannot delete expired ledger pair",
                              cc->errstr, cc->errstr_size))
                 return -1;
+        if (sqlite3_changes(lg->db) == 1 &&
+            ledger_counts_pair(lg, p, ev->producer, ev->producer_len, 0,
+                               &cc->delta[ev->part], &cc->producers_all,
+                               cc->errstr, cc->errstr_size))
+                return -1;
         st = lg->st[LEDGER_ST_GAPS_DEL];
         brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
-        return ledger_step_done(lg, st, brc,
-                                "cannot delete expired ledger open gaps",
-                                cc->errstr, cc->errstr_size);
+        if (ledger_step_done(lg, st, brc,
+                             "cannot delete expired ledger open gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        cc->delta[ev->part].open_gaps -= sqlite3_changes(lg->db);
+        return 0;
 }
 
 /* Appends one anomaly row; ev->producer may be NULL. */
@@ -232,6 +270,15 @@ static int ledger_coverage_put(struct ledger_commit_ctx *cc,
                 return -1;
         if (sqlite3_changes(lg->db) == 0)
                 return 0; /* already stored */
+        cc->delta[p->part].coverage_gaps++;
+        /* Clamped at INT64_MAX, as the counts_topic column. */
+        {
+                int64_t *r = &cc->delta[p->part].coverage_records;
+                int64_t span = p->coverage_hi - p->coverage_lo;
+                *r = span >= INT64_MAX - 1 || *r > INT64_MAX - 1 - span
+                             ? INT64_MAX
+                             : *r + span + 1;
+        }
 
         memset(&ev, 0, sizeof(ev));
         ev.part = p->part;
@@ -476,7 +523,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_parts_check(parts, nparts, errstr, errstr_size))
                 goto out;
         cc.touched = calloc(nparts ? nparts : 1, 1);
-        if (!cc.touched) {
+        cc.delta = calloc(nparts ? nparts : 1, sizeof(*cc.delta));
+        if (!cc.touched || !cc.delta) {
                 snprintf(errstr, errstr_size, "cannot commit: %s",
                          strerror(ENOMEM));
                 goto out;
@@ -508,6 +556,9 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                     ledger_coverage_put(&cc, &parts[i], now_ms))
                         goto out;
         }
+        if (ledger_counts_flush(lg, parts, nparts, cc.delta,
+                                cc.producers_all, errstr, errstr_size))
+                goto out;
         if (lg->hook)
                 lg->hook(lg->hook_opaque);
         if (ledger_txn(lg, LEDGER_ST_COMMIT,
@@ -527,6 +578,7 @@ out:
         if (in_txn)
                 ledger_rollback(lg);
         free(cc.touched);
+        free(cc.delta);
         if (commit_us)
                 *commit_us = clock_mono_us() - t0;
         return rc;

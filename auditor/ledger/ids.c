@@ -38,8 +38,8 @@ void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
         ledger_le_put(p + 24, (uint64_t)offset, 8);
 }
 
-static void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
-                             int32_t *partition, int64_t *offset)
+void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
+                      int32_t *partition, int64_t *offset)
 {
         id->lo = ledger_le_get(p, 8);
         id->hi = ledger_le_get(p + 8, 8);

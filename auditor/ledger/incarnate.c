@@ -30,6 +30,17 @@ static const char *const ledger_retire_sql[] = {
         "DELETE FROM msgid_chunks WHERE gen IN (SELECT gen FROM msgid_gens "
         "WHERE topic = ?1)",
         "DELETE FROM msgid_gens WHERE topic = ?1",
+        /* The summary's kept counts (schema/0005_counts.sql, counts.c)
+         * lose the topic's pairs and gaps: a producer of this topic only
+         * leaves counts_producer, the others count one topic less. */
+        "DELETE FROM counts_producer WHERE topics = 1 AND producer IN "
+        "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
+        "UPDATE counts_producer SET topics = topics - 1 WHERE producer IN "
+        "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
+        "DELETE FROM counts_topic_producer WHERE topic = ?1",
+        "UPDATE counts_all SET producers = (SELECT COUNT(*) FROM "
+        "counts_producer) WHERE one = 1 AND ?1 IS NOT NULL",
+        "DELETE FROM counts_topic WHERE topic = ?1",
 };
 
 #define LEDGER_RETIRE_CNT (sizeof(ledger_retire_sql) / sizeof(*ledger_retire_sql))

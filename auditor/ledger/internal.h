@@ -17,6 +17,9 @@
  *             HTTP threads use on read-only handles
  *   history.c the per-minute history (written by the schema's triggers
  *             on commit; read here)
+ *   counts.c  the summary's counts, kept by ledger_commit()
+ *   ids_query.c one message id: where the windows and the redelivered
+ *             anomalies saw it (for HTTP threads, read-only handles)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -63,6 +66,16 @@ enum ledger_stmt {
         LEDGER_ST_GEN_BATCHES_DEL,
         LEDGER_ST_GEN_CHUNKS_DEL,
         LEDGER_ST_GEN_DEL,
+        /* counts.c: the counts of schema/0005_counts.sql */
+        LEDGER_ST_PAIR_SET,
+        LEDGER_ST_CTP_ADD,
+        LEDGER_ST_CTP_INC,
+        LEDGER_ST_CTP_DEL,
+        LEDGER_ST_CP_ADD,
+        LEDGER_ST_CP_INC,
+        LEDGER_ST_CP_DEL,
+        LEDGER_ST_COUNTS_PUT,
+        LEDGER_ST_COUNTS_ALL,
         LEDGER_ST__CNT
 };
 
@@ -117,9 +130,28 @@ int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
 int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
                        char *errstr, size_t errstr_size);
 
+/* counts.c: what one batch changed in the counts of schema/0005_counts.sql,
+ * per part (so per topic), written by ledger_counts_flush() at its end. */
+struct ledger_counts_delta {
+        int64_t pairs, producers, open_gaps, coverage_gaps, coverage_records;
+};
+
+/* A pair (p's topic, producer) was inserted (+1) or deleted (-1): keeps the
+ * distinct producers per topic and in all. */
+int ledger_counts_pair(struct ledger *lg, const struct ledger_part *p,
+                       const char *producer, size_t producer_len, int add,
+                       struct ledger_counts_delta *d, int64_t *producers_all,
+                       char *errstr, size_t errstr_size);
+int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
+                        size_t nparts, const struct ledger_counts_delta *d,
+                        int64_t producers_all, char *errstr,
+                        size_t errstr_size);
+
 /* ids.c */
 void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
                       int32_t partition, int64_t offset);
+void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
+                      int32_t *partition, int64_t *offset);
 void ledger_windows_free(struct ledger *lg);
 int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);

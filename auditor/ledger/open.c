@@ -33,12 +33,49 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
                 "?16, ?17, ?18, ?19)",
+        /* A pair is inserted if new, else updated (not INSERT OR
+         * REPLACE): sqlite3_changes() of the insert says which, for the
+         * counts of schema/0005_counts.sql (counts.c). */
         [LEDGER_ST_PAIR_PUT] =
-                "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
+                "INSERT INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
                 "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
                 "run1_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                "?11, ?12, ?13, ?14, ?15)",
+                "?11, ?12, ?13, ?14, ?15) ON CONFLICT DO NOTHING",
+        [LEDGER_ST_PAIR_SET] =
+                "UPDATE pairs SET epoch = ?4, last_seq = ?5, "
+                "last_offset = ?6, last_ms = ?7, records = ?8, "
+                "rebaseline = ?9, run0_seq = ?10, run0_offset = ?11, "
+                "run0_len = ?12, run1_seq = ?13, run1_offset = ?14, "
+                "run1_len = ?15 WHERE topic = ?1 AND partition = ?2 AND "
+                "producer = ?3",
+        [LEDGER_ST_CTP_ADD] =
+                "INSERT INTO counts_topic_producer (topic, producer, pairs) "
+                "VALUES (?1, ?2, 1) ON CONFLICT DO NOTHING",
+        [LEDGER_ST_CTP_INC] =
+                "UPDATE counts_topic_producer SET pairs = pairs + ?3 "
+                "WHERE topic = ?1 AND producer = ?2",
+        [LEDGER_ST_CTP_DEL] =
+                "DELETE FROM counts_topic_producer WHERE topic = ?1 AND "
+                "producer = ?2 AND pairs = 1",
+        [LEDGER_ST_CP_ADD] = "INSERT INTO counts_producer (producer, topics) "
+                             "VALUES (?1, 1) ON CONFLICT DO NOTHING",
+        [LEDGER_ST_CP_INC] = "UPDATE counts_producer SET topics = topics + ?2 "
+                             "WHERE producer = ?1",
+        [LEDGER_ST_CP_DEL] = "DELETE FROM counts_producer WHERE producer = "
+                             "?1 AND topics = 1",
+        [LEDGER_ST_COUNTS_PUT] =
+                "INSERT INTO counts_topic (topic, pairs, producers, "
+                "open_gaps, coverage_gaps, coverage_records) VALUES (?1, ?2, "
+                "?3, ?4, ?5, ?6) ON CONFLICT (topic) DO UPDATE SET "
+                "pairs = pairs + excluded.pairs, "
+                "producers = producers + excluded.producers, "
+                "open_gaps = open_gaps + excluded.open_gaps, "
+                "coverage_gaps = coverage_gaps + excluded.coverage_gaps, "
+                "coverage_records = min(coverage_records + "
+                "excluded.coverage_records, 9223372036854775807)",
+        [LEDGER_ST_COUNTS_ALL] =
+                "UPDATE counts_all SET producers = producers + ?1",
         [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
                                "partition = ?2 AND producer = ?3",
         [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "

@@ -56,20 +56,27 @@ int ledger_summary(struct ledger *lg, const char *topic,
         memset(&s, 0, sizeof(s));
         memset(&sum, 0, sizeof(sum));
         /* Counters are summed here, saturating, as SQL SUM() would fail
-         * on overflow. */
+         * on overflow.  The counts of pairs, producers and gaps are kept
+         * by the commit path (schema/0005_counts.sql, counts.c; one row
+         * per topic), so that the summary costs the same at a million
+         * pairs as at one; the partitions and the id generations are a
+         * few rows per topic. */
         if (ledger_prepare(lg,
                            "SELECT " LEDGER_COUNT_COLS " "
                            "FROM partitions WHERE ?1 IS NULL OR topic = ?1",
                            &part_st, errstr, errstr_size) ||
             ledger_prepare(
                     lg,
-                    "SELECT (SELECT COUNT(DISTINCT producer) FROM pairs "
+                    "SELECT CASE WHEN ?1 IS NULL "
+                    "       THEN (SELECT producers FROM counts_all) "
+                    "       ELSE (SELECT producers FROM counts_topic "
+                    "             WHERE topic = ?1) END,"
+                    "       (SELECT SUM(pairs) FROM counts_topic "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM pairs "
+                    "       (SELECT SUM(open_gaps) FROM counts_topic "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM open_gaps "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM coverage_gaps "
+                    "       (SELECT COALESCE(SUM(coverage_gaps), 0) "
+                    "        FROM counts_topic "
                     "        WHERE ?1 IS NULL OR topic = ?1) + "
                     /* the rows that opened the current incarnations */
                     "       (SELECT COUNT(*) FROM anomalies a "
@@ -78,8 +85,7 @@ int ledger_summary(struct ledger *lg, const char *topic,
                     "        AND a.incarnation = (SELECT "
                     "        COALESCE(MAX(i.incarnation), 0) FROM "
                     "        incarnations i WHERE i.topic = a.topic)),"
-                    "       (SELECT SUM(offset_hi - offset_lo + 1) "
-                    "        FROM coverage_gaps "
+                    "       (SELECT SUM(coverage_records) FROM counts_topic "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT SUM(ids) FROM msgid_gens "
                     "        WHERE ?1 IS NULL OR topic = ?1),"

@@ -187,4 +187,44 @@ assert all(a["producer"] is None for a in evs), evs
 print("# evidence ok after restart")
 EOF
 
+# --- /api/v1/ids/{id}: where an id was seen ---------------------------------
+# serve on the same ledger (nothing left to audit) answers where id 77 was
+# seen: its first copy and the copy kcat wrote, at the offsets kcat reports.
+log "== /api/v1/ids/77 against kcat"
+bg_start SERVE "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --db "$DB" \
+        --listen 127.0.0.1:0 >"$IT_TMP/serve-ids.log" 2>&1
+URL=
+for ((i = 0; i < 300; i++)); do
+        URL="$(sed -n 's|.*http: listening on \(http://[^ ]*\)$|\1|p' "$IT_TMP/serve-ids.log")"
+        [ -n "$URL" ] && break
+        kill -0 "$SERVE" 2>/dev/null || break
+        sleep 0.1
+done
+[ -n "$URL" ] || { cat "$IT_TMP/serve-ids.log"; die "serve printed no URL"; }
+IDS="$(curl -s -w '\n%{http_code}' "${URL}api/v1/ids/77?topic=$T")"
+assert_eq "/api/v1/ids/77 status" 200 "${IDS##*$'\n'}"
+# Where kcat sees eos.msgid=77: "partition offset" per copy, in log order.
+WANT="$(kcat -C -b "$BOOTSTRAP" -t "$T" -o beginning -e -J -q |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    h = m.get("headers") or []
+    if dict(zip(h[0::2], h[1::2])).get("eos.msgid") == "77":
+        print(m["partition"], m["offset"])')"
+GOT="$(python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+assert d["in_window"] and d["dedup_key"] == "msgid", d
+print(d["first"]["partition"], d["first"]["offset"])
+for c in d["copies"]:
+    assert (c["first_partition"], c["first_offset"]) == \
+        (d["first"]["partition"], d["first"]["offset"]), c
+    print(c["partition"], c["offset"])' "${IDS%$'\n'*}")" || die "bad /api/v1/ids answer: $IDS"
+assert_eq "copies of id 77 (partition offset)" "$WANT" "$GOT"
+assert_eq "copies of id 77 found by kcat" 2 "$(wc -l <<<"$WANT")"
+assert_eq "an unknown id" 404 \
+        "$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/v1/ids/no-such-id?topic=$T")"
+kill -TERM "$SERVE"
+wait_pid "$SERVE" 20
+assert_eq "serve exit status" 0 "$WAIT_RC"
+
 finish

@@ -1,0 +1,208 @@
+/*
+ * api_ids.c - /api/v1/ids/{id}?topic=T: where one message id was seen,
+ * the first question about a redelivered alert.  The first copy comes from
+ * the topic's id window as the ledger holds it (ledger_id_find(): the
+ * committed generations, so at most one batch behind the audit), the other
+ * copies from the redelivered anomalies.
+ *
+ * {id} is the rest of the path, percent-decoded by libmicrohttpd (so it
+ * cannot hold a NUL byte), 1 to HTTP_ID_MAX bytes: the id as the audit took
+ * it for the ledger's --dedup-key (eos.msgid, the header's value, the
+ * record key).  With --dedup-key value-hash the identity is a hash of key
+ * and value that nobody types: give its 32 hex digits, as an anomaly's
+ * msgid_hex shows them.  The query takes the summary's parameter, topic;
+ * it may be left out when serve audits one topic.
+ *
+ * 200 with the answer, 404 (a JSON error) when neither the window nor an
+ * anomaly knows the id, 400 for a bad id or topic.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../auditor/report.h"
+#include "../base/clock.h"
+#include "internal.h"
+
+#define HTTP_ID_MAX 255
+#define HTTP_ID_COPIES_MAX 100 /* copies listed; copies_truncated beyond */
+#define HTTP_ID_HASH_LEN 16    /* --dedup-key value-hash */
+
+struct http_ids {
+        json_t *copies;
+        int failed;
+};
+
+static int http_id_copy_cb(void *opaque, const struct ledger_id_copy *c)
+{
+        struct http_ids *h = opaque;
+        json_t *o = json_object();
+
+        if (!o || json_array_size(h->copies) >= HTTP_ID_COPIES_MAX) {
+                json_decref(o);
+                return 1;
+        }
+        json_object_set_new(o, "partition", json_integer(c->partition));
+        json_object_set_new(o, "offset", json_integer(c->offset));
+        json_object_set_new(o, "anomaly_id", json_integer(c->anomaly_id));
+        json_object_set_new(o, "detected_ms", json_integer(c->detected_ms));
+        json_object_set_new(o, "first_partition",
+                            report_opt_json(c->first_partition));
+        json_object_set_new(o, "first_offset",
+                            report_opt_json(c->first_offset));
+        if (c->producer)
+                report_producer_set(o, c->producer, c->producer_len);
+        else
+                json_object_set_new(o, "producer", json_null());
+        if (json_array_append_new(h->copies, o))
+                h->failed = 1;
+        return 0;
+}
+
+/* The topic asked about: ?topic=, or the one audited topic. */
+static const char *http_ids_topic(struct http_api *a)
+{
+        const struct http_conf *c = a->rq->conf;
+        size_t i;
+
+        if (!a->q->topic) {
+                if (c->topic_cnt == 1)
+                        return c->topics[0];
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "say which topic: ?topic=NAME");
+                return NULL;
+        }
+        for (i = 0; i < c->topic_cnt; i++)
+                if (!strcmp(c->topics[i], a->q->topic))
+                        return c->topics[i];
+        snprintf(a->errstr, sizeof(a->errstr),
+                 "topic '%.255s' is not audited here", a->q->topic);
+        return NULL;
+}
+
+/* The 32 hex digits of a value-hash identity into out; 0, or -1. */
+static int http_ids_hex(const char *s, size_t len,
+                        unsigned char out[HTTP_ID_HASH_LEN])
+{
+        size_t i;
+        int v[2], k;
+
+        if (len != 2 * HTTP_ID_HASH_LEN)
+                return -1;
+        for (i = 0; i < HTTP_ID_HASH_LEN; i++) {
+                for (k = 0; k < 2; k++) {
+                        char ch = s[2 * i + (size_t)k];
+                        v[k] = ch >= '0' && ch <= '9'   ? ch - '0'
+                               : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                               : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                                        : -1;
+                        if (v[k] < 0)
+                                return -1;
+                }
+                out[i] = (unsigned char)(v[0] << 4 | v[1]);
+        }
+        return 0;
+}
+
+static json_t *http_ids_first(const struct ledger_id_seen *s)
+{
+        json_t *o;
+
+        if (!s->in_window)
+                return json_null();
+        o = json_object();
+        json_object_set_new(o, "partition", json_integer(s->partition));
+        json_object_set_new(o, "offset", json_integer(s->offset));
+        json_object_set_new(o, "generation", json_integer(s->gen));
+        json_object_set_new(o, "generation_closed",
+                            json_boolean(s->gen_closed));
+        json_object_set_new(o, "generation_first_ms",
+                            json_integer(s->gen_first_ms));
+        json_object_set_new(o, "generation_last_ms",
+                            json_integer(s->gen_last_ms));
+        return o;
+}
+
+static json_t *http_api_ids(struct http_api *a)
+{
+        const char *id = a->rq->rest, *topic;
+        size_t len = strlen(id);
+        unsigned char hash[HTTP_ID_HASH_LEN];
+        const void *key_bytes = id;
+        size_t key_len = len;
+        struct ledger_id_seen seen;
+        struct http_ids h = {.copies = json_array()};
+        char key[64];
+        json_t *j, *w;
+        int n;
+
+        a->fail_status = 400;
+        if (!h.copies) {
+                a->fail_status = 500;
+                return NULL;
+        }
+        if (!len || len > HTTP_ID_MAX) {
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "the id must be 1 to %d bytes (percent-encoded in "
+                         "the path), not %zu",
+                         HTTP_ID_MAX, len);
+                goto fail;
+        }
+        if (!(topic = http_ids_topic(a)))
+                goto fail;
+        a->fail_status = 500;
+        if (ledger_id_key(a->lg, topic, key, sizeof(key), a->errstr,
+                          sizeof(a->errstr)))
+                goto fail;
+        if (!strcmp(key, "value-hash")) {
+                if (http_ids_hex(id, len, hash)) {
+                        a->fail_status = 400;
+                        snprintf(a->errstr, sizeof(a->errstr),
+                                 "topic '%.255s' is audited with --dedup-key "
+                                 "value-hash: give the 32 hex digits of the "
+                                 "identity (an anomaly's msgid_hex)",
+                                 topic);
+                        goto fail;
+                }
+                key_bytes = hash;
+                key_len = sizeof(hash);
+        }
+        n = ledger_id_find(a->lg, topic, key_bytes, key_len,
+                           HTTP_ID_COPIES_MAX + 1, &seen, http_id_copy_cb,
+                           &h, a->errstr, sizeof(a->errstr));
+        if (n < 0 || h.failed)
+                goto fail;
+        if (!seen.in_window && n == 0) {
+                a->fail_status = 404;
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "id not seen in topic '%.255s': not in its id "
+                         "window (%u generations) nor in its redelivered "
+                         "anomalies",
+                         topic, seen.gens);
+                goto fail;
+        }
+        j = json_object();
+        w = json_object();
+        json_object_set_new(j, "topic",
+                            report_bytes_json(topic, strlen(topic), NULL));
+        json_object_set_new(j, "id", report_bytes_json(id, len, NULL));
+        json_object_set_new(j, "dedup_key", json_string(seen.dedup_key));
+        json_object_set_new(j, "in_window", json_boolean(seen.in_window));
+        json_object_set_new(j, "first", http_ids_first(&seen));
+        json_object_set_new(j, "copies", h.copies);
+        json_object_set_new(j, "copies_truncated",
+                            json_boolean(n > HTTP_ID_COPIES_MAX));
+        json_object_set_new(w, "generations", json_integer(seen.gens));
+        json_object_set_new(w, "oldest_ms", report_opt_json(seen.oldest_ms));
+        json_object_set_new(j, "window", w);
+        json_object_set_new(j, "generated_ms", json_integer(clock_wall_ms()));
+        return j;
+fail:
+        json_decref(h.copies);
+        return NULL;
+}
+
+void http_api_ids_handle(const struct http_request *rq, struct http_reply *r)
+{
+        /* The query takes what the summary's does: topic. */
+        http_api_run(rq, r, HTTP_EP_SUMMARY, http_api_ids);
+}
