@@ -50,6 +50,12 @@ enum conf_id {
         CONF_DEDUP_KEY,
         CONF_ID_WINDOW,
         CONF_ID_WINDOW_AGE_MS,
+        CONF_SOURCE, /* the flow audit */
+        CONF_PROCESSOR_GROUP,
+        CONF_FLOW_EXPECT,
+        CONF_FLOW_DUE_RECORDS,
+        CONF_FLOW_DUE_MS,
+        CONF_FLOW_MAX_IDS,
         CONF_COMMIT_INTERVAL_MS,
         CONF_COMMIT_RECORDS,
         CONF_STALL_TIMEOUT_MS,

@@ -96,6 +96,58 @@ const struct conf_option conf_options[CONF__CNT] = {
                                "... and forget ids first seen more than N ms "
                                "ago (1 day; by the auditor's clock, in 1/16 "
                                "steps); 0 = by count only"},
+    /* the flow audit (dedup/flow.h) */
+    [CONF_SOURCE] = {CONF_SOURCE, "source", "source", 0, CONF_T_LIST,
+                     "TOPIC[,...]", NULL, "none: no flow", 1, 64, NULL,
+                     "orders", CONF_ALL,
+                     "audit a processor's flow: the topics given with -t are "
+                     "the sinks of a processor that reads these sources; "
+                     "each source record must reach the sinks as "
+                     "--flow-expect says, matched by --dedup-key (the same "
+                     "id on both sides); sink records are judged by lineage "
+                     "only, their forwarded eos.* headers raise no sequence "
+                     "anomaly"},
+    [CONF_PROCESSOR_GROUP] = {CONF_PROCESSOR_GROUP, "processor-group",
+                              "processor-group", 0, CONF_T_STRING, "GROUP",
+                              NULL,
+                              "none: due by --flow-due-records/--flow-due-ms",
+                              1, 255, NULL, "orders-enricher", CONF_ALL,
+                              "the processor's consumer group (Kafka "
+                              "Streams: its application.id); a source record "
+                              "is due once the group's committed offset is "
+                              "past it and the sinks have been read up to "
+                              "where they stood then: exact under "
+                              "exactly-once processing"},
+    [CONF_FLOW_EXPECT] = {CONF_FLOW_EXPECT, "flow-expect", "flow-expect", 0,
+                          CONF_T_ENUM, "HOW", "exactly-one", NULL, 0, 2,
+                          "exactly-one|at-most-one|at-least-one", NULL,
+                          CONF_ALL,
+                          "sink copies each source record must have: "
+                          "at-most-one for a filtering processor, "
+                          "at-least-one for fan-out"},
+    [CONF_FLOW_DUE_RECORDS] = {CONF_FLOW_DUE_RECORDS, "flow-due-records",
+                               "flow-due-records", 0, CONF_T_INT, "N",
+                               "100000", NULL, 0, INT64_MAX, NULL, NULL,
+                               CONF_ALL,
+                               "without --processor-group a source record is "
+                               "due once N sink records came after it (a "
+                               "heuristic: a slow processor reads as loss); "
+                               "with or without it, a sink record whose "
+                               "source was not seen is unexpected once N "
+                               "source records came after it (a scan judges "
+                               "them all at its end); 0 = never by records"},
+    [CONF_FLOW_DUE_MS] = {CONF_FLOW_DUE_MS, "flow-due-ms", "flow-due-ms", 0,
+                          CONF_T_INT, "N", "60000", NULL, 0, INT64_MAX, NULL,
+                          NULL, CONF_ALL,
+                          "... or once the other side's records are N ms "
+                          "later (record timestamps); 0 = never by time"},
+    [CONF_FLOW_MAX_IDS] = {CONF_FLOW_MAX_IDS, "flow-max-ids", "flow-max-ids",
+                           0, CONF_T_INT, "N", "1000000", NULL, 1,
+                           1000000000, NULL, NULL, CONF_ALL,
+                           "outstanding ids the flow audit holds (about 160 "
+                           "bytes of memory each); past it the oldest is "
+                           "judged as if due and forgotten, so keep it above "
+                           "what the processor can have in flight"},
     [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
                                  "commit-interval-ms", "commit-interval-ms",
                                  0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,

@@ -12,6 +12,8 @@
  *   record.c  one consumed message: its headers, its identity, its
  *             verdict, or what its error means
  *   loop.c    audit_run(): the consumer loop and the ledger commits
+ *   flow.c    the flow audit: sources and sinks, the processor's
+ *             committed offsets as the frontier, the lineage engine
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
  *
@@ -34,7 +36,10 @@ struct audit_topic {
         uint32_t base;  /* part index of partition 0 */
         int32_t npart;
         int compacted;  /* cleanup.policy includes compact */
+        int flow_role;  /* AUDIT_FLOW_* */
 };
+
+enum { AUDIT_FLOW_NONE = 0, AUDIT_FLOW_SINK, AUDIT_FLOW_SOURCE };
 
 /* Per-part state that is not persisted. */
 struct audit_rt {
@@ -70,6 +75,15 @@ struct audit {
         enum audit_id_source id_src;
         const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
+        /* The flow audit (flow.c); flow NULL: none. */
+        struct dedup_flow *flow;
+        const char **all_topics; /* sinks, then sources: what is read */
+        int64_t *flow_pend;      /* per part, of the frontier being read:
+                                    source: the group's committed offset;
+                                    sink: the high watermark to reach */
+        int flow_pending;        /* a frontier waits for the sinks */
+        int64_t flow_last_read_ms;
+        struct audit_flow_info flow_info;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -91,6 +105,15 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 /* record.c */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm, int64_t now,
                    int *fatal, char *errstr, size_t errstr_size);
+
+/* flow.c */
+int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size);
+int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size);
+int audit_flow_record(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h);
+void audit_flow_poll(struct audit *a, int64_t now);
+void audit_flow_end(struct audit *a);
+void audit_flow_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

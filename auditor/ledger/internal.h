@@ -11,6 +11,7 @@
  *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
  *   ids.c     the id windows: packed ids, loading them, id lookups
  *   commit.c  ledger_commit(): the write path, one transaction per batch
+ *   flow.c    the flow audit: its entries and state (schema 0006)
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
  *
@@ -27,6 +28,8 @@
 #include <sqlite3.h>
 
 #include "../ledger.h"
+
+struct dedup_flow;
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
@@ -59,6 +62,9 @@ enum ledger_stmt {
         LEDGER_ST_GEN_BATCHES_DEL,
         LEDGER_ST_GEN_CHUNKS_DEL,
         LEDGER_ST_GEN_DEL,
+        LEDGER_ST_FLOW_PUT,   /* flow.c */
+        LEDGER_ST_FLOW_DEL,
+        LEDGER_ST_FLOW_STATE,
         LEDGER_ST__CNT
 };
 
@@ -90,6 +96,12 @@ struct ledger {
         size_t ebuf_cap;
         int lookup_failed; /* a lookup failed: say why at commit */
         char lookup_err[256];
+        /* The flow audit (flow.c), attached by ledger_flow_load(): written
+         * by every commit.  NULL: none. */
+        struct dedup_flow *flow;
+        const struct ledger_part *flow_parts; /* borrowed */
+        size_t flow_nparts;
+        const char *flow_expect;
 };
 
 /* common.c */
@@ -121,5 +133,11 @@ int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);
 int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                    size_t errstr_size);
+
+/* flow.c: writes the attached flow's batch (inside the commit's
+ * transaction), and clears its dirty set once the commit is done. */
+int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
+                      size_t errstr_size);
+void ledger_flow_committed(struct ledger *lg);
 
 #endif /* EOSAUDIT_LEDGER_INTERNAL_H */
