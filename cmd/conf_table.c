@@ -14,7 +14,8 @@
 
 #define CONF_SV (CONF_SCAN | CONF_SERVE)
 #define CONF_ALL (CONF_SCAN | CONF_SERVE | CONF_FILE)
-#define CONF_CMDS (CONF_SCAN | CONF_SERVE | CONF_PRODUCE | CONF_DEMO)
+#define CONF_CMDS                                                             \
+        (CONF_SCAN | CONF_SERVE | CONF_PRODUCE | CONF_DEMO | CONF_PROCESS)
 #define CONF_STR_(x) #x
 #define CONF_STR(x) CONF_STR_(x)
 
@@ -29,7 +30,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                       "none; required unless bootstrap.servers comes from "
                       "`kafka.*`, -X or -F",
                       1, 65535, NULL, "kafka1:9092,kafka2:9092",
-                      CONF_ALL | CONF_PRODUCE,
+                      CONF_ALL | CONF_PRODUCE | CONF_PROCESS,
                       "bootstrap brokers, host:port[,host:port...]"},
     [CONF_TOPICS] = {CONF_TOPICS, "topics", "topic", 't', CONF_T_LIST,
                      "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
@@ -313,6 +314,58 @@ const struct conf_option conf_options[CONF__CNT] = {
                              "(0..1000000; never more than were delivered): "
                              "same key, value, id and partition, a new seq; "
                              "only the id tells them from new ones"},
+    /* process: the reference processor (producer/process.h) */
+    [CONF_PROC_SOURCE] = {CONF_PROC_SOURCE, NULL, "source", 0, CONF_T_LIST,
+                          "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
+                          NULL, CONF_PROCESS, "the topics to read"},
+    [CONF_PROC_SINK] = {CONF_PROC_SINK, NULL, "sink", 0, CONF_T_STRING,
+                        "TOPIC", NULL, "none; required", 1, 249, NULL, NULL,
+                        CONF_PROCESS, "the topic to write"},
+    [CONF_PROC_GROUP] = {CONF_PROC_GROUP, NULL, "group", 0, CONF_T_STRING,
+                         "GROUP", NULL, "none; required", 1, 255, NULL, NULL,
+                         CONF_PROCESS,
+                         "the consumer group (scan --processor-group)"},
+    [CONF_PROC_TXN_ID] = {CONF_PROC_TXN_ID, NULL, "transactional-id", 0,
+                          CONF_T_STRING, "ID", NULL, "the group", 1, 65535,
+                          NULL, NULL, CONF_PROCESS,
+                          "exactly-once: the producer's transactional.id"},
+    [CONF_PROC_MODE] = {CONF_PROC_MODE, NULL, "mode", 0, CONF_T_ENUM, "MODE",
+                        "exactly-once", NULL, 0, 1,
+                        "exactly-once|at-least-once", NULL, CONF_PROCESS,
+                        "exactly-once: outputs and offsets in one "
+                        "transaction; at-least-once: flush, then commit the "
+                        "offsets (a crash between the two duplicates)"},
+    [CONF_PROC_BATCH] = {CONF_PROC_BATCH, NULL, "batch", 0, CONF_T_INT, "N",
+                         "500", NULL, 1, 1000000, NULL, NULL, CONF_PROCESS,
+                         "records per transaction (or per offset commit)"},
+    [CONF_PROC_CRASH_AFTER] = {CONF_PROC_CRASH_AFTER, NULL, "crash-after", 0,
+                               CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                               NULL, CONF_PROCESS,
+                               "die like kill -9 after N records produced "
+                               "(a forked session; exactly-once inside its "
+                               "open transaction, at-least-once after a "
+                               "flush and before the offset commit), then "
+                               "restart; 0 = never"},
+    [CONF_PROC_ABORT_EVERY] = {CONF_PROC_ABORT_EVERY, NULL, "abort-every", 0,
+                               CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                               NULL, CONF_PROCESS,
+                               "exactly-once: abort every Nth transaction "
+                               "after its records were produced, rewind and "
+                               "process them again; 0 = never"},
+    [CONF_PROC_DROP_EVERY] = {CONF_PROC_DROP_EVERY, NULL, "drop-every", 0,
+                              CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                              NULL, CONF_PROCESS,
+                              "a lossy bug: produce nothing for the source "
+                              "records whose offset % N is N - 1; 0 = never"},
+    [CONF_PROC_REKEY] = {CONF_PROC_REKEY, NULL, "rekey", 0, CONF_T_FLAG, NULL,
+                         NULL, NULL, 0, 0, NULL, NULL, CONF_PROCESS,
+                         "write each record under another key (key + "
+                         "\"/r\"), so that it lands on another partition"},
+    [CONF_PROC_IDLE_EXIT_MS] = {CONF_PROC_IDLE_EXIT_MS, NULL, "idle-exit-ms",
+                                0, CONF_T_INT, "N", "0", NULL, 0, INT64_MAX,
+                                NULL, NULL, CONF_PROCESS,
+                                "stop once no record came for N ms; 0 = run "
+                                "until SIGINT or SIGTERM"},
     /* demo: the mock cluster, the producer and the audit (cmd/demo.c) */
     [CONF_DEMO_COUNT] = {CONF_DEMO_COUNT, NULL, "count", 'n', CONF_T_INT,
                          "COUNT", "20000", NULL, 1, 100000000, NULL, NULL,
@@ -341,7 +394,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                    "seed of the injected faults: they are a function of it"},
     [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X',
                             CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
-                            NULL, NULL, CONF_PRODUCE,
+                            NULL, NULL, CONF_PRODUCE | CONF_PROCESS,
                             "librdkafka property (repeatable; after -F); "
                             "before them: enable.idempotence=true acks=all "
                             "max.in.flight.requests.per.connection=5 "

@@ -95,7 +95,8 @@ static void test_table_is_sane(void **state)
                 /* Every option can be given somehow. */
                 assert_true(o->key || o->flag || o->short_flag);
                 assert_true(o->where & (CONF_SCAN | CONF_SERVE |
-                                        CONF_PRODUCE | CONF_DEMO));
+                                        CONF_PRODUCE | CONF_DEMO |
+                                        CONF_PROCESS));
                 if (o->where & CONF_FILE) {
                         /* ... and every setting has a default. */
                         assert_non_null(o->key);
@@ -843,7 +844,7 @@ static void test_docs_name_every_setting(void **state)
         fp = open_memstream(&text, &len);
         assert_non_null(fp);
         conf_usage_print(fp, CONF_SCAN | CONF_SERVE | CONF_PRODUCE |
-                                 CONF_DEMO);
+                                 CONF_DEMO | CONF_PROCESS);
         assert_int_equal(fclose(fp), 0);
         for (i = 0; i < CONF__CNT; i++) {
                 const struct conf_option *o = &conf_options[i];
