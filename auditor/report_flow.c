@@ -23,7 +23,7 @@ static json_t *where_json(const char *topic, int32_t partition,
                          "timestamp", report_opt_json(ts));
 }
 
-static json_t *row_json(const struct ledger_flow_row *r)
+json_t *report_flow_row_json(const struct ledger_flow_row *r)
 {
         json_t *o, *sink;
         int lossy = 0;
@@ -77,12 +77,38 @@ static int ev_json_cb(void *opaque, const struct ledger_flow_row *r)
                 c->more = 1;
                 return 1;
         }
-        o = row_json(r);
+        o = report_flow_row_json(r);
         if (!o || json_array_append_new(c->arr, o))
                 return -1;
         if (c->left > 0)
                 c->left--;
         return 0;
+}
+
+json_t *report_flow_summary_json(const struct ledger_flow_summary *sp)
+{
+        const struct ledger_flow_summary s = *sp;
+
+        return json_pack(
+            "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+            "s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o}",
+            "expect", s.present ? s.expect : "exactly-one", "source_records",
+            report_u64_json(s.source_records), "delivered",
+            report_u64_json(s.delivered), "lost", report_u64_json(s.lost),
+            "duplicated", report_u64_json(s.duplicated), "duplicate_copies",
+            report_u64_json(s.duplicate_copies), "unexpected",
+            report_u64_json(s.unexpected), "pending",
+            report_u64_json(s.pending), "awaiting_source",
+            report_u64_json(s.awaiting), "source_repeats",
+            report_u64_json(s.source_repeats), "source_without_id",
+            report_u64_json(s.source_no_id), "sink_without_id",
+            report_u64_json(s.sink_no_id), "sink_records",
+            report_u64_json(s.sink_records), "outstanding_ids",
+            report_u64_json(s.live), "latency_ms", "count",
+            report_u64_json(s.lat_count), "p50", report_opt_json(s.lat_p50_ms),
+            "p99", report_opt_json(s.lat_p99_ms), "max",
+            report_opt_json(s.lat_max_ms), "updated_ms",
+            report_opt_json(s.present ? s.updated_ms : -1));
 }
 
 json_t *report_flow_json(struct ledger *lg, int64_t evidence_limit,
@@ -106,28 +132,14 @@ json_t *report_flow_json(struct ledger *lg, int64_t evidence_limit,
                 json_decref(c.arr);
                 return NULL;
         }
-        o = json_pack(
-            "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-            "s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:b}",
-            "expect", s.present ? s.expect : "exactly-one", "source_records",
-            report_u64_json(s.source_records), "delivered",
-            report_u64_json(s.delivered), "lost", report_u64_json(s.lost),
-            "duplicated", report_u64_json(s.duplicated), "duplicate_copies",
-            report_u64_json(s.duplicate_copies), "unexpected",
-            report_u64_json(s.unexpected), "pending",
-            report_u64_json(s.pending), "awaiting_source",
-            report_u64_json(s.awaiting), "source_repeats",
-            report_u64_json(s.source_repeats), "source_without_id",
-            report_u64_json(s.source_no_id), "sink_without_id",
-            report_u64_json(s.sink_no_id), "sink_records",
-            report_u64_json(s.sink_records), "outstanding_ids",
-            report_u64_json(s.live), "latency_ms", "count",
-            report_u64_json(s.lat_count), "p50", report_opt_json(s.lat_p50_ms),
-            "p99", report_opt_json(s.lat_p99_ms), "max",
-            report_opt_json(s.lat_max_ms), "evidence", c.arr,
-            "evidence_truncated", c.more);
-        if (!o)
+        o = report_flow_summary_json(&s);
+        if (!o) {
+                json_decref(c.arr);
                 snprintf(errstr, errstr_size, "out of memory");
+                return NULL;
+        }
+        json_object_set_new(o, "evidence", c.arr);
+        json_object_set_new(o, "evidence_truncated", json_boolean(c.more));
         return o;
 }
 

@@ -30,6 +30,11 @@ uint64_t report_flow_bad(const struct ledger_flow_summary *s);
 json_t *report_flow_json(struct ledger *lg, int64_t evidence_limit,
                          char *errstr, size_t errstr_size);
 
+/* The figures alone (the object above without evidence, with
+ * "updated_ms"), and one evidence item. */
+json_t *report_flow_summary_json(const struct ledger_flow_summary *s);
+json_t *report_flow_row_json(const struct ledger_flow_row *r);
+
 /* The human part, after the topics: counts, latency and up to
  * evidence_limit evidence lines.  Returns 0, or -1 with errstr. */
 int report_flow_print(FILE *f, struct ledger *lg, int64_t evidence_limit,

@@ -84,6 +84,11 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
             (uint64_t)conf_int(&c->conf, CONF_FLOW_DUE_RECORDS);
         c->ac.flow.due_ms = conf_int(&c->conf, CONF_FLOW_DUE_MS);
         c->ac.flow.max_ids = (uint64_t)conf_int(&c->conf, CONF_FLOW_MAX_IDS);
+        if (c->nsources &&
+            conf_int(&c->conf, CONF_ISOLATION) == 1 /* read_uncommitted */)
+                log_warn("flow: the sinks are read under read_uncommitted: "
+                         "the outputs of aborted transactions count as "
+                         "copies (duplicated), and open ones too");
         if (c->ac.processor_group && !c->nsources) {
                 fprintf(stderr, "eosaudit: --processor-group needs "
                                 "--source\n");

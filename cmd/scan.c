@@ -80,6 +80,20 @@ static int scan_anomalies(struct cli *c, uint64_t *bad)
                         return -1;
                 }
                 *bad += report_flow_bad(&fs);
+                /* Nothing to trace is not a clean flow: say so. */
+                if (fs.source_no_id && !fs.source_records)
+                        fprintf(stderr,
+                                "eosaudit: flow: none of the %llu source "
+                                "records carries an id (--dedup-key %s): "
+                                "their lineage cannot be traced\n",
+                                (unsigned long long)fs.source_no_id,
+                                c->ac.dedup_key ? c->ac.dedup_key : "msgid");
+                else if (fs.source_no_id)
+                        fprintf(stderr,
+                                "eosaudit: flow: %llu source records carry "
+                                "no id (--dedup-key %s) and are not traced\n",
+                                (unsigned long long)fs.source_no_id,
+                                c->ac.dedup_key ? c->ac.dedup_key : "msgid");
         }
         return 0;
 }

@@ -119,12 +119,15 @@ enum http_endpoint {
         HTTP_EP_ANOMALIES,  /* topic kind producer since limit cursor */
         HTTP_EP_PRODUCERS,  /* topic producer limit cursor */
         HTTP_EP_PARTITIONS, /* topic */
+        HTTP_EP_FLOWS,      /* limit cursor (api_flows.c) */
 };
 
 #define HTTP_ANOMALIES_LIMIT_DEFAULT 50
 #define HTTP_ANOMALIES_LIMIT_MAX 1000
 #define HTTP_PRODUCERS_LIMIT_DEFAULT 1000
 #define HTTP_PRODUCERS_LIMIT_MAX 10000
+#define HTTP_FLOWS_LIMIT_DEFAULT 100
+#define HTTP_FLOWS_LIMIT_MAX 1000
 
 /*
  * A parsed query string.  Strings point into buf (decoded, NUL-terminated;

@@ -22,6 +22,7 @@ static const struct http_route http_routes[] = {
         {HTTP_M_READ, "/api/v1/anomalies", http_api_anomalies_handle, 0},
         {HTTP_M_READ, "/api/v1/producers", http_api_producers_handle, 0},
         {HTTP_M_READ, "/api/v1/partitions", http_api_partitions_handle, 0},
+        {HTTP_M_READ, "/api/v1/flows", http_api_flows_handle, 0},
         {HTTP_M_READ, "/api/v1/", http_api_unknown_handle,
          HTTP_ROUTE_PREFIX},
 };

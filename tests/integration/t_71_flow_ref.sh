@@ -8,6 +8,48 @@
 #   D at-least-once with a crash           -> exactly the replayed copies
 source "$(dirname "$0")/lib.sh"
 
+# scan_flow ARGS...: eosaudit scan --json with ARGS into $IT_TMP/scan.json
+# (its evidence lists every bad record: too long for an argument), stderr
+# into $IT_TMP/scan.err.  Sets SCAN_RC; exit status 2 ends the test.
+scan_flow() {
+        SCAN_RC=0
+        "$EOSAUDIT" scan -b "$BOOTSTRAP" --json --no-progress "$@" \
+                >"$IT_TMP/scan.json" 2>"$IT_TMP/scan.err" || SCAN_RC=$?
+        log "scan $* -> exit $SCAN_RC"
+        sed 's/^/#   stderr: /' "$IT_TMP/scan.err"
+        python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+f = d.get("flow", {})
+f.pop("evidence", None)
+print("#   flow:", json.dumps(f, sort_keys=True))' "$IT_TMP/scan.json" ||
+                die "scan $* printed no JSON object (exit $SCAN_RC)"
+        [ "$SCAN_RC" != 2 ] || die "scan $* failed (exit 2)"
+}
+
+# fget PATH: the value at PATH of the last scan_flow's JSON.
+fget() {
+        python3 -c 'import json, sys
+v = json.load(open(sys.argv[2]))
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if isinstance(v, (bool, type(None), dict, list)) else v)' \
+                "$1" "$IT_TMP/scan.json"
+}
+
+# assert_f PATH WANT
+assert_f() {
+        local got
+        got="$(fget "$1" 2>/dev/null)" || got="<no $1>"
+        assert_eq "scan.$1" "$2" "$got"
+}
+
+# evidence_count PYEXPR: evidence items x for which PYEXPR holds.
+evidence_count() {
+        python3 -c 'import json, sys
+e = json.load(open(sys.argv[2]))["flow"]["evidence"]
+print(sum(1 for x in e if eval(sys.argv[1])))' "$1" "$IT_TMP/scan.json"
+}
+
 # flow_oracle SOURCE SINK [DROP]: reads both topics (read_committed) and
 # prints "sources delivered lost duplicated extra unexpected dropped":
 # counts over eos.msgid, the id both sides carry; dropped = source records
@@ -70,20 +112,20 @@ flow_case() {
         log "oracle: sources=$O_SRC delivered=$O_DEL lost=$O_LOST" \
                 "duplicated=$O_DUP extra=$O_EXTRA unexpected=$O_UNEXP" \
                 "dropped=$O_DROP"
-        scan_json -t "$SINK" --source "$SRC" --processor-group "$GROUP"
-        assert_scan flow.source_records "$O_SRC"
-        assert_scan flow.delivered "$O_DEL"
-        assert_scan flow.lost "$O_LOST"
-        assert_scan flow.duplicated "$O_DUP"
-        assert_scan flow.duplicate_copies "$O_EXTRA"
-        assert_scan flow.unexpected "$O_UNEXP"
-        assert_scan flow.pending 0
-        assert_scan flow.group_committed true
+        scan_flow -t "$SINK" --source "$SRC" --processor-group "$GROUP"
+        assert_f flow.source_records "$O_SRC"
+        assert_f flow.delivered "$O_DEL"
+        assert_f flow.lost "$O_LOST"
+        assert_f flow.duplicated "$O_DUP"
+        assert_f flow.duplicate_copies "$O_EXTRA"
+        assert_f flow.unexpected "$O_UNEXP"
+        assert_f flow.pending 0
+        assert_f flow.group_committed true
         # The sink's forwarded eos.* headers raise nothing; the source's
         # own audit is clean.
-        assert_scan anomalies.duplicate 0
-        assert_scan anomalies.gap 0
-        assert_scan anomalies.out_of_order 0
+        assert_f anomalies.duplicate 0
+        assert_f anomalies.gap 0
+        assert_f anomalies.out_of_order 0
 }
 
 N=3000
@@ -94,10 +136,10 @@ assert_eq "A: oracle sources" "$N" "$O_SRC"
 assert_eq "A: oracle lost" 0 "$O_LOST"
 assert_eq "A: oracle duplicated" 0 "$O_DUP"
 assert_eq "A: scan exit status" 0 "$SCAN_RC"
-P50="$(json_get flow.latency_ms.p50)"
-MAXL="$(json_get flow.latency_ms.max)"
+P50="$(fget flow.latency_ms.p50)"
+MAXL="$(fget flow.latency_ms.max)"
 assert_true "A: latency measured (p50 $P50 ms, max $MAXL ms)" \
-        test "$(json_get flow.latency_ms.count)" = "$N"
+        test "$(fget flow.latency_ms.count)" = "$N"
 
 log "== B: exactly-once, crash after 1100 records, abort every 3rd txn"
 flow_case b 3 3 "$N" --mode exactly-once --rekey --batch 100 \
@@ -114,8 +156,7 @@ DROP=7 flow_case c 2 3 "$N" --mode exactly-once --drop-every 7
 assert_true "C: some dropped ($O_DROP)" test "$O_DROP" -gt 0
 assert_eq "C: oracle lost = dropped" "$O_DROP" "$O_LOST"
 assert_eq "C: scan exit status" 1 "$SCAN_RC"
-EV="$(json_get flow.evidence)"
-EVN="$(python3 -c 'import json,sys; e=json.loads(sys.argv[1]); print(sum(1 for x in e if x["outcome"]=="lost" and x["sink"] is None and x["source"]["offset"] % 7 == 6))' "$EV")"
+EVN="$(evidence_count 'x["outcome"] == "lost" and x["sink"] is None and x["source"]["offset"] % 7 == 6')"
 assert_eq "C: evidence: every lost record, at an offset % 7 == 6" "$O_LOST" "$EVN"
 
 log "== D: at-least-once, crash after 1234 records"
