@@ -806,6 +806,11 @@ const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,
         return fl->retired;
 }
 
+int dedup_flow_dirty(const struct dedup_flow *fl)
+{
+        return fl->ndirty > 0 || fl->nretired > 0;
+}
+
 void dedup_flow_dirty_clear(struct dedup_flow *fl)
 {
         size_t k;

@@ -198,6 +198,8 @@ int dedup_flow_dirty_foreach(const struct dedup_flow *fl, dedup_flow_cb *cb,
 const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,
                                                  size_t *n);
 void dedup_flow_dirty_clear(struct dedup_flow *fl);
+/* Whether anything awaits persistence (dirty or retired entries). */
+int dedup_flow_dirty(const struct dedup_flow *fl);
 void dedup_flow_state_get(const struct dedup_flow *fl,
                           struct dedup_flow_state *s);
 void dedup_flow_state_set(struct dedup_flow *fl,

@@ -354,8 +354,15 @@ static void test_restore(void **state)
         dedup_flow_stats_get(f2, &b);
         assert_memory_equal(&a.c, &b.c, sizeof(a.c));
         assert_int_equal(a.lat_count, b.lat_count);
+        /* Restored entries are not dirty; a frontier that makes some due
+         * is, though no record came. */
+        assert_false(dedup_flow_dirty(f2));
+        dedup_flow_dirty_clear(fl);
+        assert_false(dedup_flow_dirty(fl));
         dedup_flow_frontier(fl, 0, 4);
+        assert_true(dedup_flow_dirty(fl));
         dedup_flow_frontier(f2, 0, 4);
+        assert_true(dedup_flow_dirty(f2));
         dedup_flow_stats_get(fl, &a);
         dedup_flow_stats_get(f2, &b);
         assert_memory_equal(&a.c, &b.c, sizeof(a.c));

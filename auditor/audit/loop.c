@@ -93,6 +93,9 @@ static int audit_pending(struct audit *a)
 
         if (a->uncommitted)
                 return 1;
+        /* A frontier applied while no record comes changes the flow. */
+        if (a->flow && dedup_flow_dirty(a->flow))
+                return 1;
         dedup_tracker_events(a->tr, &n);
         if (n)
                 return 1;
