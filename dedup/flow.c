@@ -515,6 +515,7 @@ struct dedup_flow *dedup_flow_new(const struct dedup_flow_config *conf)
         fl->age.head = fl->age.tail = NIL;
         fl->awaiting.head = fl->awaiting.tail = NIL;
         fl->st.lat_max_ms = -1;
+        fl->st.next_seq = 1; /* 0 is "before the first" for readers */
         return fl;
 }
 

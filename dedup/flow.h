@@ -135,7 +135,7 @@ struct dedup_flow_stats {
 /* One entry, as read for persistence and evidence, or restored. */
 struct dedup_flow_view {
         struct dedup_id id;
-        uint64_t seq;      /* arrival order, unique */
+        uint64_t seq;      /* arrival order, unique, from 1 */
         enum dedup_flow_outcome outcome;
         int src_seen, due;
         uint32_t src_part;
