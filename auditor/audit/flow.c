@@ -271,6 +271,30 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
         return role == AUDIT_FLOW_SINK;
 }
 
+/* serve: says when the flow's lost, duplicated or unexpected counts
+ * grow (at most every 5 s), as the live anomaly lines do for topics. */
+static void flow_say(struct audit *a, int64_t now)
+{
+        struct dedup_flow_stats st;
+        uint64_t c[3];
+
+        if (now - a->flow_said_ms < 5000)
+                return;
+        a->flow_said_ms = now;
+        dedup_flow_stats_get(a->flow, &st);
+        c[0] = st.c.outcome[DEDUP_FLOW_LOST];
+        c[1] = st.c.outcome[DEDUP_FLOW_DUPLICATED];
+        c[2] = st.c.outcome[DEDUP_FLOW_UNEXPECTED];
+        if (c[0] > a->flow_said[0] || c[1] > a->flow_said[1] ||
+            c[2] > a->flow_said[2])
+                log_warn("flow: %" PRIu64 " lost, %" PRIu64
+                         " duplicated, %" PRIu64
+                         " unexpected so far (of %" PRIu64
+                         " source records; /api/v1/flows has the evidence)",
+                         c[0], c[1], c[2], st.source_records);
+        memcpy(a->flow_said, c, sizeof(c));
+}
+
 void audit_flow_poll(struct audit *a, int64_t now)
 {
         frontier_apply(a);
@@ -282,6 +306,8 @@ void audit_flow_poll(struct audit *a, int64_t now)
                 frontier_read(a);
         }
         dedup_flow_tick(a->flow);
+        if (a->conf.follow)
+                flow_say(a, now);
 }
 
 void audit_flow_end(struct audit *a)

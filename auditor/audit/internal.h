@@ -84,6 +84,8 @@ struct audit {
         int flow_pending;        /* a frontier waits for the sinks */
         int64_t flow_last_read_ms;
         struct audit_flow_info flow_info;
+        uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
+        int64_t flow_said_ms;
 };
 
 /* settings.c: 0 when conf holds every required setting of
