@@ -25,6 +25,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../dedup/dedup.h"
+#include "../dedup/flow.h"
 #include "ledger.h"
 #include "status.h"
 
@@ -89,6 +90,17 @@ struct audit_conf {
          * mock cluster never answers DescribeConfigs): topics are taken
          * as not compacted. */
         int no_compaction_check;
+        /* The flow audit (dedup/flow.h, auditor/audit/flow.c): when
+         * source_cnt > 0, topics are the sinks of a processor that reads
+         * sources.  Sink records are judged by lineage only (their eos.*
+         * headers are the source writer's, forwarded: no sequence
+         * audit, no id window); sources keep their full audit. */
+        const char *const *sources;
+        size_t source_cnt;
+        const char *processor_group; /* NULL: due by flow.due_* */
+        struct dedup_flow_config flow;
+        int64_t flow_frontier_interval_ms; /* serve: read the group's
+                                              committed offsets this often */
 };
 
 void audit_conf_defaults(struct audit_conf *c);
@@ -160,6 +172,18 @@ struct audit_stats {
         uint32_t partitions_stalled;
 };
 void audit_stats_get(const struct audit *a, struct audit_stats *st);
+
+/* The flow audit: NULL without sources.  Valid until audit_free(). */
+const struct dedup_flow *audit_flow(const struct audit *a);
+
+struct audit_flow_info {
+        int group;           /* a processor group was given */
+        int group_committed; /* it has a committed offset on a source */
+        uint64_t frontiers;  /* frontiers applied */
+        int64_t lag;         /* records of the sources above the group's
+                                committed offsets at the last read; -1 */
+};
+void audit_flow_info_get(const struct audit *a, struct audit_flow_info *fi);
 
 void audit_free(struct audit *a);
 

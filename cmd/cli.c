@@ -41,6 +41,16 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                 return -1;
         }
         c->ntopics = (size_t)n;
+        if (conf_str(&c->conf, CONF_SOURCE)) {
+                n = conf_list_split(conf_str(&c->conf, CONF_SOURCE),
+                                    &c->sources_buf, c->sources,
+                                    CLI_TOPICS_MAX);
+                if (n < 0) {
+                        fprintf(stderr, "eosaudit: out of memory\n");
+                        return -1;
+                }
+                c->nsources = (size_t)n;
+        }
         log_set_level((enum log_level)conf_int(&c->conf, CONF_LOG_LEVEL));
         c->quiet = conf_int(&c->conf, CONF_LOG_LEVEL) == LOG_ERROR;
         c->json = conf_int(&c->conf, CONF_JSON) > 0;
@@ -69,6 +79,25 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
         c->ac.metadata_refresh_ms =
             conf_int(&c->conf, CONF_METADATA_REFRESH_MS);
+        c->ac.sources = c->sources;
+        c->ac.source_cnt = c->nsources;
+        c->ac.processor_group = conf_str(&c->conf, CONF_PROCESSOR_GROUP);
+        c->ac.flow.expect =
+            (enum dedup_flow_expect)conf_int(&c->conf, CONF_FLOW_EXPECT);
+        c->ac.flow.due_records =
+            (uint64_t)conf_int(&c->conf, CONF_FLOW_DUE_RECORDS);
+        c->ac.flow.due_ms = conf_int(&c->conf, CONF_FLOW_DUE_MS);
+        c->ac.flow.max_ids = (uint64_t)conf_int(&c->conf, CONF_FLOW_MAX_IDS);
+        if (c->nsources &&
+            conf_int(&c->conf, CONF_ISOLATION) == 1 /* read_uncommitted */)
+                log_warn("flow: the sinks are read under read_uncommitted: "
+                         "the outputs of aborted transactions count as "
+                         "copies (duplicated), and open ones too");
+        if (c->ac.processor_group && !c->nsources) {
+                fprintf(stderr, "eosaudit: --processor-group needs "
+                                "--source\n");
+                return -1;
+        }
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);
@@ -147,6 +176,7 @@ void cli_free(struct cli *c)
         audit_free(c->a);
         status_free(c->st);
         free(c->topics_buf);
+        free(c->sources_buf);
         conf_release(&c->conf);
         memset(c, 0, sizeof(*c));
 }

@@ -28,6 +28,9 @@ struct cli {
         char *topics_buf;
         const char *topics[CLI_TOPICS_MAX];
         size_t ntopics;
+        char *sources_buf; /* --source: the flow audit */
+        const char *sources[CLI_TOPICS_MAX];
+        size_t nsources;
         const char *db;
         int json;
         int quiet;

@@ -31,6 +31,7 @@ cmd_fn cmd_scan;
 cmd_fn cmd_serve;
 cmd_fn cmd_produce;
 cmd_fn cmd_demo;
+cmd_fn cmd_process;
 cmd_fn cmd_config_help;
 
 #endif /* EOSAUDIT_CMD_H */

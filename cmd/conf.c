@@ -93,7 +93,8 @@ unsigned conf_cmd_by_name(const char *name)
         } cmds[] = {{"scan", CONF_SCAN},
                     {"serve", CONF_SERVE},
                     {"produce", CONF_PRODUCE},
-                    {"demo", CONF_DEMO}};
+                    {"demo", CONF_DEMO},
+                    {"process", CONF_PROCESS}};
         size_t i;
 
         for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

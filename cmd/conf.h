@@ -50,6 +50,12 @@ enum conf_id {
         CONF_DEDUP_KEY,
         CONF_ID_WINDOW,
         CONF_ID_WINDOW_AGE_MS,
+        CONF_SOURCE, /* the flow audit */
+        CONF_PROCESSOR_GROUP,
+        CONF_FLOW_EXPECT,
+        CONF_FLOW_DUE_RECORDS,
+        CONF_FLOW_DUE_MS,
+        CONF_FLOW_MAX_IDS,
         CONF_COMMIT_INTERVAL_MS,
         CONF_COMMIT_RECORDS,
         CONF_STALL_TIMEOUT_MS,
@@ -79,6 +85,18 @@ enum conf_id {
         CONF_MSGID_HEADER,
         CONF_RESTART_EVERY,
         CONF_RESTART_REPLAY,
+        /* process */
+        CONF_PROC_SOURCE,
+        CONF_PROC_SINK,
+        CONF_PROC_GROUP,
+        CONF_PROC_TXN_ID,
+        CONF_PROC_MODE,
+        CONF_PROC_BATCH,
+        CONF_PROC_CRASH_AFTER,
+        CONF_PROC_ABORT_EVERY,
+        CONF_PROC_DROP_EVERY,
+        CONF_PROC_REKEY,
+        CONF_PROC_IDLE_EXIT_MS,
         /* demo */
         CONF_DEMO_COUNT,
         CONF_DEMO_RATE,
@@ -121,6 +139,7 @@ enum conf_type {
 #define CONF_FILE 0x4u    /* may be set in a configuration file */
 #define CONF_PRODUCE 0x8u /* eosaudit produce */
 #define CONF_DEMO 0x10u   /* eosaudit demo */
+#define CONF_PROCESS 0x20u /* eosaudit process */
 
 struct conf_option {
         enum conf_id id;      /* its index in the table */

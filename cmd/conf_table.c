@@ -14,7 +14,8 @@
 
 #define CONF_SV (CONF_SCAN | CONF_SERVE)
 #define CONF_ALL (CONF_SCAN | CONF_SERVE | CONF_FILE)
-#define CONF_CMDS (CONF_SCAN | CONF_SERVE | CONF_PRODUCE | CONF_DEMO)
+#define CONF_CMDS                                                             \
+        (CONF_SCAN | CONF_SERVE | CONF_PRODUCE | CONF_DEMO | CONF_PROCESS)
 #define CONF_STR_(x) #x
 #define CONF_STR(x) CONF_STR_(x)
 
@@ -29,7 +30,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                       "none; required unless bootstrap.servers comes from "
                       "`kafka.*`, -X or -F",
                       1, 65535, NULL, "kafka1:9092,kafka2:9092",
-                      CONF_ALL | CONF_PRODUCE,
+                      CONF_ALL | CONF_PRODUCE | CONF_PROCESS,
                       "bootstrap brokers, host:port[,host:port...]"},
     [CONF_TOPICS] = {CONF_TOPICS, "topics", "topic", 't', CONF_T_LIST,
                      "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
@@ -96,6 +97,58 @@ const struct conf_option conf_options[CONF__CNT] = {
                                "... and forget ids first seen more than N ms "
                                "ago (1 day; by the auditor's clock, in 1/16 "
                                "steps); 0 = by count only"},
+    /* the flow audit (dedup/flow.h) */
+    [CONF_SOURCE] = {CONF_SOURCE, "source", "source", 0, CONF_T_LIST,
+                     "TOPIC[,...]", NULL, "none: no flow", 1, 64, NULL,
+                     "orders", CONF_ALL,
+                     "audit a processor's flow: the topics given with -t are "
+                     "the sinks of a processor that reads these sources; "
+                     "each source record must reach the sinks as "
+                     "--flow-expect says, matched by --dedup-key (the same "
+                     "id on both sides); sink records are judged by lineage "
+                     "only, their forwarded eos.* headers raise no sequence "
+                     "anomaly"},
+    [CONF_PROCESSOR_GROUP] = {CONF_PROCESSOR_GROUP, "processor-group",
+                              "processor-group", 0, CONF_T_STRING, "GROUP",
+                              NULL,
+                              "none: due by --flow-due-records/--flow-due-ms",
+                              1, 255, NULL, "orders-enricher", CONF_ALL,
+                              "the processor's consumer group (Kafka "
+                              "Streams: its application.id); a source record "
+                              "is due once the group's committed offset is "
+                              "past it and the sinks have been read up to "
+                              "where they stood then: exact under "
+                              "exactly-once processing"},
+    [CONF_FLOW_EXPECT] = {CONF_FLOW_EXPECT, "flow-expect", "flow-expect", 0,
+                          CONF_T_ENUM, "HOW", "exactly-one", NULL, 0, 2,
+                          "exactly-one|at-most-one|at-least-one", NULL,
+                          CONF_ALL,
+                          "sink copies each source record must have: "
+                          "at-most-one for a filtering processor, "
+                          "at-least-one for fan-out"},
+    [CONF_FLOW_DUE_RECORDS] = {CONF_FLOW_DUE_RECORDS, "flow-due-records",
+                               "flow-due-records", 0, CONF_T_INT, "N",
+                               "100000", NULL, 0, INT64_MAX, NULL, NULL,
+                               CONF_ALL,
+                               "without --processor-group a source record is "
+                               "due once N sink records came after it (a "
+                               "heuristic: a slow processor reads as loss); "
+                               "with or without it, a sink record whose "
+                               "source was not seen is unexpected once N "
+                               "source records came after it (a scan judges "
+                               "them all at its end); 0 = never by records"},
+    [CONF_FLOW_DUE_MS] = {CONF_FLOW_DUE_MS, "flow-due-ms", "flow-due-ms", 0,
+                          CONF_T_INT, "N", "60000", NULL, 0, INT64_MAX, NULL,
+                          NULL, CONF_ALL,
+                          "... or once the other side's records are N ms "
+                          "later (record timestamps); 0 = never by time"},
+    [CONF_FLOW_MAX_IDS] = {CONF_FLOW_MAX_IDS, "flow-max-ids", "flow-max-ids",
+                           0, CONF_T_INT, "N", "1000000", NULL, 1,
+                           1000000000, NULL, NULL, CONF_ALL,
+                           "outstanding ids the flow audit holds (about 160 "
+                           "bytes of memory each); past it the oldest is "
+                           "judged as if due and forgotten, so keep it above "
+                           "what the processor can have in flight"},
     [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
                                  "commit-interval-ms", "commit-interval-ms",
                                  0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,
@@ -269,6 +322,58 @@ const struct conf_option conf_options[CONF__CNT] = {
                              "(0..1000000; never more than were delivered): "
                              "same key, value, id and partition, a new seq; "
                              "only the id tells them from new ones"},
+    /* process: the reference processor (producer/process.h) */
+    [CONF_PROC_SOURCE] = {CONF_PROC_SOURCE, NULL, "source", 0, CONF_T_LIST,
+                          "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
+                          NULL, CONF_PROCESS, "the topics to read"},
+    [CONF_PROC_SINK] = {CONF_PROC_SINK, NULL, "sink", 0, CONF_T_STRING,
+                        "TOPIC", NULL, "none; required", 1, 249, NULL, NULL,
+                        CONF_PROCESS, "the topic to write"},
+    [CONF_PROC_GROUP] = {CONF_PROC_GROUP, NULL, "group", 0, CONF_T_STRING,
+                         "GROUP", NULL, "none; required", 1, 255, NULL, NULL,
+                         CONF_PROCESS,
+                         "the consumer group (scan --processor-group)"},
+    [CONF_PROC_TXN_ID] = {CONF_PROC_TXN_ID, NULL, "transactional-id", 0,
+                          CONF_T_STRING, "ID", NULL, "the group", 1, 65535,
+                          NULL, NULL, CONF_PROCESS,
+                          "exactly-once: the producer's transactional.id"},
+    [CONF_PROC_MODE] = {CONF_PROC_MODE, NULL, "mode", 0, CONF_T_ENUM, "MODE",
+                        "exactly-once", NULL, 0, 1,
+                        "exactly-once|at-least-once", NULL, CONF_PROCESS,
+                        "exactly-once: outputs and offsets in one "
+                        "transaction; at-least-once: flush, then commit the "
+                        "offsets (a crash between the two duplicates)"},
+    [CONF_PROC_BATCH] = {CONF_PROC_BATCH, NULL, "batch", 0, CONF_T_INT, "N",
+                         "500", NULL, 1, 1000000, NULL, NULL, CONF_PROCESS,
+                         "records per transaction (or per offset commit)"},
+    [CONF_PROC_CRASH_AFTER] = {CONF_PROC_CRASH_AFTER, NULL, "crash-after", 0,
+                               CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                               NULL, CONF_PROCESS,
+                               "die like kill -9 after N records produced "
+                               "(a forked session; exactly-once inside its "
+                               "open transaction, at-least-once after a "
+                               "flush and before the offset commit), then "
+                               "restart; 0 = never"},
+    [CONF_PROC_ABORT_EVERY] = {CONF_PROC_ABORT_EVERY, NULL, "abort-every", 0,
+                               CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                               NULL, CONF_PROCESS,
+                               "exactly-once: abort every Nth transaction "
+                               "after its records were produced, rewind and "
+                               "process them again; 0 = never"},
+    [CONF_PROC_DROP_EVERY] = {CONF_PROC_DROP_EVERY, NULL, "drop-every", 0,
+                              CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
+                              NULL, CONF_PROCESS,
+                              "a lossy bug: produce nothing for the source "
+                              "records whose offset % N is N - 1; 0 = never"},
+    [CONF_PROC_REKEY] = {CONF_PROC_REKEY, NULL, "rekey", 0, CONF_T_FLAG, NULL,
+                         NULL, NULL, 0, 0, NULL, NULL, CONF_PROCESS,
+                         "write each record under another key (key + "
+                         "\"/r\"), so that it lands on another partition"},
+    [CONF_PROC_IDLE_EXIT_MS] = {CONF_PROC_IDLE_EXIT_MS, NULL, "idle-exit-ms",
+                                0, CONF_T_INT, "N", "0", NULL, 0, INT64_MAX,
+                                NULL, NULL, CONF_PROCESS,
+                                "stop once no record came for N ms; 0 = run "
+                                "until SIGINT or SIGTERM"},
     /* demo: the mock cluster, the producer and the audit (cmd/demo.c) */
     [CONF_DEMO_COUNT] = {CONF_DEMO_COUNT, NULL, "count", 'n', CONF_T_INT,
                          "COUNT", "20000", NULL, 1, 100000000, NULL, NULL,
@@ -297,7 +402,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                    "seed of the injected faults: they are a function of it"},
     [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X',
                             CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
-                            NULL, NULL, CONF_PRODUCE,
+                            NULL, NULL, CONF_PRODUCE | CONF_PROCESS,
                             "librdkafka property (repeatable; after -F); "
                             "before them: enable.idempotence=true acks=all "
                             "max.in.flight.requests.per.connection=5 "

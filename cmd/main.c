@@ -43,6 +43,7 @@ static void usage_main(FILE *f)
 "  scan      audit topics up to their current end, report, exit\n"
 "  serve     audit topics continuously\n"
 "  produce   the reference producer (stamps the header contract)\n"
+"  process   the reference processor: consume, transform, produce\n"
 "  demo      an embedded demo on librdkafka's mock cluster (with\n"
 "            --listen, a dashboard to look at)\n"
 "  config-help [--markdown|--example|--check FILE]\n"
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
         } cmds[] = {
             {"scan", cmd_scan},       {"serve", cmd_serve},
             {"produce", cmd_produce}, {"demo", cmd_demo},
-            {"config-help", cmd_config_help},
+            {"process", cmd_process}, {"config-help", cmd_config_help},
         };
         const char *cmd = argc > 1 ? argv[1] : NULL;
         size_t i;

@@ -120,6 +120,7 @@ enum http_endpoint {
         HTTP_EP_PRODUCERS,  /* topic producer limit cursor */
         HTTP_EP_PARTITIONS, /* topic */
         HTTP_EP_HISTORY,    /* topic minutes */
+        HTTP_EP_FLOWS,      /* limit cursor (api_flows.c) */
 };
 
 #define HTTP_ANOMALIES_LIMIT_DEFAULT 50
@@ -130,6 +131,8 @@ enum http_endpoint {
  * (LEDGER_HISTORY_MINUTES, 7 days). */
 #define HTTP_HISTORY_MINUTES_DEFAULT 60
 #define HTTP_HISTORY_MINUTES_MAX (7 * 24 * 60)
+#define HTTP_FLOWS_LIMIT_DEFAULT 100
+#define HTTP_FLOWS_LIMIT_MAX 1000
 
 /*
  * A parsed query string.  Strings point into buf (decoded, NUL-terminated;

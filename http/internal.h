@@ -182,6 +182,8 @@ json_t *http_live_json(const struct status_view *v);
 
 /* metrics.c */
 http_handler_fn http_metrics_handle;
+/* metrics_flow.c: the flow audit's families onto b (none without one). */
+void http_metrics_flow(const struct http_request *rq, struct http_buf *b);
 
 /* api_*.c, and api.c for any other path under /api/v1/ */
 http_handler_fn http_api_summary_handle;
@@ -190,6 +192,7 @@ http_handler_fn http_api_producers_handle;
 http_handler_fn http_api_partitions_handle;
 http_handler_fn http_api_history_handle;
 http_handler_fn http_api_ids_handle;
+http_handler_fn http_api_flows_handle;
 http_handler_fn http_api_unknown_handle;
 
 /* ------------------------------------------------------------------ */

@@ -330,6 +330,9 @@ void http_metrics_handle(const struct http_request *rq, struct http_reply *r)
         http_sample_u64(&b, "eosaudit_ledger_readable", NULL, 0, ledger_ok);
         if (ledger_ok)
                 http_ledger_families(&b, c, sums);
+        /* The flow audit's families (metrics_flow.c). */
+        if (ledger_ok)
+                http_metrics_flow(rq, &b);
         if (v) {
                 http_live_families(&b, v);
                 status_view_release(v);

@@ -52,6 +52,8 @@ static const struct {
         [HTTP_EP_PARTITIONS] = {HTTP_P(HTTP_P_TOPIC), 0, 0},
         [HTTP_EP_HISTORY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_MINUTES), 0,
                              0},
+        [HTTP_EP_FLOWS] = {HTTP_P(HTTP_P_LIMIT) | HTTP_P(HTTP_P_CURSOR),
+                           HTTP_FLOWS_LIMIT_DEFAULT, HTTP_FLOWS_LIMIT_MAX},
 };
 
 static int http_hex_val(char c)

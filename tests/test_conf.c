@@ -95,7 +95,8 @@ static void test_table_is_sane(void **state)
                 /* Every option can be given somehow. */
                 assert_true(o->key || o->flag || o->short_flag);
                 assert_true(o->where & (CONF_SCAN | CONF_SERVE |
-                                        CONF_PRODUCE | CONF_DEMO));
+                                        CONF_PRODUCE | CONF_DEMO |
+                                        CONF_PROCESS));
                 if (o->where & CONF_FILE) {
                         /* ... and every setting has a default. */
                         assert_non_null(o->key);
@@ -230,6 +231,12 @@ static const struct {
         {CONF_DEDUP_KEY, "dedup-key = header:ce_id", "header:ce_id", 0},
         {CONF_ID_WINDOW, "id-window = 10000000", NULL, 10000000},
         {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms = 0", NULL, 0},
+        {CONF_SOURCE, "source = orders,payments", "orders,payments", 0},
+        {CONF_PROCESSOR_GROUP, "processor-group = enricher", "enricher", 0},
+        {CONF_FLOW_EXPECT, "flow-expect = at-least-one", "at-least-one", 2},
+        {CONF_FLOW_DUE_RECORDS, "flow-due-records = 0", NULL, 0},
+        {CONF_FLOW_DUE_MS, "flow-due-ms = 5000", NULL, 5000},
+        {CONF_FLOW_MAX_IDS, "flow-max-ids = 1000000000", NULL, 1000000000},
         {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
         {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
         {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL,
@@ -841,7 +848,7 @@ static void test_docs_name_every_setting(void **state)
         fp = open_memstream(&text, &len);
         assert_non_null(fp);
         conf_usage_print(fp, CONF_SCAN | CONF_SERVE | CONF_PRODUCE |
-                                 CONF_DEMO);
+                                 CONF_DEMO | CONF_PROCESS);
         assert_int_equal(fclose(fp), 0);
         for (i = 0; i < CONF__CNT; i++) {
                 const struct conf_option *o = &conf_options[i];

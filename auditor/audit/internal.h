@@ -12,6 +12,8 @@
  *   record.c  one consumed message: its headers, its identity, its
  *             verdict, or what its error means
  *   loop.c    audit_run(): the consumer loop and the ledger commits
+ *   flow.c    the flow audit: sources and sinks, the processor's
+ *             committed offsets as the frontier, the lineage engine
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
  *   refusal.c when the brokers refuse the audit (../access.h): the
@@ -41,7 +43,10 @@ struct audit_topic {
                               later (refresh.c) get parts at the end */
         int32_t npart;
         int compacted;  /* cleanup.policy includes compact */
+        int flow_role;  /* AUDIT_FLOW_* */
 };
+
+enum { AUDIT_FLOW_NONE = 0, AUDIT_FLOW_SINK, AUDIT_FLOW_SOURCE };
 
 /* Per-part state that is not persisted. */
 struct audit_rt {
@@ -83,6 +88,17 @@ struct audit {
         size_t id_header_len;
         struct access_watch watch; /* refusals from error_cb */
         int refused;             /* the fatal error was a refusal */
+        /* The flow audit (flow.c); flow NULL: none. */
+        struct dedup_flow *flow;
+        const char **all_topics; /* sinks, then sources: what is read */
+        int64_t *flow_pend;      /* per part, of the frontier being read:
+                                    source: the group's committed offset;
+                                    sink: the high watermark to reach */
+        int flow_pending;        /* a frontier waits for the sinks */
+        int64_t flow_last_read_ms;
+        struct audit_flow_info flow_info;
+        uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
+        int64_t flow_said_ms;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -139,6 +155,15 @@ void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err);
 rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
                                    const struct rd_kafka_metadata **md);
+
+/* flow.c */
+int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size);
+int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size);
+int audit_flow_record(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h);
+void audit_flow_poll(struct audit *a, int64_t now);
+void audit_flow_end(struct audit *a);
+void audit_flow_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -93,6 +93,9 @@ static int audit_pending(struct audit *a)
 
         if (a->uncommitted)
                 return 1;
+        /* A frontier applied while no record comes changes the flow. */
+        if (a->flow && dedup_flow_dirty(a->flow))
+                return 1;
         dedup_tracker_events(a->tr, &n);
         if (n)
                 return 1;
@@ -176,6 +179,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (fatal)
                         break;
+                if (a->flow)
+                        audit_flow_poll(a, now);
                 if (now - a->last_tick_ms >= 1000) {
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
@@ -202,8 +207,11 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
         /* The last batch; a complete scan also confirms every open gap. */
         dedup_tracker_begin(a->tr, clock_wall_ms());
         dedup_tracker_tick(a->tr);
-        if (!a->conf.follow && audit_all_done(a))
+        if (!a->conf.follow && audit_all_done(a)) {
                 dedup_tracker_confirm_all(a->tr);
+                if (a->flow)
+                        audit_flow_end(a);
+        }
         if (audit_pending(a) && audit_commit(a, clock_wall_ms())) {
                 snprintf(errstr, errstr_size,
                          "the last batch could not be written to the ledger; "

@@ -127,6 +127,13 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         audit_identity(a, rkm, &h, id_buf);
         /* Verdicts run on the records' time (-1: none, the wall clock). */
         h.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+        /* A flow's sink record is judged by lineage only: its eos.*
+         * headers are the source writer's (flow.c). */
+        if (a->flow && audit_flow_record(a, lp, rkm->offset, &h)) {
+                int64_t ts = h.ts_ms;
+                dedup_hdrs_init(&h);
+                h.ts_ms = ts;
+        }
         dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);

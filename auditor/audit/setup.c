@@ -22,6 +22,8 @@ void audit_conf_defaults(struct audit_conf *c)
         c->kafka_commit_interval_ms = 5000;
         c->stall_timeout_ms = 30000;
         c->metadata_refresh_ms = 60000;
+        dedup_flow_config_defaults(&c->flow);
+        c->flow_frontier_interval_ms = 2000;
 }
 
 int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
@@ -359,6 +361,11 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 return -1;
         }
         a->id_header_len = a->id_header ? strlen(a->id_header) : 0;
+        if (audit_flow_topics(a, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                free(a);
+                return -1;
+        }
         if (rd_kafka_conf_get(kconf, "bootstrap.servers", brokers, &bsz) !=
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
@@ -411,7 +418,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 goto out;
         if (reload && audit_load(a, errstr, errstr_size))
                 goto out;
-        if (audit_windows(a, errstr, errstr_size))
+        if (audit_windows(a, errstr, errstr_size) ||
+            audit_flow_setup(a, errstr, errstr_size))
                 goto out;
         for (i = 0; i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
@@ -457,6 +465,7 @@ void audit_free(struct audit *a)
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);
+        audit_flow_free(a);
         status_view_release(&a->view);
         for (t = 0; t < a->ntopics; t++) {
                 free(a->topics[t].name);

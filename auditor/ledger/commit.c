@@ -559,6 +559,9 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_counts_flush(lg, parts, nparts, cc.delta,
                                 cc.producers_all, errstr, errstr_size))
                 goto out;
+        /* The flow audit's batch, when one is attached (flow.c). */
+        if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))
+                goto out;
         if (lg->hook)
                 lg->hook(lg->hook_opaque);
         if (ledger_txn(lg, LEDGER_ST_COMMIT,
@@ -569,6 +572,7 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
 
         dedup_tracker_dirty_clear(tr);
         dedup_tracker_events_clear(tr);
+        ledger_flow_committed(lg);
         for (i = 0; i < nparts; i++) {
                 parts[i].dirty = 0;
                 parts[i].coverage_lo = parts[i].coverage_hi = -1;

@@ -13,6 +13,7 @@
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   incarnate.c a topic recreated or truncated: its state retired, a new
  *             incarnation begun
+ *   flow.c    the flow audit: its entries and state (schema 0006)
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
  *   history.c the per-minute history (written by the schema's triggers
@@ -34,6 +35,8 @@
 #include <sqlite3.h>
 
 #include "../ledger.h"
+
+struct dedup_flow;
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
@@ -76,6 +79,9 @@ enum ledger_stmt {
         LEDGER_ST_CP_DEL,
         LEDGER_ST_COUNTS_PUT,
         LEDGER_ST_COUNTS_ALL,
+        LEDGER_ST_FLOW_PUT,   /* flow.c */
+        LEDGER_ST_FLOW_DEL,
+        LEDGER_ST_FLOW_STATE,
         LEDGER_ST__CNT
 };
 
@@ -107,6 +113,12 @@ struct ledger {
         size_t ebuf_cap;
         int lookup_failed; /* a lookup failed: say why at commit */
         char lookup_err[256];
+        /* The flow audit (flow.c), attached by ledger_flow_load(): written
+         * by every commit.  NULL: none. */
+        struct dedup_flow *flow;
+        const struct ledger_part *flow_parts; /* borrowed */
+        size_t flow_nparts;
+        const char *flow_expect;
 };
 
 /* common.c */
@@ -157,5 +169,11 @@ int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);
 int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                    size_t errstr_size);
+
+/* flow.c: writes the attached flow's batch (inside the commit's
+ * transaction), and clears its dirty set once the commit is done. */
+int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
+                      size_t errstr_size);
+void ledger_flow_committed(struct ledger *lg);
 
 #endif /* EOSAUDIT_LEDGER_INTERNAL_H */

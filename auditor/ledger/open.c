@@ -113,6 +113,23 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "DELETE FROM msgid_batches WHERE gen = ?1",
         [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
         [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
+        [LEDGER_ST_FLOW_PUT] =
+            "INSERT OR REPLACE INTO flow_entries (seq, id_lo, id_hi, "
+            "outcome, live, src_topic, src_partition, src_offset, src_ts, "
+            "copies, sink_topic, sink_partition, sink_offset, "
+            "sink_topic_last, sink_partition_last, sink_offset_last, "
+            "sink_ts, born, due, latency_done, id, id_len) VALUES (?1, ?2, "
+            "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+            "?17, ?18, ?19, ?20, ?21, ?22)",
+        [LEDGER_ST_FLOW_DEL] = "DELETE FROM flow_entries WHERE seq = ?1",
+        [LEDGER_ST_FLOW_STATE] =
+            "INSERT OR REPLACE INTO flow_state (one, state, expect, "
+            "source_records, delivered, lost, duplicated, duplicate_copies, "
+            "pending, awaiting, unexpected, source_repeats, source_no_id, "
+            "sink_no_id, sink_records, live, lat_count, lat_p50_ms, "
+            "lat_p99_ms, lat_max_ms, updated_ms) VALUES (1, ?1, ?2, ?3, ?4, "
+            "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+            "?18, ?19, ?20)",
 };
 
 /*

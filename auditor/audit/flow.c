@@ -1,0 +1,342 @@
+/*
+ * flow.c - the flow audit in the consumer loop: the sources are read
+ * with the sinks (one consumer, read_committed), every record with an id
+ * goes to the lineage engine (dedup/flow.h), and the processor group's
+ * committed offsets are the frontier that makes source records due.
+ *
+ * Why a frontier waits for the sinks: with exactly-once processing the
+ * processor commits its input offsets and its outputs in one
+ * transaction, so once the group has committed offset F on a source
+ * partition, the outputs of every record below F are in the sinks,
+ * readable under read_committed, below the sinks' high watermarks of
+ * that moment.  So the frontier is read together with those watermarks,
+ * and applied only once this consumer has read every sink partition up
+ * to them: a record it then finds without a copy is lost, not late.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../base/log.h"
+#include "../ledger_flow.h"
+#include "internal.h"
+
+int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)
+{
+        size_t i, j, n;
+
+        if (!a->conf.source_cnt)
+                return 0;
+        for (i = 0; i < a->conf.source_cnt; i++)
+                for (j = 0; j < a->conf.topic_cnt; j++)
+                        if (!strcmp(a->conf.sources[i], a->conf.topics[j])) {
+                                snprintf(errstr, errstr_size,
+                                         "topic '%s' is both a source "
+                                         "(--source) and a sink (-t) of the "
+                                         "flow",
+                                         a->conf.sources[i]);
+                                return -1;
+                        }
+        n = a->conf.topic_cnt + a->conf.source_cnt;
+        a->all_topics = calloc(n, sizeof(*a->all_topics));
+        if (!a->all_topics) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        for (i = 0; i < a->conf.topic_cnt; i++)
+                a->all_topics[i] = a->conf.topics[i];
+        for (i = 0; i < a->conf.source_cnt; i++)
+                a->all_topics[a->conf.topic_cnt + i] = a->conf.sources[i];
+        a->conf.topics = a->all_topics;
+        a->conf.topic_cnt = n;
+        return 0;
+}
+
+static int role_of(const struct audit *a, const struct ledger_part *lp)
+{
+        size_t t;
+
+        for (t = 0; t < a->ntopics; t++)
+                if (lp->topic == a->topics[t].name ||
+                    !strcmp(lp->topic, a->topics[t].name))
+                        return a->topics[t].flow_role;
+        return AUDIT_FLOW_NONE;
+}
+
+/*
+ * Reads the group's committed offsets on every source partition into
+ * flow_pend, and the sinks' high watermarks.  Returns 0 (flow_pending
+ * set), or -1 after logging why (the next read tries again).
+ */
+static int frontier_read(struct audit *a)
+{
+        rd_kafka_topic_partition_list_t *l = NULL;
+        rd_kafka_ListConsumerGroupOffsets_t *req = NULL;
+        rd_kafka_AdminOptions_t *opt = NULL;
+        rd_kafka_queue_t *q = NULL;
+        rd_kafka_event_t *ev = NULL;
+        const rd_kafka_ListConsumerGroupOffsets_result_t *res;
+        const rd_kafka_group_result_t **groups;
+        const rd_kafka_topic_partition_list_t *got;
+        size_t ng = 0, t;
+        int64_t lag = 0;
+        int rc = -1, i, committed = 0;
+        uint32_t p;
+
+        l = rd_kafka_topic_partition_list_new((int)a->nparts);
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t k;
+                if (a->topics[t].flow_role != AUDIT_FLOW_SOURCE)
+                        continue;
+                for (k = 0; k < a->topics[t].npart; k++)
+                        rd_kafka_topic_partition_list_add(l, a->topics[t].name,
+                                                          k);
+        }
+        req = rd_kafka_ListConsumerGroupOffsets_new(a->conf.processor_group, l);
+        opt = rd_kafka_AdminOptions_new(
+            a->rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
+                                                  NULL, 0);
+        q = rd_kafka_queue_new(a->rk);
+        rd_kafka_ListConsumerGroupOffsets(a->rk, &req, 1, opt, q);
+        ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
+        res = ev ? rd_kafka_event_ListConsumerGroupOffsets_result(ev) : NULL;
+        if (!res || rd_kafka_event_error(ev)) {
+                log_warn("flow: cannot read the committed offsets of "
+                         "processor group '%s': %s",
+                         a->conf.processor_group,
+                         ev ? rd_kafka_event_error_string(ev) : "timed out");
+                goto out;
+        }
+        groups = rd_kafka_ListConsumerGroupOffsets_result_groups(res, &ng);
+        if (ng != 1 || rd_kafka_group_result_error(groups[0])) {
+                log_warn("flow: cannot read the committed offsets of "
+                         "processor group '%s': %s",
+                         a->conf.processor_group,
+                         ng == 1 ? rd_kafka_error_string(
+                                       rd_kafka_group_result_error(groups[0]))
+                                 : "no result");
+                goto out;
+        }
+        got = rd_kafka_group_result_partitions(groups[0]);
+        for (p = 0; p < a->nparts; p++)
+                a->flow_pend[p] = -1;
+        for (i = 0; got && i < got->cnt; i++) {
+                const rd_kafka_topic_partition_t *tp = &got->elems[i];
+                for (t = 0; t < a->ntopics; t++)
+                        if (!strcmp(a->topics[t].name, tp->topic))
+                                break;
+                if (t == a->ntopics || tp->err || tp->partition < 0 ||
+                    tp->partition >= a->topics[t].npart || tp->offset < 0)
+                        continue;
+                a->flow_pend[a->topics[t].part_of[tp->partition]] =
+                    tp->offset;
+                committed = 1;
+        }
+        /* The sinks' high watermarks now: the outputs of every record
+         * below the offsets just read lie below them. */
+        for (p = 0; p < a->nparts; p++) {
+                int64_t lo, hi;
+                rd_kafka_resp_err_t err;
+                int role = role_of(a, &a->parts[p]);
+                if (role == AUDIT_FLOW_SOURCE) {
+                        err = rd_kafka_query_watermark_offsets(
+                            a->rk, a->parts[p].topic, a->parts[p].partition,
+                            &lo, &hi, AUDIT_META_TIMEOUT_MS);
+                        if (!err && a->flow_pend[p] >= 0 &&
+                            hi > a->flow_pend[p])
+                                lag += hi - a->flow_pend[p];
+                        else if (!err && a->flow_pend[p] < 0)
+                                lag += hi - lo;
+                        continue;
+                }
+                if (role != AUDIT_FLOW_SINK)
+                        continue;
+                err = rd_kafka_query_watermark_offsets(
+                    a->rk, a->parts[p].topic, a->parts[p].partition, &lo, &hi,
+                    AUDIT_META_TIMEOUT_MS);
+                if (err) {
+                        log_warn("flow: cannot read watermarks of %s [%d]: "
+                                 "%s",
+                                 a->parts[p].topic, (int)a->parts[p].partition,
+                                 rd_kafka_err2str(err));
+                        goto out;
+                }
+                a->flow_pend[p] = hi;
+        }
+        if (!committed && !a->flow_info.group_committed)
+                log_warn("flow: processor group '%s' has no committed offset "
+                         "on any source partition (does it exist? is it "
+                         "the processor's group.id / application.id?): no "
+                         "source record is due, all stay pending",
+                         a->conf.processor_group);
+        if (committed)
+                a->flow_info.group_committed = 1;
+        a->flow_info.lag = lag;
+        a->flow_pending = 1;
+        rc = 0;
+out:
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        if (q)
+                rd_kafka_queue_destroy(q);
+        if (opt)
+                rd_kafka_AdminOptions_destroy(opt);
+        if (req)
+                rd_kafka_ListConsumerGroupOffsets_destroy(req);
+        rd_kafka_topic_partition_list_destroy(l);
+        return rc;
+}
+
+/* Applies the frontier read once every sink has been read up to where
+ * it stood then.  Returns 1 when applied. */
+static int frontier_apply(struct audit *a)
+{
+        uint32_t p;
+
+        if (!a->flow_pending)
+                return 0;
+        for (p = 0; p < a->nparts; p++)
+                if (role_of(a, &a->parts[p]) == AUDIT_FLOW_SINK &&
+                    a->parts[p].next_offset < a->flow_pend[p])
+                        return 0;
+        for (p = 0; p < a->nparts; p++)
+                if (role_of(a, &a->parts[p]) == AUDIT_FLOW_SOURCE &&
+                    a->flow_pend[p] >= 0)
+                        dedup_flow_frontier(a->flow, p, a->flow_pend[p]);
+        a->flow_pending = 0;
+        a->flow_info.frontiers++;
+        return 1;
+}
+
+int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
+{
+        struct dedup_flow_config fc = a->conf.flow;
+        size_t t;
+
+        if (!a->conf.source_cnt)
+                return 0;
+        for (t = 0; t < a->ntopics; t++)
+                a->topics[t].flow_role = t < a->ntopics - a->conf.source_cnt
+                                             ? AUDIT_FLOW_SINK
+                                             : AUDIT_FLOW_SOURCE;
+        fc.by_frontier = a->conf.processor_group != NULL;
+        a->flow = dedup_flow_new(&fc);
+        a->flow_pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));
+        if (!a->flow || !a->flow_pend) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        if (ledger_flow_load(a->lg, a->flow, a->parts, a->nparts,
+                             dedup_flow_expect_name(fc.expect), errstr,
+                             errstr_size))
+                return -1;
+        a->flow_info.group = a->conf.processor_group != NULL;
+        a->flow_info.lag = -1;
+        /* Before the scan's end watermarks are taken (audit_position):
+         * a frontier read now lies within what the scan will read. */
+        if (a->conf.processor_group) {
+                if (frontier_read(a) && !a->conf.follow) {
+                        snprintf(errstr, errstr_size,
+                                 "flow: cannot read the committed offsets "
+                                 "of processor group '%s'",
+                                 a->conf.processor_group);
+                        return -1;
+                }
+                a->flow_last_read_ms = 0;
+        }
+        log_info("flow: %zu sink topic(s), %zu source topic(s), expect %s, "
+                 "due %s",
+                 a->ntopics - a->conf.source_cnt, a->conf.source_cnt,
+                 dedup_flow_expect_name(fc.expect),
+                 a->conf.processor_group ? "by the processor group's "
+                                           "committed offsets (exact)"
+                                         : "by the sinks' progress "
+                                           "(--flow-due-records/-ms)");
+        return 0;
+}
+
+int audit_flow_record(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h)
+{
+        int role = a->topics[a->last_topic].flow_role;
+
+        if (role == AUDIT_FLOW_SOURCE)
+                dedup_flow_source(a->flow, lp->part, offset, h->ts_ms, h->id,
+                                  h->id ? h->id_len : 0);
+        else if (role == AUDIT_FLOW_SINK)
+                dedup_flow_sink(a->flow, lp->part, offset, h->ts_ms, h->id,
+                                h->id ? h->id_len : 0);
+        return role == AUDIT_FLOW_SINK;
+}
+
+/* serve: says when the flow's lost, duplicated or unexpected counts
+ * grow (at most every 5 s), as the live anomaly lines do for topics. */
+static void flow_say(struct audit *a, int64_t now)
+{
+        struct dedup_flow_stats st;
+        uint64_t c[3];
+
+        if (now - a->flow_said_ms < 5000)
+                return;
+        a->flow_said_ms = now;
+        dedup_flow_stats_get(a->flow, &st);
+        c[0] = st.c.outcome[DEDUP_FLOW_LOST];
+        c[1] = st.c.outcome[DEDUP_FLOW_DUPLICATED];
+        c[2] = st.c.outcome[DEDUP_FLOW_UNEXPECTED];
+        if (c[0] > a->flow_said[0] || c[1] > a->flow_said[1] ||
+            c[2] > a->flow_said[2])
+                log_warn("flow: %" PRIu64 " lost, %" PRIu64
+                         " duplicated, %" PRIu64
+                         " unexpected so far (of %" PRIu64
+                         " source records; /api/v1/flows has the evidence)",
+                         c[0], c[1], c[2], st.source_records);
+        memcpy(a->flow_said, c, sizeof(c));
+}
+
+void audit_flow_poll(struct audit *a, int64_t now)
+{
+        frontier_apply(a);
+        /* serve: a new frontier once the last one is applied; a scan
+         * keeps the one read before its end watermarks. */
+        if (a->conf.follow && a->conf.processor_group && !a->flow_pending &&
+            now - a->flow_last_read_ms >= a->conf.flow_frontier_interval_ms) {
+                a->flow_last_read_ms = now;
+                frontier_read(a);
+        }
+        dedup_flow_tick(a->flow);
+        if (a->conf.follow)
+                flow_say(a, now);
+}
+
+void audit_flow_end(struct audit *a)
+{
+        frontier_apply(a);
+        if (a->flow_pending)
+                log_warn("flow: the sinks were not read up to where they "
+                         "stood when the processor's offsets were read: "
+                         "source records stay pending");
+        dedup_flow_tick(a->flow);
+        /* The scan read every sink to its end: a sink record whose source
+         * was not found is unexpected.  Source records stay pending unless
+         * a frontier made them due. */
+        dedup_flow_finish(a->flow, 0);
+}
+
+void audit_flow_free(struct audit *a)
+{
+        dedup_flow_free(a->flow);
+        free(a->flow_pend);
+        free(a->all_topics);
+}
+
+const struct dedup_flow *audit_flow(const struct audit *a)
+{
+        return a->flow;
+}
+
+void audit_flow_info_get(const struct audit *a, struct audit_flow_info *fi)
+{
+        *fi = a->flow_info;
+}

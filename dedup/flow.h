@@ -1,0 +1,217 @@
+/*
+ * flow.h - lineage of a consume-transform-produce flow: which source
+ * records reached the sink, how many times, and how late.  Part of the
+ * pure engine (no I/O, no clock, no SQLite, no librdkafka).
+ *
+ * A record on either side is known by its identity (the auditor's
+ * --dedup-key, hashed with dedup_id_hash(): 128 bits).  The engine keeps
+ * one entry per outstanding id:
+ *
+ *   source seen, due, copies == 0        -> LOST (at-most-one: DELIVERED,
+ *                                           a filtered record)
+ *   source seen, not due, copies == 0    -> PENDING
+ *   source seen, copies == 1             -> DELIVERED
+ *   source seen, copies >= 2             -> DUPLICATED (at-least-one:
+ *                                           DELIVERED, a fan-out)
+ *   sink seen, no source, not yet aged   -> AWAITING (the source copy may
+ *                                           still come: sink-before-source)
+ *   sink seen, no source, aged           -> UNEXPECTED
+ *
+ * An outcome is a function of the entry's state, never a one-way latch: a
+ * LOST record whose copy comes late turns DELIVERED, an UNEXPECTED sink
+ * record whose source shows up turns DELIVERED; the counters move with
+ * it, so they are always what the entries say.
+ *
+ * Due: a source record is due when the processor's committed offset on its
+ * source part is past it (dedup_flow_frontier(); exact under exactly-once
+ * processing, where offsets and outputs commit in one transaction - the
+ * caller applies a frontier only once the sinks have been read up to
+ * where they stood when the frontier was read).  Without a frontier
+ * (by_frontier = 0) a source record is due once the sink has moved
+ * due_records records or due_ms ms (records' time) past it
+ * (dedup_flow_tick(); a heuristic: a slow processor reads as loss).
+ * A sink-only entry ages (turns UNEXPECTED) once the sources have moved
+ * due_records records or due_ms ms past it, and at dedup_flow_finish().
+ *
+ * Counting: delivered, lost, duplicated and pending count source ids (a
+ * repeated source id is one entry, counted in source_repeats: the
+ * source's own audit reports it); unexpected and awaiting count sink
+ * records; duplicate_copies counts the sink copies beyond the first of
+ * every DUPLICATED entry.
+ *
+ * Bounded memory: at most max_ids live entries.  Past it the oldest entry
+ * (by arrival) is retired: judged as if due now (a pending source record
+ * without a copy becomes LOST, an awaiting sink record UNEXPECTED) and
+ * its contribution moves to the retired counters.  A sink copy of a
+ * retired id that comes later is sink-only (UNEXPECTED once aged): keep
+ * max_ids above the ids a processor can have in flight.  Cost:
+ * dedup_flow_entry_bytes() per live id (about 160 bytes with the hash
+ * table; the number is measured by test_flow).
+ *
+ * Persistence, as for the tracker: after a batch the caller writes the
+ * dirty entries (dedup_flow_dirty_foreach), the retired ones
+ * (dedup_flow_retired) and dedup_flow_state_get(), all in one
+ * transaction, then dedup_flow_dirty_clear().  After a restart it restores
+ * the state (dedup_flow_state_set) and the live entries in seq order
+ * (dedup_flow_restore).
+ */
+#ifndef EOSAUDIT_DEDUP_FLOW_H
+#define EOSAUDIT_DEDUP_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dedup.h"
+
+#define DEDUP_FLOW_ID_KEEP 32   /* id bytes kept per entry as evidence */
+#define DEDUP_FLOW_LAT_BUCKETS 20 /* latency histogram buckets */
+
+enum dedup_flow_expect {
+        DEDUP_FLOW_EXACTLY_ONE = 0,
+        DEDUP_FLOW_AT_MOST_ONE,
+        DEDUP_FLOW_AT_LEAST_ONE,
+};
+
+/* "exactly-one", ...; and back (0, or -1 for an unknown name). */
+const char *dedup_flow_expect_name(enum dedup_flow_expect e);
+int dedup_flow_expect_parse(const char *s, enum dedup_flow_expect *out);
+
+enum dedup_flow_outcome {
+        DEDUP_FLOW_PENDING = 0,
+        DEDUP_FLOW_DELIVERED,
+        DEDUP_FLOW_LOST,
+        DEDUP_FLOW_DUPLICATED,
+        DEDUP_FLOW_AWAITING,
+        DEDUP_FLOW_UNEXPECTED,
+        DEDUP_FLOW__OUTCOMES
+};
+
+/* "pending", "delivered", ...; NULL for an unknown one. */
+const char *dedup_flow_outcome_name(enum dedup_flow_outcome o);
+int dedup_flow_outcome_parse(const char *s, enum dedup_flow_outcome *out);
+
+struct dedup_flow_config {
+        enum dedup_flow_expect expect;
+        uint64_t max_ids;     /* live entries; >= 1 */
+        int by_frontier;      /* due by dedup_flow_frontier() only */
+        uint64_t due_records; /* 0: not by records */
+        int64_t due_ms;       /* 0: not by time */
+};
+
+void dedup_flow_config_defaults(struct dedup_flow_config *c);
+
+/* The upper bounds (ms) of the latency buckets; the last is open. */
+extern const int64_t dedup_flow_lat_bounds[DEDUP_FLOW_LAT_BUCKETS];
+
+/* Counters by outcome (see "Counting" above). */
+struct dedup_flow_counts {
+        uint64_t outcome[DEDUP_FLOW__OUTCOMES];
+        uint64_t duplicate_copies;
+};
+
+/* What the caller persists besides the entries. */
+struct dedup_flow_state {
+        struct dedup_flow_counts retired; /* of retired entries */
+        uint64_t source_reads, sink_reads; /* records with an id */
+        uint64_t source_repeats;
+        uint64_t source_no_id, sink_no_id;
+        int64_t source_clock, sink_clock; /* latest record time, ms */
+        uint64_t next_seq;
+        uint64_t lat[DEDUP_FLOW_LAT_BUCKETS];
+        int64_t lat_max_ms; /* -1: none */
+};
+
+struct dedup_flow_stats {
+        struct dedup_flow_counts c; /* live + retired */
+        uint64_t source_records;    /* distinct source ids */
+        uint64_t source_repeats;
+        uint64_t source_no_id, sink_no_id;
+        uint64_t sink_records;      /* sink records with an id */
+        uint64_t live;              /* entries held now */
+        uint64_t lat_count;
+        int64_t lat_p50_ms, lat_p99_ms, lat_max_ms; /* -1: none */
+};
+
+/* One entry, as read for persistence and evidence, or restored. */
+struct dedup_flow_view {
+        struct dedup_id id;
+        uint64_t seq;      /* arrival order, unique, from 1 */
+        enum dedup_flow_outcome outcome;
+        int src_seen, due;
+        uint32_t src_part;
+        int64_t src_offset, src_ts;
+        uint32_t copies;
+        uint32_t sink_part, sink_part_last;
+        int64_t sink_offset, sink_offset_last, sink_ts; /* first copy's ts */
+        uint64_t born;     /* reads counter at arrival (for aging) */
+        int latency_done;
+        size_t id_len;     /* the id's whole length */
+        unsigned char id_bytes[DEDUP_FLOW_ID_KEEP]; /* min(id_len, KEEP) */
+};
+
+struct dedup_flow;
+
+/* NULL on allocation failure.  conf is copied. */
+struct dedup_flow *dedup_flow_new(const struct dedup_flow_config *conf);
+void dedup_flow_free(struct dedup_flow *fl);
+
+/*
+ * A source record of part (a caller-chosen index, as the tracker's) at
+ * offset, with the record's time ts_ms (<= 0: none) and id (NULL or
+ * empty: none, only counted).  Returns 0, or -1 when memory ran out (the
+ * flow is then failed: dedup_flow_failed()).
+ */
+int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
+                      int64_t ts_ms, const void *id, size_t id_len);
+/* A sink record: same rules. */
+int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
+                    int64_t ts_ms, const void *id, size_t id_len);
+
+/* The processor has committed offset on source part: every source record
+ * of part below it is due, now and when it is read later. */
+void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,
+                         int64_t committed);
+
+/* Applies due_records / due_ms (sources, unless by_frontier; sink-only
+ * entries always). */
+void dedup_flow_tick(struct dedup_flow *fl);
+
+/* End of a scan: every sink-only entry is aged (UNEXPECTED); with
+ * sources_due, every source record is due as well. */
+void dedup_flow_finish(struct dedup_flow *fl, int sources_due);
+
+int dedup_flow_failed(const struct dedup_flow *fl);
+
+void dedup_flow_stats_get(const struct dedup_flow *fl,
+                          struct dedup_flow_stats *st);
+
+/* Calls cb for every live entry whose outcome is o (any when o is
+ * DEDUP_FLOW__OUTCOMES), in arrival order; cb returning non-zero stops. */
+typedef int(dedup_flow_cb)(void *opaque, const struct dedup_flow_view *v);
+int dedup_flow_foreach(const struct dedup_flow *fl,
+                       enum dedup_flow_outcome o, dedup_flow_cb *cb,
+                       void *opaque);
+
+/* Persistence (see above). */
+int dedup_flow_dirty_foreach(const struct dedup_flow *fl, dedup_flow_cb *cb,
+                             void *opaque);
+const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,
+                                                 size_t *n);
+void dedup_flow_dirty_clear(struct dedup_flow *fl);
+/* Whether anything awaits persistence (dirty or retired entries). */
+int dedup_flow_dirty(const struct dedup_flow *fl);
+void dedup_flow_state_get(const struct dedup_flow *fl,
+                          struct dedup_flow_state *s);
+void dedup_flow_state_set(struct dedup_flow *fl,
+                          const struct dedup_flow_state *s);
+/* Restores a live entry (not dirty); in seq order.  0, or -1 (memory, or
+ * an id already there). */
+int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v);
+
+/* Bytes per live entry: the entry and its share of the hash table at the
+ * table's highest load. */
+size_t dedup_flow_entry_bytes(void);
+/* Bytes held now. */
+size_t dedup_flow_memory(const struct dedup_flow *fl);
+
+#endif /* EOSAUDIT_DEDUP_FLOW_H */
