@@ -291,11 +291,23 @@ struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
  * generation's times are record times, and dedup_tracker_tick() compares
  * them with the records' clock, not with the wall clock: an audit that
  * reads a week-old backlog gives the verdicts a live one gave.  So the
- * clock stands still while no record comes: a quiet tracker confirms no
- * gap by time and expires nothing (gaps are still confirmed by later
- * records, at a scan's end, and by the open-gap bound).
+ * clock stands still while no record comes, unless the caller, caught up
+ * with the log, advances it (dedup_tracker_clock_advance()): otherwise a
+ * quiet tracker confirms no gap by time and expires nothing (gaps are
+ * still confirmed by later records, at a scan's end, and by the open-gap
+ * bound).
  */
 void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms);
+
+/*
+ * Moves the records' clock forward to now_ms (never back): for a caller
+ * at the head of the log (every part read to its end, no backlog), where
+ * the time of the next record, whenever it comes, is at least now_ms, so
+ * the wall clock is the records' clock.  Without it an idle live topic
+ * would confirm no gap by time and expire nothing.  A caller replaying a
+ * backlog must not call it: its verdicts run on record time.
+ */
+void dedup_tracker_clock_advance(struct dedup_tracker *tr, int64_t now_ms);
 
 /*
  * Classifies one record of part at offset.  Returns the verdict; on

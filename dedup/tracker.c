@@ -180,6 +180,12 @@ void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms)
         tr->now_ms = now_ms;
 }
 
+void dedup_tracker_clock_advance(struct dedup_tracker *tr, int64_t now_ms)
+{
+        if (now_ms > tr->clock_ms)
+                tr->clock_ms = now_ms;
+}
+
 int dedup_tracker_failed(const struct dedup_tracker *tr)
 {
         return tr->failed;

@@ -26,6 +26,8 @@ enum op {
         HOLE,    /* retention deleted unread records of part (a coverage gap) */
         TICK,    /* dedup_tracker_tick() */
         CONFIRM, /* dedup_tracker_confirm_all(): the end of a scan */
+        ADVANCE, /* dedup_tracker_clock_advance() to the step's ts: the
+                    caller caught up with the log */
 };
 
 #define NOPID (-1)
@@ -94,6 +96,7 @@ struct engine_case {
         {REC, part, prod, pid, epoch, seq, ts, pe, ps, want}
 #define STEP(op) {op, 0, NULL, NOPID, 0, 0, 0, -1, -1, OK}
 #define HOLE0 {HOLE, 0, NULL, NOPID, 0, 0, 0, -1, -1, OK}
+#define ADV(ts) {ADVANCE, 0, NULL, NOPID, 0, 0, ts, -1, -1, OK}
 #define EV(kind, part, epoch, lo, hi, count, fo, fp)                         \
         {1, kind, part, epoch, lo, hi, count, fo, fp}
 
@@ -130,6 +133,9 @@ static void run_case(const struct engine_case *c)
                         continue;
                 case CONFIRM:
                         dedup_tracker_confirm_all(tr);
+                        continue;
+                case ADVANCE:
+                        dedup_tracker_clock_advance(tr, s->ts);
                         continue;
                 default:
                         break;
@@ -251,6 +257,32 @@ static const struct engine_case time_cases[] = {
      {EV(DEDUP_KIND_EXPIRED, 0, 0, 5, 5, 1, -2, 0), {0}}},
 };
 
+/* The caller advances the records' clock to the wall clock only when it
+ * has read every part to its end (serve, idle at the head of the log). */
+static const struct engine_case idle_cases[] = {
+    {"an idle live topic: the wall clock confirms a gap at its end", 1,
+     T0 + 1000, 0,
+     {R(0, "a", 0, 0, T0, OK), R(0, "a", 0, 2, T0 + 1, GAP), STEP(TICK),
+      /* no record for 5 minutes: the records' clock stands still */
+      STEP(TICK), ADV(T0 + 299999), STEP(TICK), ADV(T0 + 300001),
+      STEP(TICK), R(0, "a", 0, 1, T0 + 300002, DUP)},
+     1, 1, 1, 0, 0, 1, {EV(DEDUP_KIND_GAP, 0, 0, 1, 1, 1, -2, 0), {0}}},
+    {"an idle live topic: pairs expire by the wall clock", 0, T0, DAY,
+     {R(0, "a", 0, 5, T0, BASE), STEP(TICK), ADV(T0 + DAY + 1), STEP(TICK)},
+     0, 0, 0, 0, 0, 0, {EV(DEDUP_KIND_EXPIRED, 0, 0, 5, 5, 1, -2, 0), {0}}},
+    {"the clock never goes back: an older advance changes nothing", 1, NOW,
+     0,
+     {R(0, "a", 0, 0, T0 + 400000, OK), R(0, "a", 0, 2, T0 + 400000, GAP),
+      ADV(T0), STEP(TICK), R(0, "a", 0, 1, T0 + 400001, OOO)},
+     0, 0, 0, 1, 0, 1, {{0}}},
+};
+
+static void test_idle_clock(void **state)
+{
+        (void)state;
+        run_cases(idle_cases, sizeof(idle_cases) / sizeof(idle_cases[0]));
+}
+
 static void test_record_time(void **state)
 {
         (void)state;
@@ -324,6 +356,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_record_time),
+            cmocka_unit_test(test_idle_clock),
             cmocka_unit_test(test_new_pid),
         };
 

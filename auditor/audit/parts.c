@@ -168,6 +168,18 @@ void audit_check_stalls(struct audit *a, int64_t now)
         }
 }
 
+/* Every part read to its end (the last fetch said EOF, no record since):
+ * no backlog left anywhere. */
+int audit_caught_up(const struct audit *a)
+{
+        uint32_t i;
+
+        for (i = 0; i < a->nparts; i++)
+                if (!a->rt[i].eof)
+                        return 0;
+        return a->nparts > 0;
+}
+
 int audit_all_done(const struct audit *a)
 {
         return a->stats.partitions_done == a->nparts;
