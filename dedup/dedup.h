@@ -49,6 +49,7 @@
 #define DEDUP_EPOCH_MAX INT32_MAX
 #define DEDUP_SEQ_MAX INT64_MAX
 #define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
+#define DEDUP_RETIRED_PIDS 2 /* replaced producer ids kept per producer */
 #define DEDUP_ID_EVIDENCE_MAX 255 /* id bytes kept as evidence in an event */
 
 /* ------------------------------------------------------------------ */
@@ -238,8 +239,12 @@ struct dedup_pair_view {
         int64_t last_ms;
         uint64_t records;
         int rebaseline; /* next record is a baseline */
-        int64_t pid;    /* eos.pid of the pair's session, -1 unknown; not
-                           restored (dedup_tracker_restore() ignores it) */
+        int64_t pid;    /* eos.pid of the pair's session, -1 unknown */
+        /* The producer ids its producer's current one replaced, oldest
+         * first, -1 = none: a write from one of them is a zombie's.  Read
+         * from the producer (one for all its pairs); on restore the list of
+         * the pair written last wins. */
+        int64_t retired_pids[DEDUP_RETIRED_PIDS];
         struct dedup_run runs[DEDUP_HISTORY_RUNS];
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */

@@ -101,7 +101,6 @@ size_t dedup_windows_memory(const struct dedup_windows *ws);
 /* ------------------------------------------------------------------ */
 
 #define NONE UINT32_MAX
-#define DEDUP_RETIRED_PIDS 2
 
 #define PAIR_LIVE 0x1u
 #define PAIR_DIRTY 0x2u
@@ -126,6 +125,7 @@ struct dedup_name {
         int64_t retired[DEDUP_RETIRED_PIDS];
         int64_t session_ms;
         int64_t session_offset;
+        int64_t pid_ms;     /* restore: last_ms of the newest pair of pid */
         char bytes[];
 };
 

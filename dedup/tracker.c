@@ -279,6 +279,8 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->records = pr->records;
         pv->rebaseline = !!(pr->flags & PAIR_REBASELINE);
         pv->pid = pr->pid;
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                pv->retired_pids[i] = nm->retired[i];
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
                 pv->runs[i].seq = pr->run_len[i] ? pr->run_seq[i] : -1;
                 pv->runs[i].offset = pr->run_len[i] ? pr->run_off[i] : -1;
@@ -336,6 +338,53 @@ int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
         return 0;
 }
 
+/* Keeps pid among nm's retired ids, in the oldest place (order unknown). */
+static void name_retire_old(struct dedup_name *nm, int64_t pid)
+{
+        int i;
+
+        if (pid < 0 || pid == nm->pid)
+                return;
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                if (nm->retired[i] == pid)
+                        return;
+        nm->retired[0] = pid;
+}
+
+/*
+ * The producer's session from its restored pairs: the producer id of the
+ * pair written last is the current one (a producer writes with one id at
+ * a time), with the retired ids that pair stored; the ids of other pairs
+ * are retired too.  Its epoch is the highest of the current id.
+ */
+static void name_restore(struct dedup_name *nm,
+                         const struct dedup_pair_view *pv)
+{
+        int64_t old = nm->pid;
+        int i;
+
+        if (pv->pid < 0 || old < 0 || pv->pid == old) {
+                if (pv->pid >= 0)
+                        nm->pid = pv->pid;
+                if (pv->epoch > nm->epoch)
+                        nm->epoch = pv->epoch;
+        } else if (pv->last_ms > nm->pid_ms) {
+                nm->pid = pv->pid;
+                nm->epoch = pv->epoch;
+        } else {
+                name_retire_old(nm, pv->pid);
+                return;
+        }
+        if (pv->pid >= 0 && (pv->last_ms > nm->pid_ms || old < 0)) {
+                nm->pid_ms = pv->last_ms;
+                for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                        nm->retired[i] = pv->retired_pids[i] == nm->pid
+                                             ? -1
+                                             : pv->retired_pids[i];
+        }
+        name_retire_old(nm, old);
+}
+
 int dedup_tracker_restore(struct dedup_tracker *tr,
                           const struct dedup_pair_view *pv)
 {
@@ -359,8 +408,8 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         pr->epoch = pv->epoch;
         pr->last_seq = pv->last_seq;
         pr->last_ms = pv->last_ms;
-        if (pv->epoch > tr->names[pr->name]->epoch)
-                tr->names[pr->name]->epoch = pv->epoch;
+        pr->pid = pv->pid < 0 ? -1 : pv->pid;
+        name_restore(tr->names[pr->name], pv);
         if (pv->last_ms > tr->clock_ms)
                 tr->clock_ms = pv->last_ms; /* the records read so far */
         pr->records = pv->records;

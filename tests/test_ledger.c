@@ -129,10 +129,12 @@ static int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
         sb_hex(&b, pv->producer, pv->producer_len);
         sb_printf(&b,
                   " epoch=%d last_seq=%lld last_offset=%lld last_ms=%lld "
-                  "records=%llu rebaseline=%d",
+                  "records=%llu rebaseline=%d pid=%lld retired=%lld,%lld",
                   (int)pv->epoch, (long long)pv->last_seq,
                   (long long)pv->last_offset, (long long)pv->last_ms,
-                  (unsigned long long)pv->records, pv->rebaseline);
+                  (unsigned long long)pv->records, pv->rebaseline,
+                  (long long)pv->pid, (long long)pv->retired_pids[0],
+                  (long long)pv->retired_pids[1]);
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
                 sb_printf(&b, " run(%lld,%lld,%u)",
                           (long long)pv->runs[i].seq,
@@ -204,8 +206,8 @@ static char *db_dump(const char *path)
                 "malformed, missing FROM partitions ORDER BY 1, 2",
                 "SELECT topic, partition, hex(producer), epoch, last_seq, "
                 "last_offset, last_ms, records, rebaseline, run0_seq, "
-                "run0_offset, run0_len, run1_seq, run1_offset, run1_len "
-                "FROM pairs ORDER BY topic, partition, producer",
+                "run0_offset, run0_len, run1_seq, run1_offset, run1_len, pid, "
+                "retired_pid0, retired_pid1 FROM pairs ORDER BY topic, partition, producer",
                 "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
                 "opened_offset, opened_ms, opened_rec FROM open_gaps "
                 "ORDER BY topic, partition, producer, ord",
@@ -645,6 +647,80 @@ static void test_commit_load_roundtrip(void **state)
         free(db1);
         dedup_tracker_free(tr);
         dedup_tracker_free(tr2);
+        ledger_close(lg);
+}
+
+/* A record of part 0 with eos.pid, at time ts. */
+static enum dedup_verdict observe_pid(struct dedup_tracker *tr, int64_t offset,
+                                      const char *producer, int64_t pid,
+                                      int32_t epoch, int64_t seq, int64_t ts)
+{
+        struct dedup_hdrs h;
+        char e[16], s[24], p[24];
+
+        dedup_hdrs_init(&h);
+        snprintf(e, sizeof(e), "%d", (int)epoch);
+        snprintf(s, sizeof(s), "%lld", (long long)seq);
+        snprintf(p, sizeof(p), "%lld", (long long)pid);
+        dedup_hdrs_feed(&h, "eos.producer", 12, producer, strlen(producer));
+        dedup_hdrs_feed(&h, "eos.epoch", 9, e, strlen(e));
+        dedup_hdrs_feed(&h, "eos.seq", 7, s, strlen(s));
+        dedup_hdrs_feed(&h, "eos.pid", 7, p, strlen(p));
+        h.ts_ms = ts;
+        return dedup_tracker_observe(tr, 0, offset, &h);
+}
+
+/*
+ * Issue 14 item 3 after a restart: the pair's producer id is stored, so a
+ * new producer id at epoch 0 is still a new session once the auditor has
+ * restarted (not fenced), and the id it replaced is fenced.
+ */
+static void test_pid_survives_restart(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        dedup_tracker_begin(tr, 5000);
+        /* t1 used producer id 100 up to its last epoch, then got 200. */
+        assert_int_equal(observe_pid(tr, 0, "t1", 100, 32766, 0, 1000),
+                         DEDUP_V_OK);
+        assert_int_equal(observe_pid(tr, 1, "t1", 200, 0, 0, 2000),
+                         DEDUP_V_OK);
+        /* t2 still writes with producer id 7. */
+        assert_int_equal(observe_pid(tr, 2, "t2", 7, 32766, 0, 2000),
+                         DEDUP_V_OK);
+        parts[0].next_offset = 3;
+        parts[0].dirty = 1;
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT pid FROM pairs WHERE "
+                                       "producer = 't1'"),
+                         200);
+
+        tr = reload(fx->a, &lg, parts);
+        dedup_tracker_begin(tr, 6000);
+        /* t2's epoch ran out after the restart: a new id at epoch 0. */
+        assert_int_equal(observe_pid(tr, 3, "t2", 8, 0, 0, 3000),
+                         DEDUP_V_OK);
+        assert_int_equal(observe_pid(tr, 4, "t1", 200, 0, 1, 3001),
+                         DEDUP_V_OK);
+        /* Zombies of the replaced ids. */
+        assert_int_equal(observe_pid(tr, 5, "t2", 7, 32766, 1, 3002),
+                         DEDUP_V_FENCED);
+        assert_int_equal(observe_pid(tr, 6, "t1", 100, 32766, 1, 3003),
+                         DEDUP_V_FENCED);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_FENCED],
+                         2);
+        dedup_tracker_free(tr);
         ledger_close(lg);
 }
 
@@ -1535,6 +1611,7 @@ int main(void)
                 T(test_lock),
                 T(test_newer_schema_refused),
                 T(test_commit_load_roundtrip),
+                T(test_pid_survives_restart),
                 T(test_unknown_parts_keep_minus_one),
                 T(test_anomalies_and_summary),
                 T(test_coverage_gap),

@@ -68,6 +68,12 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                 brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
                                           pv->runs[i].len);
         }
+        brc |= sqlite3_bind_int64(st, 16, pv->pid < 0 ? -1 : pv->pid);
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                brc |= sqlite3_bind_int64(st, 17 + (int)i,
+                                          pv->retired_pids[i] < 0
+                                                  ? -1
+                                                  : pv->retired_pids[i]);
         if (ledger_step_done(lg, st, brc, "cannot write ledger pair",
                              cc->errstr, cc->errstr_size))
                 return -1;

@@ -30,6 +30,9 @@
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
+_Static_assert(DEDUP_RETIRED_PIDS == 2,
+               "pairs has columns for two retired producer ids: add a "
+               "migration");
 _Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
                "partitions has one counter per anomaly kind: add a migration");
 
