@@ -389,6 +389,10 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
         a->first_partition = -1;
         a->first_offset_hi = -1;
         a->msgid_len = -1;
+        /* A fenced write's evidence may be on another partition: without
+         * it, its offset would mislead. */
+        if (ev->kind == DEDUP_KIND_FENCED && ev->first_part != ev->part)
+                a->first_offset = -1;
         if (ev->kind == DEDUP_KIND_REDELIVERED) {
                 a->first_offset_hi = ev->first_offset_hi;
                 a->msgid = ev->id;
@@ -422,6 +426,16 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
         report_offsets_text(at, sizeof(at), a->offset_lo, a->offset_hi);
         if (!strcmp(a->kind, "redelivered"))
                 report_copies_text(evidence, sizeof(evidence), a);
+        else if (!strcmp(a->kind, "fenced") && a->first_offset >= 0 &&
+                 a->first_partition >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (its new session began at partition %d offset "
+                         "%lld)",
+                         (int)a->first_partition, (long long)a->first_offset);
+        else if (!strcmp(a->kind, "fenced") && a->first_offset >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (its new session began at offset %lld)",
+                         (long long)a->first_offset);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",

@@ -245,6 +245,11 @@ struct dedup_pair_view {
          * from the producer (one for all its pairs); on restore the list of
          * the pair written last wins. */
         int64_t retired_pids[DEDUP_RETIRED_PIDS];
+        /* The record time of the first record of the producer's current
+         * session, -1 unknown: a write of an older session after it is
+         * fenced.  Read from the producer, restored from the pairs of
+         * that session. */
+        int64_t session_ms;
         struct dedup_run runs[DEDUP_HISTORY_RUNS];
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */

@@ -48,7 +48,8 @@ void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
  */
 static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                          const struct dedup_pair *pr, int32_t epoch,
-                         int64_t seq, int64_t offset, int64_t first_offset)
+                         int64_t seq, int64_t offset, uint32_t first_part,
+                         int64_t first_offset)
 {
         const struct dedup_name *nm = tr->names[pr->name];
         struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
@@ -68,6 +69,7 @@ static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
         ev->epoch = epoch;
         ev->seq_lo = ev->seq_hi = seq;
         ev->offset_lo = ev->offset_hi = offset;
+        ev->first_part = first_part;
         ev->first_offset = first_offset;
         ev->count = 1;
 }
@@ -349,7 +351,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         enum dedup_verdict v = DEDUP_V_OK;
         struct dedup_pair *pr;
         struct dedup_name *nm;
-        int created, pid_switch;
+        int created, pid_switch, zombie;
         uint32_t slot;
         int64_t seq, last_ms;
 
@@ -383,7 +385,23 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         pr->last_ms = tr->rec_ms;
         dedup_pair_dirty(tr, slot);
         seq = h->seq;
-        producer_session(tr, nm, h, part, offset);
+        zombie = producer_session(tr, nm, h, part, offset);
+        if (zombie && nm->session_ms >= 0 && h->ts_ms > 0 &&
+            tr->rec_ms > nm->session_ms) {
+                /* Written from an older session after the producer's
+                 * current one began (by record time, see HEADERS.md):
+                 * a zombie, also on a part the new session has not
+                 * written to yet. */
+                if (created) {
+                        pr->epoch = nm->epoch;
+                        pr->pid = nm->pid;
+                        if (!p->from_log_start || p->compacted)
+                                pr->flags |= PAIR_REBASELINE;
+                } else {
+                        pr->last_ms = last_ms;
+                }
+                goto fenced;
+        }
 
         if (created || (pr->flags & PAIR_REBASELINE)) {
                 pr->flags &= ~PAIR_REBASELINE;
@@ -408,10 +426,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         if (pid_switch ? pid_rank(nm, h->pid) < pid_rank(nm, pr->pid)
                        : h->epoch < pr->epoch) {
                 pr->last_ms = last_ms;
-                c->anomalies[DEDUP_KIND_FENCED]++;
-                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
-                             -1);
-                return DEDUP_V_FENCED;
+                goto fenced;
         }
         if (pid_switch || h->epoch > pr->epoch) {
                 /* A new session: numbering restarts; gaps of the old
@@ -444,18 +459,30 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
                 dedup_gaps_trim(tr, pr);
                 c->anomalies[DEDUP_KIND_OUT_OF_ORDER]++;
                 record_event(tr, DEDUP_KIND_OUT_OF_ORDER, pr, pr->epoch, seq,
-                             offset, -1);
+                             offset, 0, -1);
                 return DEDUP_V_OUT_OF_ORDER;
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
         record_event(tr, DEDUP_KIND_DUPLICATE, pr, pr->epoch, seq, offset,
-                     run_offset_of(pr, seq));
+                     0, run_offset_of(pr, seq));
         return DEDUP_V_DUPLICATE;
 
 accept:
         pr->last_seq = seq;
         run_note(pr, seq, offset);
         return v;
+
+fenced:
+        /* The evidence: the first record of the producer's current session
+         * (unknown when it began before a restart of the audit). */
+        c->anomalies[DEDUP_KIND_FENCED]++;
+        if (zombie && nm->session_offset >= 0)
+                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
+                             nm->session_part, nm->session_offset);
+        else
+                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
+                             0, -1);
+        return DEDUP_V_FENCED;
 }
 
 /*

@@ -281,6 +281,7 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->pid = pr->pid;
         for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
                 pv->retired_pids[i] = nm->retired[i];
+        pv->session_ms = nm->session_ms;
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
                 pv->runs[i].seq = pr->run_len[i] ? pr->run_seq[i] : -1;
                 pv->runs[i].offset = pr->run_len[i] ? pr->run_off[i] : -1;
@@ -383,6 +384,12 @@ static void name_restore(struct dedup_name *nm,
                                              : pv->retired_pids[i];
         }
         name_retire_old(nm, old);
+        /* The session's start is known, not where it began (the audit
+         * may now number its parts otherwise): fenced writes are found,
+         * without that evidence. */
+        if (pv->epoch == nm->epoch && pv->pid == nm->pid &&
+            pv->session_ms > nm->session_ms)
+                nm->session_ms = pv->session_ms;
 }
 
 int dedup_tracker_restore(struct dedup_tracker *tr,

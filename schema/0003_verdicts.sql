@@ -10,3 +10,12 @@
 ALTER TABLE pairs ADD COLUMN pid INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE pairs ADD COLUMN retired_pid0 INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE pairs ADD COLUMN retired_pid1 INTEGER NOT NULL DEFAULT -1;
+
+-- The record time of the first record of the producer's current session
+-- when the pair was written (-1 unknown): a write of an older session after
+-- it, on any partition, is fenced, after a restart as before it.
+ALTER TABLE pairs ADD COLUMN session_ms INTEGER NOT NULL DEFAULT -1;
+
+-- anomalies of kind 'fenced': first_partition and first_offset name the
+-- first record of the producer's current session (NULL when it began before
+-- the audit restarted), the evidence that the fenced write came after it.

@@ -352,12 +352,59 @@ static void test_new_pid(void **state)
         run_cases(pid_cases, sizeof(pid_cases) / sizeof(pid_cases[0]));
 }
 
+/* ------------------------------------------------------------------ */
+/* Item 8: zombies on partitions the new session has not written yet   */
+/* ------------------------------------------------------------------ */
+
+static const struct engine_case zombie_cases[] = {
+    {"a zombie on a partition the new session has not written yet", 1, NOW,
+     0,
+     {R(0, "z", 0, 0, T0, OK), R(1, "z", 0, 0, T0, BASE),
+      R(0, "z", 1, 0, T0 + 10, OK), /* the new session: part 0 offset 1 */
+      R(1, "z", 0, 1, T0 + 20, FEN), R(1, "z", 0, 2, T0 + 21, FEN),
+      R(1, "z", 1, 0, T0 + 30, OK)},
+     0, 0, 0, 0, 0, 2, {EV(DEDUP_KIND_FENCED, 1, 0, 1, 2, 2, 1, 0), {0}}},
+    {"an old session's record written before the new one began is ok", 1,
+     NOW, 0,
+     {R(0, "z", 0, 0, T0, OK), R(1, "z", 0, 0, T0, BASE),
+      R(0, "z", 1, 0, T0 + 10, OK),
+      R(1, "z", 0, 1, T0 + 5, OK)}, /* part 1 read late: a backlog */
+     0, 0, 0, 0, 0, 2, {{0}}},
+    {"a zombie's first record on a partition", 1, NOW, 0,
+     {R(0, "z", 0, 0, T0, OK), R(0, "z", 1, 0, T0 + 10, OK),
+      R(1, "z", 0, 7, T0 + 20, FEN), R(1, "z", 1, 3, T0 + 30, BASE),
+      R(1, "z", 1, 4, T0 + 31, OK)},
+     0, 0, 0, 0, 0, 2, {EV(DEDUP_KIND_FENCED, 1, 0, 7, 7, 1, 1, 0), {0}}},
+    {"a zombie on the same partition names the new session's start", 1,
+     NOW, 0,
+     {R(1, "z", 0, 0, T0, BASE), R(0, "z", 0, 0, T0, OK),
+      R(1, "z", 1, 0, T0 + 10, OK), R(0, "z", 1, 0, T0 + 11, OK),
+      R(0, "z", 0, 1, T0 + 20, FEN)},
+     0, 0, 0, 0, 1, 2, {EV(DEDUP_KIND_FENCED, 0, 0, 1, 1, 1, 1, 1), {0}}},
+    {"without timestamps there is no time order: not fenced", 1, NOW, 0,
+     {R(0, "z", 0, 0, NOTS, OK), R(1, "z", 0, 0, NOTS, BASE),
+      R(0, "z", 1, 0, NOTS, OK), R(1, "z", 0, 1, NOTS, OK)},
+     0, 0, 0, 0, 0, 2, {{0}}},
+    {"a zombie of a replaced producer id on another partition", 1, NOW, 0,
+     {RP(0, "t", 100, 5, 0, T0, OK), RP(1, "t", 100, 5, 0, T0, BASE),
+      RP(0, "t", 200, 0, 0, T0 + 10, OK),
+      RP(1, "t", 100, 5, 1, T0 + 20, FEN), RP(1, "t", 200, 0, 0, T0 + 30, OK)},
+     0, 0, 0, 0, 0, 2, {EV(DEDUP_KIND_FENCED, 1, 5, 1, 1, 1, 1, 0), {0}}},
+};
+
+static void test_zombie_elsewhere(void **state)
+{
+        (void)state;
+        run_cases(zombie_cases, sizeof(zombie_cases) / sizeof(zombie_cases[0]));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_record_time),
             cmocka_unit_test(test_idle_clock),
             cmocka_unit_test(test_new_pid),
+            cmocka_unit_test(test_zombie_elsewhere),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,6 +74,8 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                                           pv->retired_pids[i] < 0
                                                   ? -1
                                                   : pv->retired_pids[i]);
+        brc |= sqlite3_bind_int64(st, 19,
+                                  pv->session_ms < 0 ? -1 : pv->session_ms);
         if (ledger_step_done(lg, st, brc, "cannot write ledger pair",
                              cc->errstr, cc->errstr_size))
                 return -1;
@@ -165,7 +167,15 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                                          (int)stored, SQLITE_STATIC);
                 brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
         } else {
-                brc |= sqlite3_bind_null(st, 14);
+                /* fenced: the first record of the producer's new session
+                 * is at first_offset of first_partition. */
+                brc |= ledger_bind_opt(
+                        st, 14,
+                        ev->kind == DEDUP_KIND_FENCED &&
+                                        ev->first_offset >= 0 &&
+                                        ev->first_part < cc->nparts
+                                ? cc->parts[ev->first_part].partition
+                                : -1);
                 brc |= sqlite3_bind_null(st, 15);
                 brc |= sqlite3_bind_null(st, 16);
                 brc |= sqlite3_bind_null(st, 17);

@@ -123,6 +123,9 @@ static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                         if (pv.retired_pids[i] < 0)
                                 pv.retired_pids[i] = -1;
                 }
+                pv.session_ms = sqlite3_column_int64(pair_st, 16);
+                if (pv.session_ms < 0)
+                        pv.session_ms = -1;
                 if (!pv.producer || epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
                         snprintf(errstr, errstr_size,
                                  "bad pair in ledger for %s [%d]", p->topic,
@@ -209,8 +212,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                            "SELECT producer, epoch, last_seq, last_offset, "
                            "last_ms, records, rebaseline, run0_seq, "
                            "run0_offset, run0_len, run1_seq, run1_offset, "
-                           "run1_len, pid, retired_pid0, retired_pid1 "
-                           "FROM pairs "
+                           "run1_len, pid, retired_pid0, retired_pid1, "
+                           "session_ms FROM pairs "
                            "WHERE topic = ?1 AND partition = ?2",
                            &pair_st, errstr, errstr_size) ||
             ledger_prepare(lg,

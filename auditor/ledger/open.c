@@ -36,9 +36,9 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
                 "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
-                "run1_len, pid, retired_pid0, retired_pid1) VALUES (?1, ?2, "
-                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                "?16, ?17, ?18)",
+                "run1_len, pid, retired_pid0, retired_pid1, session_ms) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                "?13, ?14, ?15, ?16, ?17, ?18, ?19)",
         [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
                                "partition = ?2 AND producer = ?3",
         [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
