@@ -204,6 +204,8 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "records_total", report_u64_json(s->records));
         json_object_set_new(o, "untracked", report_u64_json(s->untracked));
         json_object_set_new(o, "missing_records", report_u64_json(s->missing));
+        json_object_set_new(o, "recovered_records",
+                            report_u64_json(s->recovered));
         json_object_set_new(o, "producers", report_u64_json(s->producers));
         json_object_set_new(o, "pairs", report_u64_json(s->pairs));
         json_object_set_new(o, "partitions", json_integer(s->partitions));
@@ -228,6 +230,7 @@ static void summary_add(struct ledger_summary *sum,
         sum->records += s->records;
         sum->untracked += s->untracked;
         sum->missing += s->missing;
+        sum->recovered += s->recovered;
         sum->producers += s->producers;
         sum->pairs += s->pairs;
         sum->open_gaps += s->open_gaps;
@@ -436,6 +439,11 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                 snprintf(evidence, sizeof(evidence),
                          " (its new session began at offset %lld)",
                          (long long)a->first_offset);
+        else if (!strcmp(a->kind, "out_of_order") && a->first_offset >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (recovered: its gap, opened at offset %lld, had "
+                         "been confirmed)",
+                         (long long)a->first_offset);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",
@@ -520,9 +528,13 @@ int report_summary_print(FILE *f, struct ledger *lg,
                         (unsigned long long)s.pairs);
                 fprintf(f, "  duplicate      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_DUPLICATE]);
-                fprintf(f, "  gap            %llu (%llu records missing)\n",
+                fprintf(f, "  gap            %llu (%llu records missing",
                         (unsigned long long)s.anomalies[DEDUP_KIND_GAP],
                         (unsigned long long)s.missing);
+                if (s.recovered)
+                        fprintf(f, ", %llu more came later",
+                                (unsigned long long)s.recovered);
+                fprintf(f, ")\n");
                 fprintf(f, "  out_of_order   %llu records\n",
                         (unsigned long long)
                             s.anomalies[DEDUP_KIND_OUT_OF_ORDER]);

@@ -18,13 +18,19 @@
  *   epoch == highest seen, seq == next       -> OK
  *   seq > next                               -> gap opened for [next, seq-1]
  *   seq < next, inside an open gap           -> OUT_OF_ORDER (fills the hole)
- *   seq < next, not in an open gap           -> DUPLICATE
+ *   seq < next, inside a confirmed gap       -> OUT_OF_ORDER, recovered: the
+ *                                               part's missing goes down
+ *   seq < next, not in a gap                 -> DUPLICATE
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
  * (dedup_tracker_confirm_all) or after the grace period (dedup_tracker_tick).
+ * A pair remembers its last DEDUP_DONE_GAPS confirmed gaps of its current
+ * epoch: a record that comes after its gap was confirmed is out_of_order
+ * (counted in recovered too, its event's first_offset naming the record
+ * that opened the gap), and no longer missing.
  *
  * Message ids (across sessions): a record whose identity is set (h->id:
  * eos.msgid, or what the caller picked) on a part that belongs to an id
@@ -50,6 +56,7 @@
 #define DEDUP_SEQ_MAX INT64_MAX
 #define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
 #define DEDUP_RETIRED_PIDS 2 /* replaced producer ids kept per producer */
+#define DEDUP_DONE_GAPS 8 /* confirmed gaps remembered per pair */
 #define DEDUP_ID_EVIDENCE_MAX 255 /* id bytes kept as evidence in an event */
 
 /* ------------------------------------------------------------------ */
@@ -165,7 +172,10 @@ struct dedup_counts {
         uint64_t records;   /* every record observed */
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT]; /* records, or gaps */
-        uint64_t missing;   /* records in confirmed gaps (saturating) */
+        uint64_t missing;   /* records in confirmed gaps still missing
+                               (saturating): a recovered record lowers it */
+        uint64_t recovered; /* records that filled a confirmed gap (each
+                               also out_of_order) */
         uint64_t ids;       /* records whose id the window checked */
 };
 
@@ -254,6 +264,11 @@ struct dedup_pair_view {
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */
         uint32_t ngaps;
+        /* Confirmed gaps of the current epoch still remembered (at most
+         * DEDUP_DONE_GAPS, oldest first), what of them is still missing:
+         * a late record inside one is out_of_order, not a duplicate. */
+        const struct dedup_gap *done_gaps;
+        uint32_t ndone;
 };
 
 struct dedup_tracker;

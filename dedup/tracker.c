@@ -90,6 +90,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         for (i = 0; i < tr->npairs_slab; i++) {
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 free(pr->flags & PAIR_LIVE ? pr->gaps : NULL);
+                free(pr->flags & PAIR_LIVE ? pr->done : NULL);
         }
         for (i = 0; i < tr->nnames_slab; i++)
                 free(tr->names[i]);
@@ -204,6 +205,7 @@ static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
                 ev->offset_lo = ev->offset_hi = dedup_pair_last_offset(pr);
                 ev->count = pr->records;
         }
+        dedup_done_free(tr, pr);
         if (tr->parts[pr->part].cache == slot)
                 tr->parts[pr->part].cache = NONE;
         dedup_idx_remove(tr, tr->parts[pr->part].idx, tr->parts[pr->part].mask,
@@ -289,6 +291,8 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         }
         pv->gaps = pr->gaps ? pr->gaps->g : NULL;
         pv->ngaps = pr->gaps ? pr->gaps->n : 0;
+        pv->done_gaps = pr->done ? pr->done->g : NULL;
+        pv->ndone = pr->done ? pr->done->n : 0;
 }
 
 int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -426,6 +430,12 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
                 pr->run_seq[i] = pv->runs[i].seq;
                 pr->run_off[i] = pv->runs[i].offset;
                 pr->run_len[i] = pv->runs[i].len;
+        }
+        for (i = 0; i < pv->ndone; i++) {
+                if (pv->done_gaps[i].lo < 0 ||
+                    pv->done_gaps[i].hi < pv->done_gaps[i].lo ||
+                    dedup_done_add(tr, pr, &pv->done_gaps[i]))
+                        return -1;
         }
         nev = tr->nev;
         for (i = 0; i < pv->ngaps; i++) {

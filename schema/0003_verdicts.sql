@@ -19,3 +19,26 @@ ALTER TABLE pairs ADD COLUMN session_ms INTEGER NOT NULL DEFAULT -1;
 -- anomalies of kind 'fenced': first_partition and first_offset name the
 -- first record of the producer's current session (NULL when it began before
 -- the audit restarted), the evidence that the fenced write came after it.
+
+-- A record that comes after its gap was confirmed (the scan ended, the grace
+-- passed, the open-gap bound was reached) is out_of_order, not a duplicate,
+-- and no longer missing: partitions.missing counts records still missing
+-- (it goes down), recovered counts the records that came back late (each
+-- also counted in out_of_order).
+ALTER TABLE partitions ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+
+-- The confirmed gaps a pair still remembers (the last 8 of its epoch; a new
+-- epoch forgets them), what of each is still missing, [lo, hi] of epoch.
+-- Rewritten as a whole with the pair, as open_gaps.
+CREATE TABLE confirmed_gaps (
+        topic           TEXT    NOT NULL,
+        partition       INTEGER NOT NULL,
+        producer        TEXT    NOT NULL,
+        ord             INTEGER NOT NULL,
+        epoch           INTEGER NOT NULL,
+        lo              INTEGER NOT NULL,
+        hi              INTEGER NOT NULL CHECK (hi >= lo),
+        opened_offset   INTEGER NOT NULL,
+        opened_ms       INTEGER NOT NULL,
+        PRIMARY KEY (topic, partition, producer, ord)
+) STRICT, WITHOUT ROWID;

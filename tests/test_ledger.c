@@ -149,6 +149,13 @@ static int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
                           (long long)g->opened_ms,
                           (unsigned long long)g->opened_rec);
         }
+        for (i = 0; i < pv->ndone; i++) {
+                const struct dedup_gap *g = &pv->done_gaps[i];
+                sb_printf(&b, " done(e%d,%lld..%lld,@%lld,%lldms)",
+                          (int)g->epoch, (long long)g->lo, (long long)g->hi,
+                          (long long)g->opened_offset,
+                          (long long)g->opened_ms);
+        }
         ls->v = realloc(ls->v, (ls->n + 1) * sizeof(*ls->v));
         assert_non_null(ls->v);
         ls->v[ls->n++] = b.s;
@@ -170,13 +177,15 @@ static char *tracker_dump(struct dedup_tracker *tr,
                 assert_non_null(c);
                 sb_printf(&b,
                           "part %zu next_offset=%lld from_log_start=%d/%d "
-                          "records=%llu untracked=%llu missing=%llu",
+                          "records=%llu untracked=%llu missing=%llu "
+                          "recovered=%llu",
                           i, (long long)parts[i].next_offset,
                           parts[i].from_log_start,
                           dedup_tracker_part_from_log_start(tr, (uint32_t)i),
                           (unsigned long long)c->records,
                           (unsigned long long)c->untracked,
-                          (unsigned long long)c->missing);
+                          (unsigned long long)c->missing,
+                          (unsigned long long)c->recovered);
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                         sb_printf(&b, " %s=%llu",
                                   dedup_kind_name((enum dedup_kind)k),
@@ -205,7 +214,11 @@ static char *db_dump(const char *path)
         static const char *const queries[] = {
                 "SELECT topic, partition, next_offset, from_log_start, "
                 "records, untracked, duplicate, gap, out_of_order, fenced, "
-                "malformed, missing FROM partitions ORDER BY 1, 2",
+                "malformed, missing, recovered FROM partitions "
+                "ORDER BY 1, 2",
+                "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
+                "opened_offset, opened_ms FROM confirmed_gaps "
+                "ORDER BY topic, partition, producer, ord",
                 "SELECT topic, partition, hex(producer), epoch, last_seq, "
                 "last_offset, last_ms, records, rebaseline, run0_seq, "
                 "run0_offset, run0_len, run1_seq, run1_offset, run1_len, pid, "
@@ -770,6 +783,70 @@ static void test_fenced_evidence(void **state)
                          DEDUP_V_FENCED);
         assert_int_equal(observe_pid(tr, 1, 41, "z", 9, 1, 1, 4001),
                          DEDUP_V_OK);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/*
+ * Issue 14 item 4 after a restart: confirmed gaps are remembered in the
+ * ledger, so a record that comes late, after a restart, is out_of_order
+ * and no longer missing; the summary counts it as recovered.
+ */
+static const struct rec late_log[] = {
+        {1, 0, 0, P1, 0, 0}, /* ok */
+        {1, 0, 1, P1, 0, 4}, /* gap 1..3, confirmed at the scan's end */
+        {2, 0, 2, P1, 0, 2}, /* after the restart: recovered */
+        {2, 0, 3, P1, 0, 2}, /* a duplicate of it */
+        {2, 0, 4, P1, 0, 5}, /* ok */
+};
+
+static void test_late_record_after_restart(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary s;
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char err[256];
+        size_t n = sizeof(late_log) / sizeof(late_log[0]);
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, late_log, n, 1, 1000);
+        dedup_tracker_confirm_all(tr);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT missing FROM partitions "
+                                       "WHERE topic = 'orders' AND "
+                                       "partition = 0"),
+                         3);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM confirmed_gaps"),
+                         1);
+
+        tr = reload(fx->a, &lg, parts);
+        audit(tr, parts, late_log, n, 2, 2000);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_OUT_OF_ORDER],
+                         1);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_DUPLICATE],
+                         1);
+        commit_ok(lg, tr, parts);
+        if (ledger_summary(lg, "orders", &s, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(s.anomalies[DEDUP_KIND_GAP], 1);
+        assert_int_equal(s.missing, 2);
+        assert_int_equal(s.recovered, 1);
+        /* What is still missing of the gap: 1 and 3. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM confirmed_gaps"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT first_offset FROM anomalies "
+                                       "WHERE kind = 'out_of_order'"),
+                         1);
         dedup_tracker_free(tr);
         ledger_close(lg);
 }
@@ -1665,6 +1742,7 @@ int main(void)
                 T(test_commit_load_roundtrip),
                 T(test_pid_survives_restart),
                 T(test_fenced_evidence),
+                T(test_late_record_after_restart),
                 T(test_unknown_parts_keep_minus_one),
                 T(test_anomalies_and_summary),
                 T(test_coverage_gap),

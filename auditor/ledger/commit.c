@@ -31,6 +31,38 @@ struct ledger_commit_ctx {
         size_t errstr_size;
 };
 
+/* Rewrites the confirmed gaps the pair remembers. */
+static int ledger_done_put(struct ledger_commit_ctx *cc,
+                           const struct ledger_part *p,
+                           const struct dedup_pair_view *pv)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_DONE_DEL];
+        uint32_t i;
+        int brc;
+
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete ledger confirmed gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_DONE_PUT];
+        for (i = 0; i < pv->ndone; i++) {
+                const struct dedup_gap *g = &pv->done_gaps[i];
+                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+                brc |= sqlite3_bind_int64(st, 4, i);
+                brc |= sqlite3_bind_int64(st, 5, g->epoch);
+                brc |= sqlite3_bind_int64(st, 6, g->lo);
+                brc |= sqlite3_bind_int64(st, 7, g->hi);
+                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
+                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                if (ledger_step_done(lg, st, brc,
+                                     "cannot write ledger confirmed gap",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
 /* dedup_pair_cb: writes one dirty pair and rewrites its open gaps. */
 static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
 {
@@ -103,7 +135,7 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                                      cc->errstr, cc->errstr_size))
                         return -1;
         }
-        return 0;
+        return ledger_done_put(cc, p, pv);
 }
 
 /* Deletes an expired pair and its open gaps. */
@@ -122,8 +154,14 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
                 return -1;
         st = lg->st[LEDGER_ST_GAPS_DEL];
         brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        if (ledger_step_done(lg, st, brc,
+                             "cannot delete expired ledger open gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_DONE_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
         return ledger_step_done(lg, st, brc,
-                                "cannot delete expired ledger open gaps",
+                                "cannot delete expired ledger confirmed gaps",
                                 cc->errstr, cc->errstr_size);
 }
 
@@ -445,7 +483,9 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
                                   ledger_u64_put(c->missing));
         brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT,
                                   ledger_u64_put(c->ids));
-        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->recovered));
+        brc |= sqlite3_bind_int64(st, 10 + DEDUP_KIND__ANOMALY_CNT, now_ms);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }

@@ -9,13 +9,22 @@
 
 #include "internal.h"
 
-/* Reads the open gaps of the pair in pv, oldest first, into *gaps. */
+/* A growing array of gaps, reused from pair to pair. */
+struct ledger_gapbuf {
+        struct dedup_gap *g;
+        size_t cap;
+};
+
+/* Reads the gaps (open, or confirmed with done) of the pair in pv, oldest
+ * first, into buf, and points pv at them. */
 static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                             const struct ledger_part *p,
-                            struct dedup_pair_view *pv,
-                            struct dedup_gap **gaps, size_t *cap,
-                            char *errstr, size_t errstr_size)
+                            struct dedup_pair_view *pv, int done,
+                            struct ledger_gapbuf *buf, char *errstr,
+                            size_t errstr_size)
 {
+        struct dedup_gap **gaps = &buf->g;
+        size_t *cap = &buf->cap;
         size_t n = 0;
         int src, rc = -1;
 
@@ -43,8 +52,9 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                 }
                 if (epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
                         snprintf(errstr, errstr_size,
-                                 "bad open gap in ledger for %s [%d]: epoch "
+                                 "bad %s gap in ledger for %s [%d]: epoch "
                                  "%lld",
+                                 done ? "confirmed" : "open",
                                  p->topic, (int)p->partition,
                                  (long long)epoch);
                         goto out;
@@ -68,8 +78,13 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                          (int)p->partition);
                 goto out;
         }
-        pv->gaps = *gaps;
-        pv->ngaps = (uint32_t)n;
+        if (done) {
+                pv->done_gaps = *gaps;
+                pv->ndone = (uint32_t)n;
+        } else {
+                pv->gaps = *gaps;
+                pv->ngaps = (uint32_t)n;
+        }
         rc = 0;
 out:
         sqlite3_reset(st);
@@ -79,9 +94,10 @@ out:
 /* Restores every pair of part p (with its gaps) into tr. */
 static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                              sqlite3_stmt *pair_st, sqlite3_stmt *gap_st,
+                             sqlite3_stmt *done_st,
                              const struct ledger_part *p,
-                             struct dedup_gap **gaps, size_t *gaps_cap,
-                             char *errstr, size_t errstr_size)
+                             struct ledger_gapbuf *bufs, char *errstr,
+                             size_t errstr_size)
 {
         struct dedup_pair_view pv;
         int src, i, rc = -1;
@@ -132,8 +148,10 @@ static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                                  (int)p->partition);
                         goto out;
                 }
-                if (ledger_gaps_load(lg, gap_st, p, &pv, gaps, gaps_cap,
-                                     errstr, errstr_size))
+                if (ledger_gaps_load(lg, gap_st, p, &pv, 0, &bufs[0], errstr,
+                                     errstr_size) ||
+                    ledger_gaps_load(lg, done_st, p, &pv, 1, &bufs[1], errstr,
+                                     errstr_size))
                         goto out;
                 if (dedup_tracker_restore(tr, &pv)) {
                         snprintf(errstr, errstr_size,
@@ -198,8 +216,9 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                 size_t errstr_size)
 {
         sqlite3_stmt *part_st = NULL, *pair_st = NULL, *gap_st = NULL;
-        struct dedup_gap *gaps = NULL;
-        size_t gaps_cap = 0, i;
+        sqlite3_stmt *done_st = NULL;
+        struct ledger_gapbuf bufs[2] = {{NULL, 0}, {NULL, 0}};
+        size_t i;
         int rc = -1;
 
         if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
@@ -220,7 +239,12 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                            "SELECT epoch, lo, hi, opened_offset, opened_ms, "
                            "opened_rec FROM open_gaps WHERE topic = ?1 AND "
                            "partition = ?2 AND producer = ?3 ORDER BY ord",
-                           &gap_st, errstr, errstr_size))
+                           &gap_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT epoch, lo, hi, opened_offset, opened_ms, "
+                           "0 FROM confirmed_gaps WHERE topic = ?1 AND "
+                           "partition = ?2 AND producer = ?3 ORDER BY ord",
+                           &done_st, errstr, errstr_size))
                 goto out;
         /* One snapshot for all parts. */
         if (ledger_exec(lg, "BEGIN", "cannot read ledger", errstr,
@@ -229,8 +253,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
         for (i = 0; i < nparts; i++) {
                 if (ledger_part_load(lg, tr, part_st, &parts[i], errstr,
                                      errstr_size) ||
-                    ledger_pairs_load(lg, tr, pair_st, gap_st, &parts[i],
-                                      &gaps, &gaps_cap, errstr, errstr_size))
+                    ledger_pairs_load(lg, tr, pair_st, gap_st, done_st,
+                                      &parts[i], bufs, errstr, errstr_size))
                         goto out;
         }
         if (ledger_exec(lg, "COMMIT", "cannot read ledger", errstr,
@@ -242,6 +266,8 @@ out:
         sqlite3_finalize(part_st);
         sqlite3_finalize(pair_st);
         sqlite3_finalize(gap_st);
-        free(gaps);
+        sqlite3_finalize(done_st);
+        free(bufs[0].g);
+        free(bufs[1].g);
         return rc;
 }
