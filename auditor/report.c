@@ -206,6 +206,8 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "missing_records", report_u64_json(s->missing));
         json_object_set_new(o, "recovered_records",
                             report_u64_json(s->recovered));
+        json_object_set_new(o, "unknown_records",
+                            report_u64_json(s->unknown));
         json_object_set_new(o, "producers", report_u64_json(s->producers));
         json_object_set_new(o, "pairs", report_u64_json(s->pairs));
         json_object_set_new(o, "partitions", json_integer(s->partitions));
@@ -231,6 +233,7 @@ static void summary_add(struct ledger_summary *sum,
         sum->untracked += s->untracked;
         sum->missing += s->missing;
         sum->recovered += s->recovered;
+        sum->unknown += s->unknown;
         sum->producers += s->producers;
         sum->pairs += s->pairs;
         sum->open_gaps += s->open_gaps;
@@ -551,6 +554,11 @@ int report_summary_print(FILE *f, struct ledger *lg,
                                    "deleted before they were audited)\n",
                                 (unsigned long long)s.coverage_gaps,
                                 (unsigned long long)s.coverage_records);
+                if (s.unknown)
+                        fprintf(f, "  unknown        %llu records of gaps "
+                                   "open across a coverage gap: maybe "
+                                   "deleted, maybe lost\n",
+                                (unsigned long long)s.unknown);
                 fprintf(f, "  verdict        %s\n",
                         bad ? "ANOMALIES FOUND" : "clean");
                 if (bad && examples > 0) {

@@ -23,6 +23,7 @@
  *   seq < next, not in a gap                 -> DUPLICATE
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
+ *   after a coverage hole, seq > next        -> accepted as a baseline
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
@@ -145,6 +146,9 @@ enum dedup_kind {
         DEDUP_KIND__ANOMALY_CNT,
         /* Not anomalies: state changes the caller must persist or log. */
         DEDUP_KIND_EXPIRED = DEDUP_KIND__ANOMALY_CNT, /* idle pair dropped */
+        DEDUP_KIND_GAP_UNKNOWN, /* an open gap whose records may have been
+                                   deleted by retention: neither missing
+                                   nor found ("gap_unknown") */
         DEDUP_KIND__CNT
 };
 
@@ -176,6 +180,10 @@ struct dedup_counts {
                                (saturating): a recovered record lowers it */
         uint64_t recovered; /* records that filled a confirmed gap (each
                                also out_of_order) */
+        uint64_t unknown;   /* records of gaps open when retention deleted
+                               unread records (they may have been among
+                               them): neither missing nor found; a record
+                               that fills one lowers it */
         uint64_t ids;       /* records whose id the window checked */
 };
 
@@ -230,6 +238,9 @@ struct dedup_gap {
         int64_t opened_offset;
         int64_t opened_ms;
         uint64_t opened_rec; /* part record count when it opened */
+        int unknown;         /* a confirmed gap: it was open across a
+                                coverage hole (counted unknown, not
+                                missing) */
 };
 
 struct dedup_run {
@@ -288,9 +299,15 @@ int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
                                       uint32_t part);
 
 /*
- * Records preceding the next one were lost to retention (a coverage gap):
- * every pair of part restarts from a baseline and the part stops being
- * audited from its log start.
+ * Records preceding the next one were lost to retention (a coverage gap).
+ * What is known stays: each pair of part keeps its epoch, last seq and
+ * producer id (a lower epoch is still fenced, a seq already seen still a
+ * duplicate); only "a higher seq opens a gap" is relaxed for the pair's
+ * next accepted record, since the records in between may be the deleted
+ * ones (a new session's seqs likewise).  Open gaps of the part may lie in
+ * the deleted records: each becomes a DEDUP_KIND_GAP_UNKNOWN event,
+ * counted in unknown, never missing (a record that fills it later is
+ * out_of_order).  The part stops being audited from its log start.
  */
 void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part);
 

@@ -486,8 +486,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
                 goto fenced;
         }
 
-        if (created || (pr->flags & PAIR_REBASELINE)) {
-                pr->flags &= ~PAIR_REBASELINE;
+        if (created) {
                 pr->epoch = h->epoch;
                 pr->pid = h->pid;
                 if (created && p->from_log_start && !p->compacted &&
@@ -530,8 +529,12 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
          * needs no next_seq beyond the range. */
         if (seq - 1 == pr->last_seq)
                 goto accept; /* v: OK, or GAP_OPENED by prev_check() */
-        if (seq - 1 > pr->last_seq && p->compacted) {
-                v = DEDUP_V_BASELINE; /* the cleaner removed records */
+        if (seq - 1 > pr->last_seq &&
+            (p->compacted || (pr->flags & PAIR_REBASELINE))) {
+                /* The cleaner removed records, or retention deleted
+                 * records before the audit read them: those in between
+                 * may be the deleted ones. */
+                v = DEDUP_V_BASELINE;
                 goto accept;
         }
         if (seq - 1 > pr->last_seq) {
@@ -548,11 +551,17 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
                 return DEDUP_V_OUT_OF_ORDER;
         }
         if (done_fill(tr, pr, pr->epoch, seq, &done)) {
-                /* Late, after its gap was confirmed: not lost after all. */
+                /* Late, after its gap was confirmed: not lost after all
+                 * (or, for a gap unknown since a coverage hole, found). */
                 c->anomalies[DEDUP_KIND_OUT_OF_ORDER]++;
-                c->recovered++;
-                if (c->missing)
-                        c->missing--;
+                if (done.unknown) {
+                        if (c->unknown)
+                                c->unknown--;
+                } else {
+                        c->recovered++;
+                        if (c->missing)
+                                c->missing--;
+                }
                 record_event(tr, DEDUP_KIND_OUT_OF_ORDER, pr, pr->epoch, seq,
                              offset, 0, done.opened_offset);
                 return DEDUP_V_OUT_OF_ORDER;
@@ -563,6 +572,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         return DEDUP_V_DUPLICATE;
 
 accept:
+        pr->flags &= ~PAIR_REBASELINE;
         pr->last_seq = seq;
         run_note(pr, seq, offset);
         return v;

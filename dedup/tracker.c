@@ -26,6 +26,7 @@ static const char *const kind_names[DEDUP_KIND__CNT] = {
     [DEDUP_KIND_MALFORMED] = "malformed",
     [DEDUP_KIND_REDELIVERED] = "redelivered",
     [DEDUP_KIND_EXPIRED] = "expired",
+    [DEDUP_KIND_GAP_UNKNOWN] = "gap_unknown",
 };
 
 const char *dedup_kind_name(enum dedup_kind kind)
@@ -147,6 +148,34 @@ int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
         return part < tr->nparts && tr->parts[part].from_log_start;
 }
 
+/* The open gaps of pair slot may lie in deleted records: unknown. */
+static void gaps_unknown(struct dedup_tracker *tr, uint32_t slot)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_counts *c = &tr->parts[pr->part].counts;
+
+        while (pr->gaps && pr->gaps->n) {
+                struct dedup_gap g = pr->gaps->g[0];
+                uint64_t n = (uint64_t)(g.hi - g.lo) + 1;
+                struct dedup_event *ev;
+
+                dedup_gap_remove_at(tr, pr, 0);
+                c->unknown = dedup_sat_add(c->unknown, n);
+                g.unknown = 1;
+                dedup_done_add(tr, pr, &g);
+                ev = dedup_event_new(tr, DEDUP_KIND_GAP_UNKNOWN, pr->part);
+                if (!ev)
+                        continue;
+                dedup_event_pair_fill(tr, ev, pr);
+                ev->epoch = g.epoch;
+                ev->seq_lo = g.lo;
+                ev->seq_hi = g.hi;
+                ev->offset_lo = ev->offset_hi = g.opened_offset;
+                ev->count = n;
+        }
+        dedup_gaps_trim(tr, pr);
+}
+
 void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
 {
         uint32_t i;
@@ -158,6 +187,7 @@ void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 if ((pr->flags & PAIR_LIVE) && pr->part == part) {
                         pr->flags |= PAIR_REBASELINE;
+                        gaps_unknown(tr, i);
                         dedup_pair_dirty(tr, i);
                 }
         }

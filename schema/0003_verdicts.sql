@@ -40,5 +40,15 @@ CREATE TABLE confirmed_gaps (
         hi              INTEGER NOT NULL CHECK (hi >= lo),
         opened_offset   INTEGER NOT NULL,
         opened_ms       INTEGER NOT NULL,
+        unknown         INTEGER NOT NULL CHECK (unknown IN (0, 1)),
         PRIMARY KEY (topic, partition, producer, ord)
 ) STRICT, WITHOUT ROWID;
+
+-- Retention deleted records before they were audited (a coverage gap):
+-- the gaps open at that moment may lie in the deleted records.  Each is an
+-- anomalies row of kind 'gap_unknown' (count: its records) and a confirmed
+-- gap with unknown = 1; partitions.unknown counts their records, which are
+-- neither missing nor found (a record that fills one lowers it).  Pairs
+-- keep their epoch and last seq across the hole: pairs.rebaseline = 1 now
+-- means only that the pair's next accepted record may jump ahead.
+ALTER TABLE partitions ADD COLUMN unknown INTEGER NOT NULL DEFAULT 0;

@@ -851,6 +851,65 @@ static void test_late_record_after_restart(void **state)
         ledger_close(lg);
 }
 
+/*
+ * Issue 14 item 5: across a coverage gap the pair keeps what it knew, its
+ * open gaps become unknown (stored as such), and after a restart a record
+ * that fills one is out_of_order and no longer unknown.
+ */
+static const struct rec hole_log[] = {
+        {1, 0, 0, P1, 0, 0},   /* ok */
+        {1, 0, 1, P1, 0, 3},   /* gap 1..2 */
+        {1, 0, 50, P1, 0, 20}, /* offsets 2..49 deleted: 1..2 unknown;
+                                  no false gap 4..19 */
+        {2, 0, 51, P1, 0, 1},  /* after the restart: found */
+        {2, 0, 52, P1, 0, 20}, /* still a duplicate */
+};
+
+static void test_coverage_keeps_state(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary s;
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char err[256];
+        size_t n = sizeof(hole_log) / sizeof(hole_log[0]);
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, hole_log, n, 1, 1000);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT unknown FROM partitions "
+                                       "WHERE topic = 'orders' AND "
+                                       "partition = 0"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT count FROM anomalies "
+                                       "WHERE kind = 'gap_unknown'"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT unknown FROM confirmed_gaps"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM open_gaps"), 0);
+
+        tr = reload(fx->a, &lg, parts);
+        audit(tr, parts, hole_log, n, 2, 2000);
+        commit_ok(lg, tr, parts);
+        if (ledger_summary(lg, "orders", &s, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(s.unknown, 1);
+        assert_int_equal(s.missing, 0);
+        assert_int_equal(s.recovered, 0);
+        assert_int_equal(s.anomalies[DEDUP_KIND_GAP], 0);
+        assert_int_equal(s.anomalies[DEDUP_KIND_OUT_OF_ORDER], 1);
+        assert_int_equal(s.anomalies[DEDUP_KIND_DUPLICATE], 1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
 static void test_unknown_parts_keep_minus_one(void **state)
 {
         struct fx *fx = *state;
@@ -1743,6 +1802,7 @@ int main(void)
                 T(test_pid_survives_restart),
                 T(test_fenced_evidence),
                 T(test_late_record_after_restart),
+                T(test_coverage_keeps_state),
                 T(test_unknown_parts_keep_minus_one),
                 T(test_anomalies_and_summary),
                 T(test_coverage_gap),

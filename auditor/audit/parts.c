@@ -51,7 +51,8 @@ int audit_position(struct audit *a, struct ledger_part *lp,
         } else if (lp->next_offset < lo) {
                 log_warn("%s [%d]: offsets %lld..%lld were deleted by "
                          "retention before they were audited: recording a "
-                         "coverage gap; producers restart from baselines",
+                         "coverage gap; producers keep their state, their "
+                         "seqs may jump across it",
                          lp->topic, (int)lp->partition,
                          (long long)lp->next_offset, (long long)(lo - 1));
                 lp->coverage_lo = lp->next_offset;

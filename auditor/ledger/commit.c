@@ -55,6 +55,7 @@ static int ledger_done_put(struct ledger_commit_ctx *cc,
                 brc |= sqlite3_bind_int64(st, 7, g->hi);
                 brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
                 brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc |= sqlite3_bind_int(st, 10, !!g->unknown);
                 if (ledger_step_done(lg, st, brc,
                                      "cannot write ledger confirmed gap",
                                      cc->errstr, cc->errstr_size))
@@ -485,7 +486,9 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
                                   ledger_u64_put(c->ids));
         brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT,
                                   ledger_u64_put(c->recovered));
-        brc |= sqlite3_bind_int64(st, 10 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        brc |= sqlite3_bind_int64(st, 10 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->unknown));
+        brc |= sqlite3_bind_int64(st, 11 + DEDUP_KIND__ANOMALY_CNT, now_ms);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }

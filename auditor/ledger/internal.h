@@ -40,8 +40,8 @@ _Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
  * reads them: anomaly kinds in enum dedup_kind order. */
 #define LEDGER_COUNT_COLS                                                     \
         "records, untracked, duplicate, gap, out_of_order, fenced, "          \
-        "malformed, redelivered, missing, ids, recovered"
-#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 5)
+        "malformed, redelivered, missing, ids, recovered, unknown"
+#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 6)
 
 /* Statements of the commit path, prepared once per writer handle. */
 enum ledger_stmt {

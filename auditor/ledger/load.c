@@ -66,6 +66,7 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                 g->opened_offset = sqlite3_column_int64(st, 3);
                 g->opened_ms = sqlite3_column_int64(st, 4);
                 g->opened_rec = ledger_u64_get(st, 5);
+                g->unknown = sqlite3_column_int64(st, 6) != 0;
         }
         if (src != SQLITE_DONE) {
                 ledger_err(lg, "cannot read ledger open gaps", errstr,
@@ -237,12 +238,12 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                            &pair_st, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT epoch, lo, hi, opened_offset, opened_ms, "
-                           "opened_rec FROM open_gaps WHERE topic = ?1 AND "
+                           "opened_rec, 0 FROM open_gaps WHERE topic = ?1 AND "
                            "partition = ?2 AND producer = ?3 ORDER BY ord",
                            &gap_st, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT epoch, lo, hi, opened_offset, opened_ms, "
-                           "0 FROM confirmed_gaps WHERE topic = ?1 AND "
+                           "0, unknown FROM confirmed_gaps WHERE topic = ?1 AND "
                            "partition = ?2 AND producer = ?3 ORDER BY ord",
                            &done_st, errstr, errstr_size))
                 goto out;

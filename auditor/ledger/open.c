@@ -31,7 +31,7 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT OR REPLACE INTO partitions (topic, partition, "
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
                 "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                "?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         [LEDGER_ST_PAIR_PUT] =
                 "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
@@ -51,8 +51,8 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                                "AND partition = ?2 AND producer = ?3",
         [LEDGER_ST_DONE_PUT] =
                 "INSERT INTO confirmed_gaps (topic, partition, producer, ord, "
-                "epoch, lo, hi, opened_offset, opened_ms) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "epoch, lo, hi, opened_offset, opened_ms, unknown) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         [LEDGER_ST_ANOMALY_PUT] =
                 "INSERT INTO anomalies (topic, partition, producer, kind, "
                 "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "

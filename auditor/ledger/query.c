@@ -27,6 +27,7 @@ static void ledger_counts_add(struct dedup_counts *sum,
         sum->missing = ledger_sat_add(sum->missing, c->missing);
         sum->ids = ledger_sat_add(sum->ids, c->ids);
         sum->recovered = ledger_sat_add(sum->recovered, c->recovered);
+        sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
 }
 
 /* Reads a column written by ledger_bind_opt(). */
@@ -115,6 +116,7 @@ int ledger_summary(struct ledger *lg, const char *topic,
                 s.anomalies[k] = sum.anomalies[k];
         s.missing = sum.missing;
         s.recovered = sum.recovered;
+        s.unknown = sum.unknown;
         s.ids_checked = sum.ids;
         sqlite3_reset(part_st);
         sqlite3_reset(agg_st);
