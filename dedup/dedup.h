@@ -259,7 +259,8 @@ struct dedup_pair_view {
         int64_t last_offset;
         int64_t last_ms;
         uint64_t records;
-        int rebaseline; /* next record is a baseline */
+        int rebaseline; /* a coverage hole precedes the next record: the
+                           next accepted seq may jump ahead (no gap) */
         int64_t pid;    /* eos.pid of the pair's session, -1 unknown */
         /* The producer ids its producer's current one replaced, oldest
          * first, -1 = none: a write from one of them is a zombie's.  Read
