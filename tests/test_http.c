@@ -872,6 +872,8 @@ static void test_metrics(void **state)
                 "eosaudit_build_info gauge", "eosaudit_records_total counter",
                 "eosaudit_anomalies_total counter",
                 "eosaudit_missing_records_total counter",
+                "eosaudit_recovered_records_total counter",
+                "eosaudit_unknown_records gauge",
                 "eosaudit_untracked_records_total counter",
                 "eosaudit_malformed_records_total counter",
                 "eosaudit_open_gaps gauge", "eosaudit_producers gauge",
