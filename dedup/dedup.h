@@ -281,6 +281,8 @@ struct dedup_pair_view {
          * a late record inside one is out_of_order, not a duplicate. */
         const struct dedup_gap *done_gaps;
         uint32_t ndone;
+        int done_changed; /* they changed since the last dirty_clear (the
+                             caller may skip rewriting them otherwise) */
 };
 
 struct dedup_tracker;

@@ -174,6 +174,7 @@ void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr)
         if (pr->done) {
                 dedup_mem_free(tr, pr->done, dedup_gapset_size(pr->done->cap));
                 pr->done = NULL;
+                pr->flags |= PAIR_DONE_DIRTY;
         }
 }
 
@@ -186,6 +187,7 @@ int dedup_done_add(struct dedup_tracker *tr, struct dedup_pair *pr,
                 return 0; /* a record of that epoch is fenced now */
         if (pr->done && pr->done->n >= DEDUP_DONE_GAPS)
                 gapset_remove(pr->done, 0);
+        pr->flags |= PAIR_DONE_DIRTY;
         return gapset_insert(tr, &pr->done, pr->done ? pr->done->n : 0, g);
 }
 
@@ -205,6 +207,7 @@ static int done_fill(struct dedup_tracker *tr, struct dedup_pair *pr,
                 if (g->epoch != epoch || seq < g->lo || seq > g->hi)
                         continue;
                 *out = *g;
+                pr->flags |= PAIR_DONE_DIRTY;
                 if (g->lo == g->hi) {
                         gapset_remove(gs, i);
                 } else if (seq == g->lo) {

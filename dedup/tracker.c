@@ -323,6 +323,7 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->ngaps = pr->gaps ? pr->gaps->n : 0;
         pv->done_gaps = pr->done ? pr->done->g : NULL;
         pv->ndone = pr->done ? pr->done->n : 0;
+        pv->done_changed = !!(pr->flags & PAIR_DONE_DIRTY);
 }
 
 int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -348,7 +349,8 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
         size_t i;
 
         for (i = 0; i < tr->dirty.n; i++)
-                dedup_pair_at(tr, tr->dirty.v[i])->flags &= ~PAIR_DIRTY;
+                dedup_pair_at(tr, tr->dirty.v[i])->flags &=
+                        ~(PAIR_DIRTY | PAIR_DONE_DIRTY);
         tr->dirty.n = 0;
         for (i = 0; i < tr->pair_pending.n; i++)
                 dedup_u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);

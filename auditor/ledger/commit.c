@@ -41,6 +41,8 @@ static int ledger_done_put(struct ledger_commit_ctx *cc,
         uint32_t i;
         int brc;
 
+        if (!pv->done_changed)
+                return 0; /* most pairs: no statement at all */
         brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
         if (ledger_step_done(lg, st, brc, "cannot delete ledger confirmed gaps",
                              cc->errstr, cc->errstr_size))
