@@ -166,7 +166,11 @@ struct ledger_summary {
         uint64_t records;
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT];
-        uint64_t missing;
+        uint64_t missing;        /* records in confirmed gaps still missing */
+        uint64_t recovered;      /* records that came after their gap was
+                                    confirmed (also out_of_order) */
+        uint64_t unknown;        /* records of gaps open across a coverage
+                                    gap: maybe among the deleted records */
         uint64_t producers;      /* distinct producer names tracked */
         uint64_t pairs;          /* tracked (partition, producer) pairs */
         uint64_t open_gaps;

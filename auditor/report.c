@@ -207,6 +207,10 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "records_total", report_u64_json(s->records));
         json_object_set_new(o, "untracked", report_u64_json(s->untracked));
         json_object_set_new(o, "missing_records", report_u64_json(s->missing));
+        json_object_set_new(o, "recovered_records",
+                            report_u64_json(s->recovered));
+        json_object_set_new(o, "unknown_records",
+                            report_u64_json(s->unknown));
         json_object_set_new(o, "producers", report_u64_json(s->producers));
         json_object_set_new(o, "pairs", report_u64_json(s->pairs));
         json_object_set_new(o, "partitions", json_integer(s->partitions));
@@ -231,6 +235,8 @@ static void summary_add(struct ledger_summary *sum,
         sum->records += s->records;
         sum->untracked += s->untracked;
         sum->missing += s->missing;
+        sum->recovered += s->recovered;
+        sum->unknown += s->unknown;
         sum->producers += s->producers;
         sum->pairs += s->pairs;
         sum->open_gaps += s->open_gaps;
@@ -392,6 +398,10 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
         a->first_partition = -1;
         a->first_offset_hi = -1;
         a->msgid_len = -1;
+        /* A fenced write's evidence may be on another partition: without
+         * it, its offset would mislead. */
+        if (ev->kind == DEDUP_KIND_FENCED && ev->first_part != ev->part)
+                a->first_offset = -1;
         if (ev->kind == DEDUP_KIND_REDELIVERED) {
                 a->first_offset_hi = ev->first_offset_hi;
                 a->msgid = ev->id;
@@ -432,6 +442,21 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                          "audited from the log start)",
                          a->reason, (long long)a->first_offset,
                          (long long)a->incarnation);
+        else if (!strcmp(a->kind, "fenced") && a->first_offset >= 0 &&
+                 a->first_partition >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (its new session began at partition %d offset "
+                         "%lld)",
+                         (int)a->first_partition, (long long)a->first_offset);
+        else if (!strcmp(a->kind, "fenced") && a->first_offset >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (its new session began at offset %lld)",
+                         (long long)a->first_offset);
+        else if (!strcmp(a->kind, "out_of_order") && a->first_offset >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (recovered: its gap, opened at offset %lld, had "
+                         "been confirmed)",
+                         (long long)a->first_offset);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",
@@ -516,9 +541,13 @@ int report_summary_print(FILE *f, struct ledger *lg,
                         (unsigned long long)s.pairs);
                 fprintf(f, "  duplicate      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_DUPLICATE]);
-                fprintf(f, "  gap            %llu (%llu records missing)\n",
+                fprintf(f, "  gap            %llu (%llu records missing",
                         (unsigned long long)s.anomalies[DEDUP_KIND_GAP],
                         (unsigned long long)s.missing);
+                if (s.recovered)
+                        fprintf(f, ", %llu more came later",
+                                (unsigned long long)s.recovered);
+                fprintf(f, ")\n");
                 fprintf(f, "  out_of_order   %llu records\n",
                         (unsigned long long)
                             s.anomalies[DEDUP_KIND_OUT_OF_ORDER]);
@@ -535,6 +564,11 @@ int report_summary_print(FILE *f, struct ledger *lg,
                                    "deleted before they were audited)\n",
                                 (unsigned long long)s.coverage_gaps,
                                 (unsigned long long)s.coverage_records);
+                if (s.unknown)
+                        fprintf(f, "  unknown        %llu records of gaps "
+                                   "open across a coverage gap: maybe "
+                                   "deleted, maybe lost\n",
+                                (unsigned long long)s.unknown);
                 fprintf(f, "  verdict        %s\n",
                         bad ? "ANOMALIES FOUND" : "clean");
                 if (bad && examples > 0) {

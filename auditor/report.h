@@ -20,8 +20,9 @@ uint64_t report_anomaly_total(const struct ledger_summary *s);
 
 /*
  * The summary of topics[0..n): totals at the top level (records_total,
- * untracked, missing_records, producers, anomalies{duplicate, gap,
- * out_of_order, fenced, malformed, redelivered}, ids_checked, window{ids,
+ * untracked, missing_records, recovered_records, unknown_records,
+ * producers, anomalies{duplicate, gap, out_of_order, fenced, malformed,
+ * redelivered}, ids_checked, window{ids,
  * generations, oldest_ms}, ...) and one object per topic in "topics"; with
  * examples > 0, the newest anomalies with their evidence.  The totals of
  * window are sums over the topics' windows, oldest_ms the oldest of them

@@ -18,13 +18,20 @@
  *   epoch == highest seen, seq == next       -> OK
  *   seq > next                               -> gap opened for [next, seq-1]
  *   seq < next, inside an open gap           -> OUT_OF_ORDER (fills the hole)
- *   seq < next, not in an open gap           -> DUPLICATE
+ *   seq < next, inside a confirmed gap       -> OUT_OF_ORDER, recovered: the
+ *                                               part's missing goes down
+ *   seq < next, not in a gap                 -> DUPLICATE
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
+ *   after a coverage hole, seq > next        -> accepted as a baseline
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
  * (dedup_tracker_confirm_all) or after the grace period (dedup_tracker_tick).
+ * A pair remembers its last DEDUP_DONE_GAPS confirmed gaps of its current
+ * epoch: a record that comes after its gap was confirmed is out_of_order
+ * (counted in recovered too, its event's first_offset naming the record
+ * that opened the gap), and no longer missing.
  *
  * Message ids (across sessions): a record whose identity is set (h->id:
  * eos.msgid, or what the caller picked) on a part that belongs to an id
@@ -49,6 +56,8 @@
 #define DEDUP_EPOCH_MAX INT32_MAX
 #define DEDUP_SEQ_MAX INT64_MAX
 #define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
+#define DEDUP_RETIRED_PIDS 2 /* replaced producer ids kept per producer */
+#define DEDUP_DONE_GAPS 8 /* confirmed gaps remembered per pair */
 #define DEDUP_ID_EVIDENCE_MAX 255 /* id bytes kept as evidence in an event */
 
 /* ------------------------------------------------------------------ */
@@ -137,6 +146,9 @@ enum dedup_kind {
         DEDUP_KIND__ANOMALY_CNT,
         /* Not anomalies: state changes the caller must persist or log. */
         DEDUP_KIND_EXPIRED = DEDUP_KIND__ANOMALY_CNT, /* idle pair dropped */
+        DEDUP_KIND_GAP_UNKNOWN, /* an open gap whose records may have been
+                                   deleted by retention: neither missing
+                                   nor found ("gap_unknown") */
         DEDUP_KIND__CNT
 };
 
@@ -164,7 +176,14 @@ struct dedup_counts {
         uint64_t records;   /* every record observed */
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT]; /* records, or gaps */
-        uint64_t missing;   /* records in confirmed gaps (saturating) */
+        uint64_t missing;   /* records in confirmed gaps still missing
+                               (saturating): a recovered record lowers it */
+        uint64_t recovered; /* records that filled a confirmed gap (each
+                               also out_of_order) */
+        uint64_t unknown;   /* records of gaps open when retention deleted
+                               unread records (they may have been among
+                               them): neither missing nor found; a record
+                               that fills one lowers it */
         uint64_t ids;       /* records whose id the window checked */
 };
 
@@ -219,6 +238,9 @@ struct dedup_gap {
         int64_t opened_offset;
         int64_t opened_ms;
         uint64_t opened_rec; /* part record count when it opened */
+        int unknown;         /* a confirmed gap: it was open across a
+                                coverage hole (counted unknown, not
+                                missing) */
 };
 
 struct dedup_run {
@@ -237,13 +259,30 @@ struct dedup_pair_view {
         int64_t last_offset;
         int64_t last_ms;
         uint64_t records;
-        int rebaseline; /* next record is a baseline */
-        int64_t pid;    /* eos.pid of the pair's session, -1 unknown; not
-                           restored (dedup_tracker_restore() ignores it) */
+        int rebaseline; /* a coverage hole precedes the next record: the
+                           next accepted seq may jump ahead (no gap) */
+        int64_t pid;    /* eos.pid of the pair's session, -1 unknown */
+        /* The producer ids its producer's current one replaced, oldest
+         * first, -1 = none: a write from one of them is a zombie's.  Read
+         * from the producer (one for all its pairs); on restore the list of
+         * the pair written last wins. */
+        int64_t retired_pids[DEDUP_RETIRED_PIDS];
+        /* The record time of the first record of the producer's current
+         * session, -1 unknown: a write of an older session after it is
+         * fenced.  Read from the producer, restored from the pairs of
+         * that session. */
+        int64_t session_ms;
         struct dedup_run runs[DEDUP_HISTORY_RUNS];
         const struct dedup_gap *gaps; /* owned by the tracker (or caller on
                                          restore) */
         uint32_t ngaps;
+        /* Confirmed gaps of the current epoch still remembered (at most
+         * DEDUP_DONE_GAPS, oldest first), what of them is still missing:
+         * a late record inside one is out_of_order, not a duplicate. */
+        const struct dedup_gap *done_gaps;
+        uint32_t ndone;
+        int done_changed; /* they changed since the last dirty_clear (the
+                             caller may skip rewriting them otherwise) */
 };
 
 struct dedup_tracker;
@@ -263,9 +302,15 @@ int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
                                       uint32_t part);
 
 /*
- * Records preceding the next one were lost to retention (a coverage gap):
- * every pair of part restarts from a baseline and the part stops being
- * audited from its log start.
+ * Records preceding the next one were lost to retention (a coverage gap).
+ * What is known stays: each pair of part keeps its epoch, last seq and
+ * producer id (a lower epoch is still fenced, a seq already seen still a
+ * duplicate); only "a higher seq opens a gap" is relaxed for the pair's
+ * next accepted record, since the records in between may be the deleted
+ * ones (a new session's seqs likewise).  Open gaps of the part may lie in
+ * the deleted records: each becomes a DEDUP_KIND_GAP_UNKNOWN event,
+ * counted in unknown, never missing (a record that fills it later is
+ * out_of_order).  The part stops being audited from its log start.
  */
 void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part);
 
@@ -291,11 +336,23 @@ struct dedup_counts *dedup_tracker_part_counts(struct dedup_tracker *tr,
  * generation's times are record times, and dedup_tracker_tick() compares
  * them with the records' clock, not with the wall clock: an audit that
  * reads a week-old backlog gives the verdicts a live one gave.  So the
- * clock stands still while no record comes: a quiet tracker confirms no
- * gap by time and expires nothing (gaps are still confirmed by later
- * records, at a scan's end, and by the open-gap bound).
+ * clock stands still while no record comes, unless the caller, caught up
+ * with the log, advances it (dedup_tracker_clock_advance()): otherwise a
+ * quiet tracker confirms no gap by time and expires nothing (gaps are
+ * still confirmed by later records, at a scan's end, and by the open-gap
+ * bound).
  */
 void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms);
+
+/*
+ * Moves the records' clock forward to now_ms (never back): for a caller
+ * at the head of the log (every part read to its end, no backlog), where
+ * the time of the next record, whenever it comes, is at least now_ms, so
+ * the wall clock is the records' clock.  Without it an idle live topic
+ * would confirm no gap by time and expire nothing.  A caller replaying a
+ * backlog must not call it: its verdicts run on record time.
+ */
+void dedup_tracker_clock_advance(struct dedup_tracker *tr, int64_t now_ms);
 
 /*
  * Classifies one record of part at offset.  Returns the verdict; on

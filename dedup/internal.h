@@ -101,12 +101,13 @@ size_t dedup_windows_memory(const struct dedup_windows *ws);
 /* ------------------------------------------------------------------ */
 
 #define NONE UINT32_MAX
-#define DEDUP_RETIRED_PIDS 2
 
 #define PAIR_LIVE 0x1u
 #define PAIR_DIRTY 0x2u
 #define PAIR_REBASELINE 0x4u
 #define PAIR_GAPLIST 0x8u
+#define PAIR_DONE_DIRTY 0x10u /* its confirmed gaps changed since the
+                                 last dirty_clear */
 
 /*
  * A producer, with its current session across every part: a producer's
@@ -126,6 +127,7 @@ struct dedup_name {
         int64_t retired[DEDUP_RETIRED_PIDS];
         int64_t session_ms;
         int64_t session_offset;
+        int64_t pid_ms;     /* restore: last_ms of the newest pair of pid */
         char bytes[];
 };
 
@@ -144,6 +146,7 @@ struct dedup_pair {
         int64_t last_ms;
         uint64_t records;
         struct dedup_gapset *gaps;
+        struct dedup_gapset *done; /* confirmed gaps still remembered */
         /* The DEDUP_HISTORY_RUNS latest runs, newest first, as arrays so
          * that no padding is paid per run; run 0 ends at the last accepted
          * record, so its offset needs no field of its own. */
@@ -272,6 +275,11 @@ int dedup_gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
                         const struct dedup_gap *g);
 /* Frees the gap set if empty; the gap list entry is dropped in a sweep. */
 void dedup_gaps_trim(struct dedup_tracker *tr, struct dedup_pair *pr);
+/* Remembers a confirmed gap of the pair's epoch (others: nothing). */
+int dedup_done_add(struct dedup_tracker *tr, struct dedup_pair *pr,
+                   const struct dedup_gap *g);
+/* Forgets the pair's confirmed gaps. */
+void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr);
 /* Confirms the gaps of pair slot past their grace (all when force). */
 void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot,
                            int force);

@@ -48,14 +48,17 @@ void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
  */
 static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                          const struct dedup_pair *pr, int32_t epoch,
-                         int64_t seq, int64_t offset, int64_t first_offset)
+                         int64_t seq, int64_t offset, uint32_t first_part,
+                         int64_t first_offset)
 {
         const struct dedup_name *nm = tr->names[pr->name];
         struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
 
         if (ev && ev->kind == kind && ev->part == pr->part &&
             ev->producer == nm->bytes && ev->epoch == epoch &&
-            seq - 1 == ev->seq_hi && ev->offset_hi < offset) {
+            seq - 1 == ev->seq_hi && ev->offset_hi < offset &&
+            (kind != DEDUP_KIND_OUT_OF_ORDER ||
+             ev->first_offset == first_offset)) {
                 ev->seq_hi = seq;
                 ev->offset_hi = offset;
                 ev->count++;
@@ -68,6 +71,7 @@ static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
         ev->epoch = epoch;
         ev->seq_lo = ev->seq_hi = seq;
         ev->offset_lo = ev->offset_hi = offset;
+        ev->first_part = first_part;
         ev->first_offset = first_offset;
         ev->count = 1;
 }
@@ -113,6 +117,7 @@ void dedup_gap_confirm(struct dedup_tracker *tr, struct dedup_pair *pr,
 
         c->anomalies[DEDUP_KIND_GAP]++;
         c->missing = dedup_sat_add(c->missing, missing);
+        dedup_done_add(tr, pr, g);
         if (!ev)
                 return;
         dedup_event_pair_fill(tr, ev, pr);
@@ -133,6 +138,102 @@ void dedup_gap_remove_at(struct dedup_tracker *tr, struct dedup_pair *pr,
         tr->open_gaps--;
 }
 
+/* Inserts g at position i of *gsp, growing it. */
+static int gapset_insert(struct dedup_tracker *tr, struct dedup_gapset **gsp,
+                         uint32_t i, const struct dedup_gap *g)
+{
+        struct dedup_gapset *gs = *gsp;
+
+        if (!gs || gs->n == gs->cap) {
+                uint32_t ocap = gs ? gs->cap : 0;
+                uint32_t ncap = ocap ? ocap * 2 : 2;
+                struct dedup_gapset *ngs =
+                    dedup_mem_realloc(tr, gs, gs ? dedup_gapset_size(ocap) : 0,
+                               dedup_gapset_size(ncap));
+                if (!ngs)
+                        return -1;
+                if (!gs)
+                        ngs->n = 0;
+                ngs->cap = ncap;
+                *gsp = gs = ngs;
+        }
+        memmove(&gs->g[i + 1], &gs->g[i], (gs->n - i) * sizeof(gs->g[0]));
+        gs->g[i] = *g;
+        gs->n++;
+        return 0;
+}
+
+static void gapset_remove(struct dedup_gapset *gs, uint32_t i)
+{
+        memmove(&gs->g[i], &gs->g[i + 1], (gs->n - i - 1) * sizeof(gs->g[0]));
+        gs->n--;
+}
+
+void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr)
+{
+        if (pr->done) {
+                dedup_mem_free(tr, pr->done, dedup_gapset_size(pr->done->cap));
+                pr->done = NULL;
+                pr->flags |= PAIR_DONE_DIRTY;
+        }
+}
+
+/* Bounded: the oldest is forgotten first (a record inside it is then a
+ * duplicate again, as it was before gaps were remembered). */
+int dedup_done_add(struct dedup_tracker *tr, struct dedup_pair *pr,
+                   const struct dedup_gap *g)
+{
+        if (g->epoch != pr->epoch)
+                return 0; /* a record of that epoch is fenced now */
+        if (pr->done && pr->done->n >= DEDUP_DONE_GAPS)
+                gapset_remove(pr->done, 0);
+        pr->flags |= PAIR_DONE_DIRTY;
+        return gapset_insert(tr, &pr->done, pr->done ? pr->done->n : 0, g);
+}
+
+/*
+ * If seq of epoch lies in a remembered confirmed gap, takes it out of the
+ * gap, copies the gap as it was to *out and returns 1.
+ */
+static int done_fill(struct dedup_tracker *tr, struct dedup_pair *pr,
+                     int32_t epoch, int64_t seq, struct dedup_gap *out)
+{
+        struct dedup_gapset *gs = pr->done;
+        uint32_t i;
+
+        for (i = 0; gs && i < gs->n; i++) {
+                struct dedup_gap *g = &gs->g[i];
+                struct dedup_gap upper;
+                if (g->epoch != epoch || seq < g->lo || seq > g->hi)
+                        continue;
+                *out = *g;
+                pr->flags |= PAIR_DONE_DIRTY;
+                if (g->lo == g->hi) {
+                        gapset_remove(gs, i);
+                } else if (seq == g->lo) {
+                        g->lo++;
+                } else if (seq == g->hi) {
+                        g->hi--;
+                } else {
+                        upper = *g;
+                        upper.lo = seq + 1;
+                        g->hi = seq - 1;
+                        if (gs->n >= DEDUP_DONE_GAPS) {
+                                /* Full: the oldest other gap goes. */
+                                uint32_t drop = i == 0 ? 1 : 0;
+                                gapset_remove(gs, drop);
+                                if (drop < i)
+                                        i--;
+                        }
+                        gapset_insert(tr, &pr->done, i + 1, &upper);
+                }
+                if (pr->done && pr->done->n == 0)
+                        dedup_done_free(tr, pr);
+                return 1;
+        }
+        return 0;
+}
+
 /* Inserts a gap at position i (gaps are kept in the order they opened,
  * except that split halves stay next to each other). */
 int dedup_gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
@@ -148,22 +249,8 @@ int dedup_gap_insert_at(struct dedup_tracker *tr, uint32_t slot, uint32_t i,
                 if (i > 0)
                         i--;
         }
-        if (!gs || gs->n == gs->cap) {
-                uint32_t ocap = gs ? gs->cap : 0;
-                uint32_t ncap = ocap ? ocap * 2 : 2;
-                struct dedup_gapset *ngs =
-                    dedup_mem_realloc(tr, gs, gs ? dedup_gapset_size(ocap) : 0,
-                               dedup_gapset_size(ncap));
-                if (!ngs)
-                        return -1;
-                if (!gs)
-                        ngs->n = 0;
-                ngs->cap = ncap;
-                pr->gaps = gs = ngs;
-        }
-        memmove(&gs->g[i + 1], &gs->g[i], (gs->n - i) * sizeof(gs->g[0]));
-        gs->g[i] = *g;
-        gs->n++;
+        if (gapset_insert(tr, &pr->gaps, i, g))
+                return -1;
         tr->open_gaps++;
         if (!(pr->flags & PAIR_GAPLIST) &&
             dedup_u32vec_push(tr, &tr->gap_pairs, slot) == 0)
@@ -349,7 +436,8 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         enum dedup_verdict v = DEDUP_V_OK;
         struct dedup_pair *pr;
         struct dedup_name *nm;
-        int created, pid_switch;
+        struct dedup_gap done;
+        int created, pid_switch, zombie;
         uint32_t slot;
         int64_t seq, last_ms;
 
@@ -383,10 +471,25 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         pr->last_ms = tr->rec_ms;
         dedup_pair_dirty(tr, slot);
         seq = h->seq;
-        producer_session(tr, nm, h, part, offset);
+        zombie = producer_session(tr, nm, h, part, offset);
+        if (zombie && nm->session_ms >= 0 && h->ts_ms > 0 &&
+            tr->rec_ms > nm->session_ms) {
+                /* Written from an older session after the producer's
+                 * current one began (by record time, see HEADERS.md):
+                 * a zombie, also on a part the new session has not
+                 * written to yet. */
+                if (created) {
+                        pr->epoch = nm->epoch;
+                        pr->pid = nm->pid;
+                        if (!p->from_log_start || p->compacted)
+                                pr->flags |= PAIR_REBASELINE;
+                } else {
+                        pr->last_ms = last_ms;
+                }
+                goto fenced;
+        }
 
-        if (created || (pr->flags & PAIR_REBASELINE)) {
-                pr->flags &= ~PAIR_REBASELINE;
+        if (created) {
                 pr->epoch = h->epoch;
                 pr->pid = h->pid;
                 if (created && p->from_log_start && !p->compacted &&
@@ -408,20 +511,19 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         if (pid_switch ? pid_rank(nm, h->pid) < pid_rank(nm, pr->pid)
                        : h->epoch < pr->epoch) {
                 pr->last_ms = last_ms;
-                c->anomalies[DEDUP_KIND_FENCED]++;
-                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
-                             -1);
-                return DEDUP_V_FENCED;
+                goto fenced;
         }
         if (pid_switch || h->epoch > pr->epoch) {
                 /* A new session: numbering restarts; gaps of the old
-                 * session stay open until confirmed.  What the old one
-                 * wrote last, if the record says, must be here. */
+                 * session stay open until confirmed, its confirmed ones
+                 * can no longer be filled.  What the old one wrote last,
+                 * if the record says, must be here. */
                 if (prev_check(tr, slot, h, offset))
                         v = DEDUP_V_GAP_OPENED;
                 pr->epoch = h->epoch;
                 pr->last_seq = -1;
                 runs_reset(pr);
+                dedup_done_free(tr, pr);
         }
         if (h->pid >= 0)
                 pr->pid = h->pid;
@@ -430,8 +532,12 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
          * needs no next_seq beyond the range. */
         if (seq - 1 == pr->last_seq)
                 goto accept; /* v: OK, or GAP_OPENED by prev_check() */
-        if (seq - 1 > pr->last_seq && p->compacted) {
-                v = DEDUP_V_BASELINE; /* the cleaner removed records */
+        if (seq - 1 > pr->last_seq &&
+            (p->compacted || (pr->flags & PAIR_REBASELINE))) {
+                /* The cleaner removed records, or retention deleted
+                 * records before the audit read them: those in between
+                 * may be the deleted ones. */
+                v = DEDUP_V_BASELINE;
                 goto accept;
         }
         if (seq - 1 > pr->last_seq) {
@@ -444,18 +550,47 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
                 dedup_gaps_trim(tr, pr);
                 c->anomalies[DEDUP_KIND_OUT_OF_ORDER]++;
                 record_event(tr, DEDUP_KIND_OUT_OF_ORDER, pr, pr->epoch, seq,
-                             offset, -1);
+                             offset, 0, -1);
+                return DEDUP_V_OUT_OF_ORDER;
+        }
+        if (done_fill(tr, pr, pr->epoch, seq, &done)) {
+                /* Late, after its gap was confirmed: not lost after all
+                 * (or, for a gap unknown since a coverage hole, found). */
+                c->anomalies[DEDUP_KIND_OUT_OF_ORDER]++;
+                if (done.unknown) {
+                        if (c->unknown)
+                                c->unknown--;
+                } else {
+                        c->recovered++;
+                        if (c->missing)
+                                c->missing--;
+                }
+                record_event(tr, DEDUP_KIND_OUT_OF_ORDER, pr, pr->epoch, seq,
+                             offset, 0, done.opened_offset);
                 return DEDUP_V_OUT_OF_ORDER;
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
         record_event(tr, DEDUP_KIND_DUPLICATE, pr, pr->epoch, seq, offset,
-                     run_offset_of(pr, seq));
+                     0, run_offset_of(pr, seq));
         return DEDUP_V_DUPLICATE;
 
 accept:
+        pr->flags &= ~PAIR_REBASELINE;
         pr->last_seq = seq;
         run_note(pr, seq, offset);
         return v;
+
+fenced:
+        /* The evidence: the first record of the producer's current session
+         * (unknown when it began before a restart of the audit). */
+        c->anomalies[DEDUP_KIND_FENCED]++;
+        if (zombie && nm->session_offset >= 0)
+                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
+                             nm->session_part, nm->session_offset);
+        else
+                record_event(tr, DEDUP_KIND_FENCED, pr, h->epoch, seq, offset,
+                             0, -1);
+        return DEDUP_V_FENCED;
 }
 
 /*

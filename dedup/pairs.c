@@ -203,6 +203,7 @@ static uint32_t name_ref(struct dedup_tracker *tr, const char *p, size_t len)
                 nm->retired[i] = -1;
         nm->session_ms = -1;
         nm->session_offset = -1;
+        nm->pid_ms = -1;
         nm->len = (uint32_t)len;
         memcpy(nm->bytes, p, len);
         if (tr->name_free.n) {

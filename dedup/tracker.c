@@ -26,6 +26,7 @@ static const char *const kind_names[DEDUP_KIND__CNT] = {
     [DEDUP_KIND_MALFORMED] = "malformed",
     [DEDUP_KIND_REDELIVERED] = "redelivered",
     [DEDUP_KIND_EXPIRED] = "expired",
+    [DEDUP_KIND_GAP_UNKNOWN] = "gap_unknown",
 };
 
 const char *dedup_kind_name(enum dedup_kind kind)
@@ -90,6 +91,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         for (i = 0; i < tr->npairs_slab; i++) {
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 free(pr->flags & PAIR_LIVE ? pr->gaps : NULL);
+                free(pr->flags & PAIR_LIVE ? pr->done : NULL);
         }
         for (i = 0; i < tr->nnames_slab; i++)
                 free(tr->names[i]);
@@ -146,6 +148,34 @@ int dedup_tracker_part_from_log_start(const struct dedup_tracker *tr,
         return part < tr->nparts && tr->parts[part].from_log_start;
 }
 
+/* The open gaps of pair slot may lie in deleted records: unknown. */
+static void gaps_unknown(struct dedup_tracker *tr, uint32_t slot)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_counts *c = &tr->parts[pr->part].counts;
+
+        while (pr->gaps && pr->gaps->n) {
+                struct dedup_gap g = pr->gaps->g[0];
+                uint64_t n = (uint64_t)(g.hi - g.lo) + 1;
+                struct dedup_event *ev;
+
+                dedup_gap_remove_at(tr, pr, 0);
+                c->unknown = dedup_sat_add(c->unknown, n);
+                g.unknown = 1;
+                dedup_done_add(tr, pr, &g);
+                ev = dedup_event_new(tr, DEDUP_KIND_GAP_UNKNOWN, pr->part);
+                if (!ev)
+                        continue;
+                dedup_event_pair_fill(tr, ev, pr);
+                ev->epoch = g.epoch;
+                ev->seq_lo = g.lo;
+                ev->seq_hi = g.hi;
+                ev->offset_lo = ev->offset_hi = g.opened_offset;
+                ev->count = n;
+        }
+        dedup_gaps_trim(tr, pr);
+}
+
 void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
 {
         uint32_t i;
@@ -157,6 +187,7 @@ void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 if ((pr->flags & PAIR_LIVE) && pr->part == part) {
                         pr->flags |= PAIR_REBASELINE;
+                        gaps_unknown(tr, i);
                         dedup_pair_dirty(tr, i);
                 }
         }
@@ -180,6 +211,12 @@ void dedup_tracker_begin(struct dedup_tracker *tr, int64_t now_ms)
         tr->now_ms = now_ms;
 }
 
+void dedup_tracker_clock_advance(struct dedup_tracker *tr, int64_t now_ms)
+{
+        if (now_ms > tr->clock_ms)
+                tr->clock_ms = now_ms;
+}
+
 int dedup_tracker_failed(const struct dedup_tracker *tr)
 {
         return tr->failed;
@@ -198,6 +235,7 @@ static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
                 ev->offset_lo = ev->offset_hi = dedup_pair_last_offset(pr);
                 ev->count = pr->records;
         }
+        dedup_done_free(tr, pr);
         if (tr->parts[pr->part].cache == slot)
                 tr->parts[pr->part].cache = NONE;
         dedup_idx_remove(tr, tr->parts[pr->part].idx, tr->parts[pr->part].mask,
@@ -273,6 +311,9 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->records = pr->records;
         pv->rebaseline = !!(pr->flags & PAIR_REBASELINE);
         pv->pid = pr->pid;
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                pv->retired_pids[i] = nm->retired[i];
+        pv->session_ms = nm->session_ms;
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
                 pv->runs[i].seq = pr->run_len[i] ? pr->run_seq[i] : -1;
                 pv->runs[i].offset = pr->run_len[i] ? pr->run_off[i] : -1;
@@ -280,6 +321,9 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         }
         pv->gaps = pr->gaps ? pr->gaps->g : NULL;
         pv->ngaps = pr->gaps ? pr->gaps->n : 0;
+        pv->done_gaps = pr->done ? pr->done->g : NULL;
+        pv->ndone = pr->done ? pr->done->n : 0;
+        pv->done_changed = !!(pr->flags & PAIR_DONE_DIRTY);
 }
 
 int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -305,7 +349,8 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
         size_t i;
 
         for (i = 0; i < tr->dirty.n; i++)
-                dedup_pair_at(tr, tr->dirty.v[i])->flags &= ~PAIR_DIRTY;
+                dedup_pair_at(tr, tr->dirty.v[i])->flags &=
+                        ~(PAIR_DIRTY | PAIR_DONE_DIRTY);
         tr->dirty.n = 0;
         for (i = 0; i < tr->pair_pending.n; i++)
                 dedup_u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);
@@ -328,6 +373,59 @@ int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
                         return r;
         }
         return 0;
+}
+
+/* Keeps pid among nm's retired ids, in the oldest place (order unknown). */
+static void name_retire_old(struct dedup_name *nm, int64_t pid)
+{
+        int i;
+
+        if (pid < 0 || pid == nm->pid)
+                return;
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                if (nm->retired[i] == pid)
+                        return;
+        nm->retired[0] = pid;
+}
+
+/*
+ * The producer's session from its restored pairs: the producer id of the
+ * pair written last is the current one (a producer writes with one id at
+ * a time), with the retired ids that pair stored; the ids of other pairs
+ * are retired too.  Its epoch is the highest of the current id.
+ */
+static void name_restore(struct dedup_name *nm,
+                         const struct dedup_pair_view *pv)
+{
+        int64_t old = nm->pid;
+        int i;
+
+        if (pv->pid < 0 || old < 0 || pv->pid == old) {
+                if (pv->pid >= 0)
+                        nm->pid = pv->pid;
+                if (pv->epoch > nm->epoch)
+                        nm->epoch = pv->epoch;
+        } else if (pv->last_ms > nm->pid_ms) {
+                nm->pid = pv->pid;
+                nm->epoch = pv->epoch;
+        } else {
+                name_retire_old(nm, pv->pid);
+                return;
+        }
+        if (pv->pid >= 0 && (pv->last_ms > nm->pid_ms || old < 0)) {
+                nm->pid_ms = pv->last_ms;
+                for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                        nm->retired[i] = pv->retired_pids[i] == nm->pid
+                                             ? -1
+                                             : pv->retired_pids[i];
+        }
+        name_retire_old(nm, old);
+        /* The session's start is known, not where it began (the audit
+         * may now number its parts otherwise): fenced writes are found,
+         * without that evidence. */
+        if (pv->epoch == nm->epoch && pv->pid == nm->pid &&
+            pv->session_ms > nm->session_ms)
+                nm->session_ms = pv->session_ms;
 }
 
 int dedup_tracker_restore(struct dedup_tracker *tr,
@@ -353,8 +451,8 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         pr->epoch = pv->epoch;
         pr->last_seq = pv->last_seq;
         pr->last_ms = pv->last_ms;
-        if (pv->epoch > tr->names[pr->name]->epoch)
-                tr->names[pr->name]->epoch = pv->epoch;
+        pr->pid = pv->pid < 0 ? -1 : pv->pid;
+        name_restore(tr->names[pr->name], pv);
         if (pv->last_ms > tr->clock_ms)
                 tr->clock_ms = pv->last_ms; /* the records read so far */
         pr->records = pv->records;
@@ -364,6 +462,12 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
                 pr->run_seq[i] = pv->runs[i].seq;
                 pr->run_off[i] = pv->runs[i].offset;
                 pr->run_len[i] = pv->runs[i].len;
+        }
+        for (i = 0; i < pv->ndone; i++) {
+                if (pv->done_gaps[i].lo < 0 ||
+                    pv->done_gaps[i].hi < pv->done_gaps[i].lo ||
+                    dedup_done_add(tr, pr, &pv->done_gaps[i]))
+                        return -1;
         }
         nev = tr->nev;
         for (i = 0; i < pv->ngaps; i++) {

@@ -132,8 +132,17 @@ static const struct {
          "Records audited (every record observed, tracked or not).",
          offsetof(struct ledger_summary, records)},
         {"eosaudit_missing_records_total", "counter",
-         "Records lost in confirmed gaps.",
+         "Records lost in confirmed gaps (a record that comes after its "
+         "gap was confirmed lowers it).",
          offsetof(struct ledger_summary, missing)},
+        {"eosaudit_recovered_records_total", "counter",
+         "Records that came after their gap was confirmed: no longer "
+         "missing.",
+         offsetof(struct ledger_summary, recovered)},
+        {"eosaudit_unknown_records", "gauge",
+         "Records of gaps open when retention deleted unread records: "
+         "maybe deleted, maybe lost.",
+         offsetof(struct ledger_summary, unknown)},
         {"eosaudit_untracked_records_total", "counter",
          "Records without any eos.* header.",
          offsetof(struct ledger_summary, untracked)},

@@ -174,7 +174,9 @@ static int http_kind_ok(const char *k)
 
         if (!strcmp(k, "coverage"))
                 return 1;
-        return !dedup_kind_parse(k, &kind) && kind < DEDUP_KIND__ANOMALY_CNT;
+        return !dedup_kind_parse(k, &kind) &&
+               (kind < DEDUP_KIND__ANOMALY_CNT ||
+                kind == DEDUP_KIND_GAP_UNKNOWN);
 }
 
 /* "duplicate, gap, ..., redelivered or coverage": the kinds a filter
@@ -194,7 +196,8 @@ static void http_kinds_text(char *buf, size_t size)
         }
         if (o >= 2)
                 o -= 2;
-        snprintf(buf + o, size - o, " or coverage");
+        snprintf(buf + o, size - o, ", %s or coverage",
+                 dedup_kind_name(DEDUP_KIND_GAP_UNKNOWN));
 }
 
 /* v[0..len), plain decimal from min to max, into *out (untouched on

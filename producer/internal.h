@@ -67,6 +67,11 @@ struct producer_ctx {
         int32_t partition_cnt;
         char *value; /* o->value_size bytes, shared by every record */
         int64_t *seq_saved; /* next_seq at the start of a transaction */
+        /* Per partition, the last record stamped there in an earlier
+         * session (epoch -1: none): what eos.prev_epoch and eos.prev_seq
+         * say on the new session's records there (schema/HEADERS.md). */
+        int32_t *prev_epoch;
+        int64_t *prev_seq;
         uint64_t rng_gap, rng_dup;
         uint64_t txn_no;   /* transactions begun */
         uint64_t paced;    /* records produced under --rate */

@@ -33,6 +33,11 @@
  *    records.  Replays are not injected into and do not count toward -n;
  *    transactional, they open the first transaction of the new session,
  *    on top of its txn_size records.
+ *  - A new session (after a restart, and --zombie's newer session B)
+ *    stamps eos.prev_epoch and eos.prev_seq on its records of each
+ *    partition an earlier session wrote to: that session's epoch and the
+ *    last seq it stamped there (as schema/HEADERS.md asks), so that an
+ *    auditor sees a loss at the end of the earlier session.
  *  - Everything runs on the calling thread: librdkafka callbacks are served
  *    by rd_kafka_poll()/flush() from inside producer_run().  A run keeps
  *    no global state, so concurrent runs in one process are independent.

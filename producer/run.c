@@ -62,8 +62,9 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                                             const struct producer_write *w)
 {
         const struct producer_opts *o = c->o;
-        char seq_str[24], index_str[24];
+        char seq_str[24], index_str[24], prev_epoch_str[16], prev_seq_str[24];
         int seq_len = snprintf(seq_str, sizeof(seq_str), "%" PRId64, w->seq);
+        int prev_epoch_len = 0, prev_seq_len = 0;
         const char *id = NULL;
         size_t id_len = 0;
 
@@ -76,8 +77,18 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 id_len = (size_t)snprintf(index_str, sizeof(index_str),
                                           "%" PRId64, w->n);
         }
+        if (c->prev_epoch && c->prev_epoch[w->partition] >= 0 &&
+            c->prev_epoch[w->partition] != in->epoch) {
+                prev_epoch_len = snprintf(prev_epoch_str,
+                                          sizeof(prev_epoch_str),
+                                          "%" PRId32,
+                                          c->prev_epoch[w->partition]);
+                prev_seq_len = snprintf(prev_seq_str, sizeof(prev_seq_str),
+                                        "%" PRId64,
+                                        c->prev_seq[w->partition]);
+        }
         for (;;) {
-                rd_kafka_headers_t *hdrs = rd_kafka_headers_new(5);
+                rd_kafka_headers_t *hdrs = rd_kafka_headers_new(7);
                 rd_kafka_resp_err_t err;
 
                 rd_kafka_header_add(hdrs, EOS_HDR_PRODUCER, -1, o->name,
@@ -87,6 +98,15 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 if (in->pid >= 0)
                         rd_kafka_header_add(hdrs, EOS_HDR_PID, -1, in->pid_str,
                                             -1);
+                /* On every record of a later session where an earlier one
+                 * wrote: the auditor checks the first it sees, so a lost
+                 * first record does not hide the end of the earlier one. */
+                if (prev_epoch_len > 0) {
+                        rd_kafka_header_add(hdrs, EOS_HDR_PREV_EPOCH, -1,
+                                            prev_epoch_str, prev_epoch_len);
+                        rd_kafka_header_add(hdrs, EOS_HDR_PREV_SEQ, -1,
+                                            prev_seq_str, prev_seq_len);
+                }
                 if (id)
                         rd_kafka_header_add(hdrs, o->msgid_header, -1, id,
                                             (ssize_t)id_len);
@@ -503,6 +523,23 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
  * not above it), else the last one + 1.  Returns 0 or PRODUCER_ERR_RUN
  * (errstr); in is left for producer_inst_close() either way.
  */
+/* The session of in ends: notes the last seq it stamped on each partition
+ * it wrote to, for the next session's eos.prev_* headers.  Its units are
+ * committed, so next_seq is past what readers see (an aborted
+ * transaction's seqs were given back). */
+static void producer_prev_note(struct producer_ctx *c,
+                               const struct producer_inst *in)
+{
+        int32_t p;
+
+        for (p = 0; p < c->partition_cnt; p++) {
+                if (in->next_seq[p] <= 0)
+                        continue;
+                c->prev_epoch[p] = in->epoch;
+                c->prev_seq[p] = in->next_seq[p] - 1;
+        }
+}
+
 static int producer_restart(struct producer_ctx *c, struct producer_inst *in,
                             int64_t n, char *errstr, size_t errstr_size)
 {
@@ -527,6 +564,7 @@ static int producer_restart(struct producer_ctx *c, struct producer_inst *in,
                         c->replay[c->replay_cnt++] = i;
         }
 
+        producer_prev_note(c, in);
         producer_inst_close(in); /* the crash: rd_kafka_destroy() */
         if (o->state_path) {
                 if (producer_state_take(o->state_path, 1, &epoch, errstr,
@@ -618,10 +656,14 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
         rc = PRODUCER_ERR_RUN;
         res->partition_cnt = c.partition_cnt;
         c.seq_saved = calloc((size_t)c.partition_cnt, sizeof(*c.seq_saved));
-        if (!c.seq_saved) {
+        c.prev_epoch = malloc((size_t)c.partition_cnt * sizeof(*c.prev_epoch));
+        c.prev_seq = calloc((size_t)c.partition_cnt, sizeof(*c.prev_seq));
+        if (!c.seq_saved || !c.prev_epoch || !c.prev_seq) {
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
+        for (i = 0; i < (size_t)c.partition_cnt; i++)
+                c.prev_epoch[i] = -1;
         if (o->restart_every > 0 && o->restart_replay > 0) {
                 c.sent = malloc((size_t)o->restart_replay * sizeof(*c.sent));
                 c.replay = malloc((size_t)o->restart_replay *
@@ -662,7 +704,10 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
         if (phase(&c, &a, PRODUCER_PHASE_LIVE, NULL, &n, count - count / 2,
                   errstr, errstr_size) == -1)
                 goto out;
-        /* Only now: B's init_transactions() fences A at the broker. */
+        /* Only now: B's init_transactions() fences A at the broker.  B's
+         * records name A's last ones (A's later writes, as a zombie, do
+         * not: they are of the epoch named). */
+        producer_prev_note(&c, &a);
         if (producer_running(&c) &&
             producer_inst_open(&c, &b, "producer", (int32_t)epoch + 1,
                                errstr, errstr_size) != 0)
@@ -695,6 +740,8 @@ out:
         if (c.conf)
                 rd_kafka_conf_destroy(c.conf);
         free(c.seq_saved);
+        free(c.prev_epoch);
+        free(c.prev_seq);
         free(c.sent);
         free(c.replay);
         free(c.value); /* after the handles: records point into it */

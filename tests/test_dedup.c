@@ -686,7 +686,7 @@ static void test_restore_fewer_gaps(void **state)
         struct dedup_config conf;
         struct dedup_tracker *tr;
         struct dedup_gap g[3] = {
-            {0, 1, 1, 10, 0, 0}, {0, 3, 3, 12, 0, 0}, {0, 5, 5, 14, 0, 0}};
+            {0, 1, 1, 10, 0, 0, 0}, {0, 3, 3, 12, 0, 0, 0}, {0, 5, 5, 14, 0, 0, 0}};
         struct dedup_pair_view pv;
         struct collect col = {0};
         size_t n;

@@ -1001,6 +1001,8 @@ static void test_metrics(void **state)
                 "eosaudit_anomaly_events_total counter",
                 "eosaudit_missing_records_total counter",
                 "eosaudit_unaudited_offsets_total counter",
+                "eosaudit_recovered_records_total counter",
+                "eosaudit_unknown_records gauge",
                 "eosaudit_untracked_records_total counter",
                 "eosaudit_open_gaps gauge", "eosaudit_producers gauge",
                 "eosaudit_ids_checked_total counter",
@@ -1632,7 +1634,7 @@ static void test_query_parse(void **state)
                          -1);
         assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
                                  "out_of_order, fenced, malformed, "
-                                 "redelivered or coverage)");
+                                 "redelivered, gap_unknown or coverage)");
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=redelivered", 16, err,
                                           sizeof(err)),

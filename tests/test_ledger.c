@@ -129,10 +129,14 @@ static int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
         sb_hex(&b, pv->producer, pv->producer_len);
         sb_printf(&b,
                   " epoch=%d last_seq=%lld last_offset=%lld last_ms=%lld "
-                  "records=%llu rebaseline=%d",
+                  "records=%llu rebaseline=%d pid=%lld retired=%lld,%lld "
+                  "session_ms=%lld",
                   (int)pv->epoch, (long long)pv->last_seq,
                   (long long)pv->last_offset, (long long)pv->last_ms,
-                  (unsigned long long)pv->records, pv->rebaseline);
+                  (unsigned long long)pv->records, pv->rebaseline,
+                  (long long)pv->pid, (long long)pv->retired_pids[0],
+                  (long long)pv->retired_pids[1],
+                  (long long)pv->session_ms);
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
                 sb_printf(&b, " run(%lld,%lld,%u)",
                           (long long)pv->runs[i].seq,
@@ -144,6 +148,13 @@ static int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
                           (long long)g->opened_offset,
                           (long long)g->opened_ms,
                           (unsigned long long)g->opened_rec);
+        }
+        for (i = 0; i < pv->ndone; i++) {
+                const struct dedup_gap *g = &pv->done_gaps[i];
+                sb_printf(&b, " done(e%d,%lld..%lld,@%lld,%lldms)",
+                          (int)g->epoch, (long long)g->lo, (long long)g->hi,
+                          (long long)g->opened_offset,
+                          (long long)g->opened_ms);
         }
         ls->v = realloc(ls->v, (ls->n + 1) * sizeof(*ls->v));
         assert_non_null(ls->v);
@@ -166,13 +177,15 @@ static char *tracker_dump(struct dedup_tracker *tr,
                 assert_non_null(c);
                 sb_printf(&b,
                           "part %zu next_offset=%lld from_log_start=%d/%d "
-                          "records=%llu untracked=%llu missing=%llu",
+                          "records=%llu untracked=%llu missing=%llu "
+                          "recovered=%llu",
                           i, (long long)parts[i].next_offset,
                           parts[i].from_log_start,
                           dedup_tracker_part_from_log_start(tr, (uint32_t)i),
                           (unsigned long long)c->records,
                           (unsigned long long)c->untracked,
-                          (unsigned long long)c->missing);
+                          (unsigned long long)c->missing,
+                          (unsigned long long)c->recovered);
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                         sb_printf(&b, " %s=%llu",
                                   dedup_kind_name((enum dedup_kind)k),
@@ -201,11 +214,15 @@ static char *db_dump(const char *path)
         static const char *const queries[] = {
                 "SELECT topic, partition, next_offset, from_log_start, "
                 "records, untracked, duplicate, gap, out_of_order, fenced, "
-                "malformed, missing FROM partitions ORDER BY 1, 2",
+                "malformed, missing, recovered FROM partitions "
+                "ORDER BY 1, 2",
+                "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
+                "opened_offset, opened_ms FROM confirmed_gaps "
+                "ORDER BY topic, partition, producer, ord",
                 "SELECT topic, partition, hex(producer), epoch, last_seq, "
                 "last_offset, last_ms, records, rebaseline, run0_seq, "
-                "run0_offset, run0_len, run1_seq, run1_offset, run1_len "
-                "FROM pairs ORDER BY topic, partition, producer",
+                "run0_offset, run0_len, run1_seq, run1_offset, run1_len, pid, "
+                "retired_pid0, retired_pid1, session_ms FROM pairs ORDER BY topic, partition, producer",
                 "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
                 "opened_offset, opened_ms, opened_rec FROM open_gaps "
                 "ORDER BY topic, partition, producer, ord",
@@ -627,8 +644,11 @@ static void test_commit_load_roundtrip(void **state)
                 assert_int_equal(n1, n2);
                 for (i = 0; i < n1; i++) {
                         assert_int_equal(e1[i].kind, e2[i].kind);
-                        assert_int_equal(e1[i].first_offset,
-                                         e2[i].first_offset);
+                        /* Where a session began is not stored (only
+                         * when): a fenced write's evidence is lost. */
+                        if (e1[i].kind != DEDUP_KIND_FENCED)
+                                assert_int_equal(e1[i].first_offset,
+                                                 e2[i].first_offset);
                         assert_int_equal(e1[i].seq_lo, e2[i].seq_lo);
                 }
                 /* the history of runs was restored: offset 1 is named */
@@ -645,6 +665,248 @@ static void test_commit_load_roundtrip(void **state)
         free(db1);
         dedup_tracker_free(tr);
         dedup_tracker_free(tr2);
+        ledger_close(lg);
+}
+
+/* A record of part with eos.pid, at time ts. */
+static enum dedup_verdict observe_pid(struct dedup_tracker *tr, uint32_t part,
+                                      int64_t offset,
+                                      const char *producer, int64_t pid,
+                                      int32_t epoch, int64_t seq, int64_t ts)
+{
+        struct dedup_hdrs h;
+        char e[16], s[24], p[24];
+
+        dedup_hdrs_init(&h);
+        snprintf(e, sizeof(e), "%d", (int)epoch);
+        snprintf(s, sizeof(s), "%lld", (long long)seq);
+        snprintf(p, sizeof(p), "%lld", (long long)pid);
+        dedup_hdrs_feed(&h, "eos.producer", 12, producer, strlen(producer));
+        dedup_hdrs_feed(&h, "eos.epoch", 9, e, strlen(e));
+        dedup_hdrs_feed(&h, "eos.seq", 7, s, strlen(s));
+        dedup_hdrs_feed(&h, "eos.pid", 7, p, strlen(p));
+        h.ts_ms = ts;
+        return dedup_tracker_observe(tr, part, offset, &h);
+}
+
+/*
+ * Issue 14 item 3 after a restart: the pair's producer id is stored, so a
+ * new producer id at epoch 0 is still a new session once the auditor has
+ * restarted (not fenced), and the id it replaced is fenced.
+ */
+static void test_pid_survives_restart(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        dedup_tracker_begin(tr, 5000);
+        /* t1 used producer id 100 up to its last epoch, then got 200. */
+        assert_int_equal(observe_pid(tr, 0, 0, "t1", 100, 32766, 0, 1000),
+                         DEDUP_V_OK);
+        assert_int_equal(observe_pid(tr, 0, 1, "t1", 200, 0, 0, 2000),
+                         DEDUP_V_OK);
+        /* t2 still writes with producer id 7. */
+        assert_int_equal(observe_pid(tr, 0, 2, "t2", 7, 32766, 0, 2000),
+                         DEDUP_V_OK);
+        parts[0].next_offset = 3;
+        parts[0].dirty = 1;
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT pid FROM pairs WHERE "
+                                       "producer = 't1'"),
+                         200);
+
+        tr = reload(fx->a, &lg, parts);
+        dedup_tracker_begin(tr, 6000);
+        /* t2's epoch ran out after the restart: a new id at epoch 0. */
+        assert_int_equal(observe_pid(tr, 0, 3, "t2", 8, 0, 0, 3000),
+                         DEDUP_V_OK);
+        assert_int_equal(observe_pid(tr, 0, 4, "t1", 200, 0, 1, 3001),
+                         DEDUP_V_OK);
+        /* Zombies of the replaced ids. */
+        assert_int_equal(observe_pid(tr, 0, 5, "t2", 7, 32766, 1, 3002),
+                         DEDUP_V_FENCED);
+        assert_int_equal(observe_pid(tr, 0, 6, "t1", 100, 32766, 1, 3003),
+                         DEDUP_V_FENCED);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_FENCED],
+                         2);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* A fenced write's evidence, the first record of the new session, is
+ * stored with its partition (issue 14 item 8). */
+static void test_fenced_evidence(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        dedup_tracker_begin(tr, 5000);
+        assert_int_equal(observe_pid(tr, 0, 0, "z", 9, 0, 0, 1000),
+                         DEDUP_V_OK);
+        /* the new session begins at orders [1] offset 40 */
+        assert_int_equal(observe_pid(tr, 1, 40, "z", 9, 1, 0, 2000),
+                         DEDUP_V_BASELINE);
+        assert_int_equal(observe_pid(tr, 0, 1, "z", 9, 0, 1, 3000),
+                         DEDUP_V_FENCED);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(db_int(fx->a, "SELECT first_partition FROM "
+                                       "anomalies WHERE kind = 'fenced'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT first_offset FROM "
+                                       "anomalies WHERE kind = 'fenced'"),
+                         40);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* After a restart the session's start time is known: the zombie's
+         * next write is still fenced (where the session began is not). */
+        tr = reload(fx->a, &lg, parts);
+        dedup_tracker_begin(tr, 6000);
+        assert_int_equal(observe_pid(tr, 0, 2, "z", 9, 0, 2, 4000),
+                         DEDUP_V_FENCED);
+        assert_int_equal(observe_pid(tr, 1, 41, "z", 9, 1, 1, 4001),
+                         DEDUP_V_OK);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/*
+ * Issue 14 item 4 after a restart: confirmed gaps are remembered in the
+ * ledger, so a record that comes late, after a restart, is out_of_order
+ * and no longer missing; the summary counts it as recovered.
+ */
+static const struct rec late_log[] = {
+        {1, 0, 0, P1, 0, 0}, /* ok */
+        {1, 0, 1, P1, 0, 4}, /* gap 1..3, confirmed at the scan's end */
+        {2, 0, 2, P1, 0, 2}, /* after the restart: recovered */
+        {2, 0, 3, P1, 0, 2}, /* a duplicate of it */
+        {2, 0, 4, P1, 0, 5}, /* ok */
+};
+
+static void test_late_record_after_restart(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary s;
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char err[256];
+        size_t n = sizeof(late_log) / sizeof(late_log[0]);
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, late_log, n, 1, 1000);
+        dedup_tracker_confirm_all(tr);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT missing FROM partitions "
+                                       "WHERE topic = 'orders' AND "
+                                       "partition = 0"),
+                         3);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM confirmed_gaps"),
+                         1);
+
+        tr = reload(fx->a, &lg, parts);
+        audit(tr, parts, late_log, n, 2, 2000);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_OUT_OF_ORDER],
+                         1);
+        assert_int_equal(dedup_tracker_part_counts(tr, 0)
+                                 ->anomalies[DEDUP_KIND_DUPLICATE],
+                         1);
+        commit_ok(lg, tr, parts);
+        if (ledger_summary(lg, "orders", &s, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(s.anomalies[DEDUP_KIND_GAP], 1);
+        assert_int_equal(s.missing, 2);
+        assert_int_equal(s.recovered, 1);
+        /* What is still missing of the gap: 1 and 3. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM confirmed_gaps"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT first_offset FROM anomalies "
+                                       "WHERE kind = 'out_of_order'"),
+                         1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/*
+ * Issue 14 item 5: across a coverage gap the pair keeps what it knew, its
+ * open gaps become unknown (stored as such), and after a restart a record
+ * that fills one is out_of_order and no longer unknown.
+ */
+static const struct rec hole_log[] = {
+        {1, 0, 0, P1, 0, 0},   /* ok */
+        {1, 0, 1, P1, 0, 3},   /* gap 1..2 */
+        {1, 0, 50, P1, 0, 20}, /* offsets 2..49 deleted: 1..2 unknown;
+                                  no false gap 4..19 */
+        {2, 0, 51, P1, 0, 1},  /* after the restart: found */
+        {2, 0, 52, P1, 0, 20}, /* still a duplicate */
+};
+
+static void test_coverage_keeps_state(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary s;
+        struct dedup_tracker *tr;
+        struct dedup_config conf;
+        struct ledger *lg;
+        char err[256];
+        size_t n = sizeof(hole_log) / sizeof(hole_log[0]);
+
+        conf_init(&conf);
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        lg = open_ok(fx->a);
+        audit(tr, parts, hole_log, n, 1, 1000);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT unknown FROM partitions "
+                                       "WHERE topic = 'orders' AND "
+                                       "partition = 0"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT count FROM anomalies "
+                                       "WHERE kind = 'gap_unknown'"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT unknown FROM confirmed_gaps"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM open_gaps"), 0);
+
+        tr = reload(fx->a, &lg, parts);
+        audit(tr, parts, hole_log, n, 2, 2000);
+        commit_ok(lg, tr, parts);
+        if (ledger_summary(lg, "orders", &s, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(s.unknown, 1);
+        assert_int_equal(s.missing, 0);
+        assert_int_equal(s.recovered, 0);
+        assert_int_equal(s.anomalies[DEDUP_KIND_GAP], 0);
+        assert_int_equal(s.anomalies[DEDUP_KIND_OUT_OF_ORDER], 1);
+        assert_int_equal(s.anomalies[DEDUP_KIND_DUPLICATE], 1);
+        dedup_tracker_free(tr);
         ledger_close(lg);
 }
 
@@ -762,7 +1024,9 @@ static void test_anomalies_and_summary(void **state)
         /* The fenced write names its (lower) epoch and a quoted producer. */
         assert_string_equal(s.producer[4], PQ);
         assert_int_equal(s.a[4].epoch, 0);
-        assert_int_equal(s.a[4].first_offset, -1);
+        /* ... and the first record of the new session, offset 6. */
+        assert_int_equal(s.a[4].first_offset, 6);
+        assert_int_equal(s.a[4].first_partition, 0);
         /* Malformed: no producer, no epoch, the missing headers. */
         assert_null(s.a[3].producer);
         assert_int_equal(s.a[3].epoch, -1);
@@ -1792,6 +2056,10 @@ int main(void)
                 T(test_lock),
                 T(test_newer_schema_refused),
                 T(test_commit_load_roundtrip),
+                T(test_pid_survives_restart),
+                T(test_fenced_evidence),
+                T(test_late_record_after_restart),
+                T(test_coverage_keeps_state),
                 T(test_unknown_parts_keep_minus_one),
                 T(test_anomalies_and_summary),
                 T(test_coverage_gap),

@@ -578,6 +578,7 @@ struct rec {
         char key[64];
         char producer[64];
         int64_t epoch, seq, pid; /* pid -1 when absent */
+        int64_t prev_epoch, prev_seq; /* -1 when absent */
         char id[64];      /* the id header mock_read_id() was asked for */
         int has_id;       /* ... present (the last one, like the auditor) */
         int id_cnt;       /* ... how many times */
@@ -734,6 +735,15 @@ static void mock_read_id(const char *topic, const char *idhdr,
                 r->pid = -1;
                 if (rd_kafka_header_get_last(hdrs, "eos.pid", &v, &size) == 0)
                         r->pid = hdr_int(v, size, INT64_MAX);
+                r->prev_epoch = r->prev_seq = -1;
+                if (rd_kafka_header_get_last(hdrs, "eos.prev_epoch", &v,
+                                             &size) == 0)
+                        r->prev_epoch = hdr_int(v, size, INT32_MAX);
+                if (rd_kafka_header_get_last(hdrs, "eos.prev_seq", &v,
+                                             &size) == 0)
+                        r->prev_seq = hdr_int(v, size, INT64_MAX);
+                /* Both or neither. */
+                assert_int_equal(r->prev_epoch < 0, r->prev_seq < 0);
                 r->has_msgid = rd_kafka_header_get_last(hdrs, "eos.msgid", &v,
                                                         &size) == 0;
                 if (rd_kafka_header_get_last(hdrs, idhdr, &v, &size) == 0) {
@@ -815,6 +825,43 @@ static void audit(const struct readback *rb, struct audit *a)
         }
 }
 
+/*
+ * The eos.prev_* contract on every partition, in offset order: records of
+ * a partition's first epoch carry none; every record of a later epoch
+ * names the epoch before it there and the last (highest) seq of that
+ * epoch there.  Returns how many records named one.
+ */
+static uint64_t prev_check(const struct readback *rb)
+{
+        uint64_t named = 0;
+        int32_t p;
+        size_t i;
+
+        for (p = 0; p < MOCK_PARTITIONS; p++) {
+                int64_t epoch = -1, last = -1, pe = -1, ps = -1;
+
+                for (i = 0; i < rb->cnt; i++) {
+                        const struct rec *r = &rb->recs[i];
+
+                        if (r->partition != p)
+                                continue;
+                        if (r->epoch != epoch) {
+                                assert_true(r->epoch > epoch);
+                                pe = epoch;
+                                ps = last;
+                                epoch = r->epoch;
+                                last = -1;
+                        }
+                        assert_int_equal(r->prev_epoch, pe);
+                        assert_int_equal(r->prev_seq, ps);
+                        named += pe >= 0;
+                        if (r->seq > last)
+                                last = r->seq;
+                }
+        }
+        return named;
+}
+
 static void test_mock_idempotent(void **state)
 {
         struct producer_opts o;
@@ -840,6 +887,7 @@ static void test_mock_idempotent(void **state)
 
         mock_read(o.topic, &rb);
         assert_int_equal(rb.cnt, 20000);
+        assert_int_equal(prev_check(&rb), 0); /* one session: no prev */
         audit(&rb, &a);
         assert_int_equal(a.dups + a.gaps + a.fenced, 0);
         for (i = 0; i < rb.cnt; i++) {
@@ -1485,6 +1533,7 @@ static void test_mock_restart(void **state)
                         assert_int_equal(drop_aborted(&rb), res.aborted);
                 }
                 assert_int_equal(rb.cnt, res.delivered);
+                assert_true(prev_check(&rb) > 0);
                 idaudit(&rb, o.count, cases[i].from, cases[i].every,
                         cases[i].replay, &a);
                 assert_int_equal(a.distinct, (uint64_t)cases[i].count);

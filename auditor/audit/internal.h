@@ -119,6 +119,7 @@ int audit_out_of_range(struct audit *a, struct ledger_part *lp, char *errstr,
                        size_t errstr_size);
 void audit_check_stalls(struct audit *a, int64_t now);
 int audit_all_done(const struct audit *a);
+int audit_caught_up(const struct audit *a);
 int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 
 /* record.c */

@@ -182,6 +182,12 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 if (a->flow)
                         audit_flow_poll(a, now);
                 if (now - a->last_tick_ms >= 1000) {
+                        /* At the head of the log the next record is no
+                         * older than now: idle live topics confirm gaps
+                         * and expire pairs by the wall clock.  A backlog
+                         * still runs on its records' time. */
+                        if (a->conf.follow && audit_caught_up(a))
+                                dedup_tracker_clock_advance(a->tr, now);
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
                 }

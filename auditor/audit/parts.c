@@ -57,7 +57,8 @@ int audit_position(struct audit *a, struct ledger_part *lp,
         } else if (lp->next_offset < lo) {
                 log_warn("%s [%d]: offsets %lld..%lld were deleted by "
                          "retention before they were audited: recording a "
-                         "coverage gap; producers restart from baselines",
+                         "coverage gap; producers keep their state, their "
+                         "seqs may jump across it",
                          lp->topic, (int)lp->partition,
                          (long long)lp->next_offset, (long long)(lo - 1));
                 lp->coverage_lo = lp->next_offset;
@@ -172,6 +173,18 @@ void audit_check_stalls(struct audit *a, int64_t now)
                 a->stats.partitions_stalled++;
                 audit_mark_done(a, &a->parts[i]);
         }
+}
+
+/* Every part read to its end (the last fetch said EOF, no record since):
+ * no backlog left anywhere. */
+int audit_caught_up(const struct audit *a)
+{
+        uint32_t i;
+
+        for (i = 0; i < a->nparts; i++)
+                if (!a->rt[i].eof)
+                        return 0;
+        return a->nparts > 0;
 }
 
 int audit_all_done(const struct audit *a)

@@ -56,11 +56,54 @@ static int ledger_pair_bind(sqlite3_stmt *st, const struct ledger_part *p,
                 brc |= sqlite3_bind_int64(st, 12 + 3 * (int)i,
                                           pv->runs[i].len);
         }
+        brc |= sqlite3_bind_int64(st, 16, pv->pid < 0 ? -1 : pv->pid);
+        for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
+                brc |= sqlite3_bind_int64(st, 17 + (int)i,
+                                          pv->retired_pids[i] < 0
+                                                  ? -1
+                                                  : pv->retired_pids[i]);
+        brc |= sqlite3_bind_int64(st, 19,
+                                  pv->session_ms < 0 ? -1 : pv->session_ms);
         return brc;
 }
 
+/* Rewrites the confirmed gaps the pair remembers. */
+static int ledger_done_put(struct ledger_commit_ctx *cc,
+                           const struct ledger_part *p,
+                           const struct dedup_pair_view *pv)
+{
+        struct ledger *lg = cc->lg;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_DONE_DEL];
+        uint32_t i;
+        int brc;
+
+        if (!pv->done_changed)
+                return 0; /* most pairs: no statement at all */
+        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+        if (ledger_step_done(lg, st, brc, "cannot delete ledger confirmed gaps",
+                             cc->errstr, cc->errstr_size))
+                return -1;
+        st = lg->st[LEDGER_ST_DONE_PUT];
+        for (i = 0; i < pv->ndone; i++) {
+                const struct dedup_gap *g = &pv->done_gaps[i];
+                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+                brc |= sqlite3_bind_int64(st, 4, i);
+                brc |= sqlite3_bind_int64(st, 5, g->epoch);
+                brc |= sqlite3_bind_int64(st, 6, g->lo);
+                brc |= sqlite3_bind_int64(st, 7, g->hi);
+                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
+                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc |= sqlite3_bind_int(st, 10, !!g->unknown);
+                if (ledger_step_done(lg, st, brc,
+                                     "cannot write ledger confirmed gap",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
 /* dedup_pair_cb: writes one dirty pair (inserted when new, counted then;
- * else updated) and rewrites its open gaps. */
+ * else updated) and rewrites its open and confirmed gaps. */
 static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
 {
         struct ledger_commit_ctx *cc = opaque;
@@ -125,7 +168,7 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                         return -1;
                 cc->delta[pv->part].open_gaps++;
         }
-        return 0;
+        return ledger_done_put(cc, p, pv);
 }
 
 /* Deletes an expired pair and its open gaps. */
@@ -154,7 +197,11 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
                              cc->errstr, cc->errstr_size))
                 return -1;
         cc->delta[ev->part].open_gaps -= sqlite3_changes(lg->db);
-        return 0;
+        st = lg->st[LEDGER_ST_DONE_DEL];
+        brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
+        return ledger_step_done(lg, st, brc,
+                                "cannot delete expired ledger confirmed gaps",
+                                cc->errstr, cc->errstr_size);
 }
 
 /* Appends one anomaly row; ev->producer may be NULL. */
@@ -197,7 +244,15 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                                          (int)stored, SQLITE_STATIC);
                 brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
         } else {
-                brc |= sqlite3_bind_null(st, 14);
+                /* fenced: the first record of the producer's new session
+                 * is at first_offset of first_partition. */
+                brc |= ledger_bind_opt(
+                        st, 14,
+                        ev->kind == DEDUP_KIND_FENCED &&
+                                        ev->first_offset >= 0 &&
+                                        ev->first_part < cc->nparts
+                                ? cc->parts[ev->first_part].partition
+                                : -1);
                 brc |= sqlite3_bind_null(st, 15);
                 brc |= sqlite3_bind_null(st, 16);
                 brc |= sqlite3_bind_null(st, 17);
@@ -477,13 +532,17 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
                                   ledger_u64_put(c->missing));
         brc |= sqlite3_bind_int64(st, 8 + DEDUP_KIND__ANOMALY_CNT,
                                   ledger_u64_put(c->ids));
-        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT, now_ms);
+        brc |= sqlite3_bind_int64(st, 9 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->recovered));
+        brc |= sqlite3_bind_int64(st, 10 + DEDUP_KIND__ANOMALY_CNT,
+                                  ledger_u64_put(c->unknown));
+        brc |= sqlite3_bind_int64(st, 11 + DEDUP_KIND__ANOMALY_CNT, now_ms);
         /* The last audited record, checked when the audit resumes
          * (fingerprint.h); the hash is stored as two signed integers. */
-        brc |= sqlite3_bind_int64(st, 16, p->fp.offset);
-        brc |= sqlite3_bind_int64(st, 17, p->fp.ts_ms);
-        brc |= sqlite3_bind_int64(st, 18, (int64_t)p->fp.lo);
-        brc |= sqlite3_bind_int64(st, 19, (int64_t)p->fp.hi);
+        brc |= sqlite3_bind_int64(st, 12 + DEDUP_KIND__ANOMALY_CNT, p->fp.offset);
+        brc |= sqlite3_bind_int64(st, 13 + DEDUP_KIND__ANOMALY_CNT, p->fp.ts_ms);
+        brc |= sqlite3_bind_int64(st, 14 + DEDUP_KIND__ANOMALY_CNT, (int64_t)p->fp.lo);
+        brc |= sqlite3_bind_int64(st, 15 + DEDUP_KIND__ANOMALY_CNT, (int64_t)p->fp.hi);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }

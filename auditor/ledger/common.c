@@ -34,6 +34,8 @@ void ledger_counts_get(sqlite3_stmt *st, int col,
                 c->anomalies[k] = ledger_u64_get(st, col + 2 + k);
         c->missing = ledger_u64_get(st, col + 2 + DEDUP_KIND__ANOMALY_CNT);
         c->ids = ledger_u64_get(st, col + 3 + DEDUP_KIND__ANOMALY_CNT);
+        c->recovered = ledger_u64_get(st, col + 4 + DEDUP_KIND__ANOMALY_CNT);
+        c->unknown = ledger_u64_get(st, col + 5 + DEDUP_KIND__ANOMALY_CNT);
 }
 
 /* Binds ?1 topic, ?2 partition and, when producer is non-NULL,

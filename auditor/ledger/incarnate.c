@@ -24,6 +24,7 @@ static const char *const ledger_retire_sql[] = {
         "DELETE FROM partitions WHERE topic = ?1",
         "DELETE FROM pairs WHERE topic = ?1",
         "DELETE FROM open_gaps WHERE topic = ?1",
+        "DELETE FROM confirmed_gaps WHERE topic = ?1",
         "DELETE FROM coverage_gaps WHERE topic = ?1",
         "DELETE FROM msgid_batches WHERE gen IN (SELECT gen FROM msgid_gens "
         "WHERE topic = ?1)",

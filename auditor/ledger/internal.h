@@ -40,6 +40,9 @@ struct dedup_flow;
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
+_Static_assert(DEDUP_RETIRED_PIDS == 2,
+               "pairs has columns for two retired producer ids: add a "
+               "migration");
 _Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
                "partitions has one counter per anomaly kind: add a migration");
 
@@ -47,8 +50,8 @@ _Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
  * reads them: anomaly kinds in enum dedup_kind order. */
 #define LEDGER_COUNT_COLS                                                     \
         "records, untracked, duplicate, gap, out_of_order, fenced, "          \
-        "malformed, redelivered, missing, ids"
-#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 4)
+        "malformed, redelivered, missing, ids, recovered, unknown"
+#define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 6)
 
 /* Statements of the commit path, prepared once per writer handle. */
 enum ledger_stmt {
@@ -60,6 +63,8 @@ enum ledger_stmt {
         LEDGER_ST_PAIR_DEL,
         LEDGER_ST_GAPS_DEL,
         LEDGER_ST_GAP_PUT,
+        LEDGER_ST_DONE_DEL,
+        LEDGER_ST_DONE_PUT,
         LEDGER_ST_ANOMALY_PUT,
         LEDGER_ST_COVERAGE_PUT,
         LEDGER_ST_BATCH_PUT,

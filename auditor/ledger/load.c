@@ -9,13 +9,22 @@
 
 #include "internal.h"
 
-/* Reads the open gaps of the pair in pv, oldest first, into *gaps. */
+/* A growing array of gaps, reused from pair to pair. */
+struct ledger_gapbuf {
+        struct dedup_gap *g;
+        size_t cap;
+};
+
+/* Reads the gaps (open, or confirmed with done) of the pair in pv, oldest
+ * first, into buf, and points pv at them. */
 static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                             const struct ledger_part *p,
-                            struct dedup_pair_view *pv,
-                            struct dedup_gap **gaps, size_t *cap,
-                            char *errstr, size_t errstr_size)
+                            struct dedup_pair_view *pv, int done,
+                            struct ledger_gapbuf *buf, char *errstr,
+                            size_t errstr_size)
 {
+        struct dedup_gap **gaps = &buf->g;
+        size_t *cap = &buf->cap;
         size_t n = 0;
         int src, rc = -1;
 
@@ -43,8 +52,9 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                 }
                 if (epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
                         snprintf(errstr, errstr_size,
-                                 "bad open gap in ledger for %s [%d]: epoch "
+                                 "bad %s gap in ledger for %s [%d]: epoch "
                                  "%lld",
+                                 done ? "confirmed" : "open",
                                  p->topic, (int)p->partition,
                                  (long long)epoch);
                         goto out;
@@ -56,6 +66,7 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                 g->opened_offset = sqlite3_column_int64(st, 3);
                 g->opened_ms = sqlite3_column_int64(st, 4);
                 g->opened_rec = ledger_u64_get(st, 5);
+                g->unknown = sqlite3_column_int64(st, 6) != 0;
         }
         if (src != SQLITE_DONE) {
                 ledger_err(lg, "cannot read ledger open gaps", errstr,
@@ -68,8 +79,13 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                          (int)p->partition);
                 goto out;
         }
-        pv->gaps = *gaps;
-        pv->ngaps = (uint32_t)n;
+        if (done) {
+                pv->done_gaps = *gaps;
+                pv->ndone = (uint32_t)n;
+        } else {
+                pv->gaps = *gaps;
+                pv->ngaps = (uint32_t)n;
+        }
         rc = 0;
 out:
         sqlite3_reset(st);
@@ -79,9 +95,10 @@ out:
 /* Restores every pair of part p (with its gaps) into tr. */
 static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                              sqlite3_stmt *pair_st, sqlite3_stmt *gap_st,
+                             sqlite3_stmt *done_st,
                              const struct ledger_part *p,
-                             struct dedup_gap **gaps, size_t *gaps_cap,
-                             char *errstr, size_t errstr_size)
+                             struct ledger_gapbuf *bufs, char *errstr,
+                             size_t errstr_size)
 {
         struct dedup_pair_view pv;
         int src, i, rc = -1;
@@ -114,14 +131,28 @@ static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                                                  ? 0
                                                  : (uint32_t)len;
                 }
+                pv.pid = sqlite3_column_int64(pair_st, 13);
+                if (pv.pid < 0)
+                        pv.pid = -1;
+                for (i = 0; i < DEDUP_RETIRED_PIDS; i++) {
+                        pv.retired_pids[i] =
+                                sqlite3_column_int64(pair_st, 14 + i);
+                        if (pv.retired_pids[i] < 0)
+                                pv.retired_pids[i] = -1;
+                }
+                pv.session_ms = sqlite3_column_int64(pair_st, 16);
+                if (pv.session_ms < 0)
+                        pv.session_ms = -1;
                 if (!pv.producer || epoch < 0 || epoch > DEDUP_EPOCH_MAX) {
                         snprintf(errstr, errstr_size,
                                  "bad pair in ledger for %s [%d]", p->topic,
                                  (int)p->partition);
                         goto out;
                 }
-                if (ledger_gaps_load(lg, gap_st, p, &pv, gaps, gaps_cap,
-                                     errstr, errstr_size))
+                if (ledger_gaps_load(lg, gap_st, p, &pv, 0, &bufs[0], errstr,
+                                     errstr_size) ||
+                    ledger_gaps_load(lg, done_st, p, &pv, 1, &bufs[1], errstr,
+                                     errstr_size))
                         goto out;
                 if (dedup_tracker_restore(tr, &pv)) {
                         snprintf(errstr, errstr_size,
@@ -192,8 +223,9 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                 size_t errstr_size)
 {
         sqlite3_stmt *part_st = NULL, *pair_st = NULL, *gap_st = NULL;
-        struct dedup_gap *gaps = NULL;
-        size_t gaps_cap = 0, i;
+        sqlite3_stmt *done_st = NULL;
+        struct ledger_gapbuf bufs[2] = {{NULL, 0}, {NULL, 0}};
+        size_t i;
         int rc = -1;
 
         if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
@@ -207,14 +239,20 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                            "SELECT producer, epoch, last_seq, last_offset, "
                            "last_ms, records, rebaseline, run0_seq, "
                            "run0_offset, run0_len, run1_seq, run1_offset, "
-                           "run1_len FROM pairs "
+                           "run1_len, pid, retired_pid0, retired_pid1, "
+                           "session_ms FROM pairs "
                            "WHERE topic = ?1 AND partition = ?2",
                            &pair_st, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT epoch, lo, hi, opened_offset, opened_ms, "
-                           "opened_rec FROM open_gaps WHERE topic = ?1 AND "
+                           "opened_rec, 0 FROM open_gaps WHERE topic = ?1 AND "
                            "partition = ?2 AND producer = ?3 ORDER BY ord",
-                           &gap_st, errstr, errstr_size))
+                           &gap_st, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "SELECT epoch, lo, hi, opened_offset, opened_ms, "
+                           "0, unknown FROM confirmed_gaps WHERE topic = ?1 AND "
+                           "partition = ?2 AND producer = ?3 ORDER BY ord",
+                           &done_st, errstr, errstr_size))
                 goto out;
         /* One snapshot for all parts. */
         if (ledger_exec(lg, "BEGIN", "cannot read ledger", errstr,
@@ -223,8 +261,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
         for (i = 0; i < nparts; i++) {
                 if (ledger_part_load(lg, tr, part_st, &parts[i], errstr,
                                      errstr_size) ||
-                    ledger_pairs_load(lg, tr, pair_st, gap_st, &parts[i],
-                                      &gaps, &gaps_cap, errstr, errstr_size))
+                    ledger_pairs_load(lg, tr, pair_st, gap_st, done_st,
+                                      &parts[i], bufs, errstr, errstr_size))
                         goto out;
         }
         if (ledger_exec(lg, "COMMIT", "cannot read ledger", errstr,
@@ -236,6 +274,8 @@ out:
         sqlite3_finalize(part_st);
         sqlite3_finalize(pair_st);
         sqlite3_finalize(gap_st);
-        free(gaps);
+        sqlite3_finalize(done_st);
+        free(bufs[0].g);
+        free(bufs[1].g);
         return rc;
 }

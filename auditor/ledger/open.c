@@ -32,7 +32,7 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
                 "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                "?16, ?17, ?18, ?19)",
+                "?16, ?17, ?18, ?19, ?20, ?21)",
         /* A pair is inserted if new, else updated (not INSERT OR
          * REPLACE): sqlite3_changes() of the insert says which, for the
          * counts of schema/0005_counts.sql (counts.c). */
@@ -40,14 +40,17 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
                 "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
-                "run1_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                "?11, ?12, ?13, ?14, ?15) ON CONFLICT DO NOTHING",
+                "run1_len, pid, retired_pid0, retired_pid1, session_ms) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                "?13, ?14, ?15, ?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING",
         [LEDGER_ST_PAIR_SET] =
                 "UPDATE pairs SET epoch = ?4, last_seq = ?5, "
                 "last_offset = ?6, last_ms = ?7, records = ?8, "
                 "rebaseline = ?9, run0_seq = ?10, run0_offset = ?11, "
                 "run0_len = ?12, run1_seq = ?13, run1_offset = ?14, "
-                "run1_len = ?15 WHERE topic = ?1 AND partition = ?2 AND "
+                "run1_len = ?15, pid = ?16, retired_pid0 = ?17, "
+                "retired_pid1 = ?18, session_ms = ?19 WHERE topic = ?1 AND "
+                "partition = ?2 AND "
                 "producer = ?3",
         [LEDGER_ST_CTP_ADD] =
                 "INSERT INTO counts_topic_producer (topic, producer, pairs) "
@@ -83,6 +86,12 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
         [LEDGER_ST_GAP_PUT] =
                 "INSERT INTO open_gaps (topic, partition, producer, ord, "
                 "epoch, lo, hi, opened_offset, opened_ms, opened_rec) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        [LEDGER_ST_DONE_DEL] = "DELETE FROM confirmed_gaps WHERE topic = ?1 "
+                               "AND partition = ?2 AND producer = ?3",
+        [LEDGER_ST_DONE_PUT] =
+                "INSERT INTO confirmed_gaps (topic, partition, producer, ord, "
+                "epoch, lo, hi, opened_offset, opened_ms, unknown) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         [LEDGER_ST_ANOMALY_PUT] =
                 "INSERT INTO anomalies (topic, partition, producer, kind, "

@@ -26,6 +26,8 @@ static void ledger_counts_add(struct dedup_counts *sum,
                         ledger_sat_add(sum->anomalies[k], c->anomalies[k]);
         sum->missing = ledger_sat_add(sum->missing, c->missing);
         sum->ids = ledger_sat_add(sum->ids, c->ids);
+        sum->recovered = ledger_sat_add(sum->recovered, c->recovered);
+        sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
 }
 
 /* Reads a column written by ledger_bind_opt(). */
@@ -126,6 +128,8 @@ int ledger_summary(struct ledger *lg, const char *topic,
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 s.anomalies[k] = sum.anomalies[k];
         s.missing = sum.missing;
+        s.recovered = sum.recovered;
+        s.unknown = sum.unknown;
         s.ids_checked = sum.ids;
         sqlite3_reset(part_st);
         sqlite3_reset(agg_st);
