@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,20 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "../base/kafka_log.h"
 #include "../base/kconf.h"
 #include "../base/log.h"
 #include "cmd.h"
+
+void cli_error(struct cli *c, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(c->error, sizeof(c->error), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "eosaudit: %s\n", c->error);
+}
 
 int cli_parse(struct cli *c, int argc, char **argv, int serve,
               void (*usage)(FILE *))
@@ -27,7 +39,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         r = conf_argv_parse(&c->conf, argc, argv, errstr, sizeof(errstr));
         if (r) {
                 if (r < 0)
-                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                        cli_error(c, "%s", errstr);
                 else
                         usage(stdout);
                 return r;
@@ -155,8 +167,8 @@ static int cli_http_start(struct cli *c, int serve)
         if (!serve && !c->listen) {
                 if (c->hc.token_file || c->hc.tls_cert_file ||
                     c->hc.tls_key_file) {
-                        fprintf(stderr, "eosaudit: --http-token-file and "
-                                        "--tls-* need --listen\n");
+                        cli_error(c, "--http-token-file and --tls-* need "
+                                     "--listen");
                         return -1;
                 }
                 return 0;
@@ -174,10 +186,11 @@ static int cli_http_start(struct cli *c, int serve)
         c->hc.topic_cnt = c->ntopics;
         c->hc.status = c->st;
         c->hc.version = EOSAUDIT_VERSION;
+        c->hc.brokers = conf_str(&c->conf, CONF_BROKERS);
         if (http_start(&c->hs, &c->hc, errstr, sizeof(errstr))) {
                 c->hs = NULL;
                 if (!optional) {
-                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                        cli_error(c, "%s", errstr);
                         return -1;
                 }
                 log_warn("%s: serving no HTTP (--listen picks another "
@@ -197,9 +210,12 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
 
         kconf = cli_kconf(c, errstr, sizeof(errstr));
         if (!kconf) {
-                fprintf(stderr, "eosaudit: %s\n", errstr);
+                cli_error(c, "%s", errstr);
                 return -1;
         }
+        /* librdkafka's lines through our logger and --log-level; its last
+         * error names the cause when the brokers cannot be reached. */
+        kafka_log_route(kconf);
         if (c->quiet)
                 rd_kafka_conf_set(kconf, "log_level", "3", NULL, 0);
         c->ac.topics = c->topics;
@@ -212,9 +228,14 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
                 rd_kafka_conf_destroy(kconf);
                 return -1;
         }
-        if (audit_new(&c->a, &c->ac, kconf, errstr, sizeof(errstr)) ||
-            audit_run(c->a, errstr, sizeof(errstr))) {
-                fprintf(stderr, "eosaudit: %s\n", errstr);
+        if (audit_new(&c->a, &c->ac, kconf, errstr, sizeof(errstr))) {
+                cli_error(c, "%s", errstr);
+                return -1;
+        }
+        if (c->on_ready && c->on_ready(c))
+                return -1;
+        if (audit_run(c->a, errstr, sizeof(errstr))) {
+                cli_error(c, "%s", errstr);
                 return -1;
         }
         /* scan serves only while it scans. */

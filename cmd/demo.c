@@ -265,8 +265,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         }
 
         printf("\n");
-        if (report_summary_print(stdout, audit_ledger(a), topics, 1, 0, errstr,
-                                 sizeof(errstr))) {
+        if (report_summary_print(stdout, audit_ledger(a), topics, 1,
+                                 &(struct report_opts){.brokers = bootstraps},
+                                 errstr, sizeof(errstr))) {
                 fprintf(stderr, "eosaudit: demo: %s\n", errstr);
                 goto out;
         }

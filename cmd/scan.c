@@ -1,7 +1,7 @@
 /*
  * scan.c - `eosaudit scan`: audits topics up to the high watermarks that
  * held when it began, prints the report and exits 0 (clean), 1
- * (anomalies) or 2 (error).
+ * (anomalies), 2 (error) or 3 (not audited).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,8 +12,13 @@
 #include <jansson.h>
 
 #include "../auditor/report.h"
+#include "../base/log.h"
 #include "cli.h"
 #include "cmd.h"
+
+/* The latest anomalies shown of each kind. */
+#define SCAN_JSON_EXAMPLES 10
+#define SCAN_TEXT_EXAMPLES 3
 
 static void usage_scan(FILE *f)
 {
@@ -33,28 +38,79 @@ static void usage_scan(FILE *f)
               "flags override it.  See `eosaudit serve --help` for the HTTP "
               "endpoints.\n"
               "\n"
-              "Exit status: 0 no anomaly, 1 anomalies found (duplicate, gap,\n"
-              "out_of_order, fenced, malformed, redelivered, or a coverage\n"
-              "gap), 2 error.\n",
+              "With --db, a rerun audits only what is new and says so beside "
+              "the totals\n"
+              "(\"since last run\"); the verdict and exit status are the "
+              "ledger's totals.\n"
+              "\n"
+              "Exit status: 0 clean (records were audited, no anomaly), 1 "
+              "anomalies\n"
+              "found (duplicate, gap, out_of_order, fenced, malformed, "
+              "redelivered, or\n"
+              "a coverage gap), 2 error, 3 not audited (no anomaly, but no "
+              "record\n"
+              "carried the eos.* headers and no message id was checked: an "
+              "empty\n"
+              "topic, or producers that stamp nothing; see --dedup-key).\n",
               f);
 }
 
-/* The anomalies of every topic, as report_anomaly_total() counts them:
- * what the exit status says.  Returns 0, or -1 after saying why. */
-static int scan_anomalies(struct cli *c, uint64_t *bad)
+/* What scan keeps between the ledger's opening and the report. */
+struct scan_ctx {
+        struct ledger_summary prev[CLI_TOPICS_MAX];
+        int have_prev; /* the ledger existed before this run */
+};
+
+/* The ledger's totals before this run: what is new is shown beside the
+ * totals (a rerun on --db otherwise repeats itself). */
+static int scan_prev(struct cli *c)
+{
+        struct scan_ctx *x = c->opaque;
+        char errstr[512];
+        size_t i;
+
+        for (i = 0; i < c->ntopics; i++) {
+                if (ledger_summary(audit_ledger(c->a), c->topics[i],
+                                   &x->prev[i], errstr, sizeof(errstr))) {
+                        cli_error(c, "report: %s", errstr);
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+/* The verdict of every topic (what the exit status says), with a
+ * warning for each topic nobody could audit or that is mostly untracked.
+ * Returns 0, or -1 after saying why. */
+static int scan_verdict(struct cli *c, enum report_verdict *v)
 {
         struct ledger_summary s;
         char errstr[512];
         size_t i;
 
-        *bad = 0;
+        *v = REPORT_CLEAN;
         for (i = 0; i < c->ntopics; i++) {
+                enum report_verdict tv;
                 if (ledger_summary(audit_ledger(c->a), c->topics[i], &s,
                                    errstr, sizeof(errstr))) {
-                        fprintf(stderr, "eosaudit: report: %s\n", errstr);
+                        cli_error(c, "report: %s", errstr);
                         return -1;
                 }
-                *bad += report_anomaly_total(&s);
+                tv = report_verdict(&s);
+                if (tv == REPORT_NOT_AUDITED)
+                        log_warn("topic '%s' was not audited: %s", c->topics[i],
+                                 s.records ? "no record carries the eos.* "
+                                             "headers and no message id was "
+                                             "checked (--dedup-key checks "
+                                             "ids of unstamped records)"
+                                           : "it holds no record");
+                else if (report_mostly_untracked(&s))
+                        log_warn("topic '%s': %llu of %llu records carry no "
+                                 "eos.* headers and were not audited",
+                                 c->topics[i],
+                                 (unsigned long long)s.untracked,
+                                 (unsigned long long)s.records);
+                *v = report_verdict_merge(*v, tv);
         }
         return 0;
 }
@@ -62,14 +118,21 @@ static int scan_anomalies(struct cli *c, uint64_t *bad)
 /* The report: one JSON object with --json, else the human one. */
 static int scan_report(struct cli *c)
 {
+        struct scan_ctx *x = c->opaque;
+        struct report_opts o = {
+            .brokers = conf_str(&c->conf, CONF_BROKERS),
+            .prev = x->have_prev ? x->prev : NULL,
+        };
         char errstr[512];
 
         if (c->json) {
-                json_t *j = report_summary_json(audit_ledger(c->a), c->topics,
-                                                c->ntopics, 20, errstr,
-                                                sizeof(errstr));
+                json_t *j;
+                o.examples = SCAN_JSON_EXAMPLES;
+                j = report_summary_json(audit_ledger(c->a), c->topics,
+                                        c->ntopics, &o, errstr,
+                                        sizeof(errstr));
                 if (!j) {
-                        fprintf(stderr, "eosaudit: report: %s\n", errstr);
+                        cli_error(c, "report: %s", errstr);
                         return -1;
                 }
                 json_dumpf(j, stdout, JSON_COMPACT);
@@ -77,23 +140,47 @@ static int scan_report(struct cli *c)
                 json_decref(j);
                 return 0;
         }
+        o.examples = SCAN_TEXT_EXAMPLES;
         if (report_summary_print(stdout, audit_ledger(c->a), c->topics,
-                                 c->ntopics, 10, errstr, sizeof(errstr))) {
-                fprintf(stderr, "eosaudit: report: %s\n", errstr);
+                                 c->ntopics, &o, errstr, sizeof(errstr))) {
+                cli_error(c, "report: %s", errstr);
                 return -1;
         }
         return 0;
+}
+
+/* Under --json an error is a JSON object on stdout too, so that a script
+ * reading stdout learns why there is no report. */
+static void scan_json_error(const struct cli *c)
+{
+        json_t *j;
+
+        if (!c->json)
+                return;
+        j = json_pack("{s:s, s:s, s:i}", "verdict", "error", "error",
+                      c->error[0] ? c->error : "unknown error", "exit_status",
+                      CMD_EXIT_ERROR);
+        if (!j)
+                return;
+        json_dumpf(j, stdout, JSON_COMPACT);
+        fputc('\n', stdout);
+        json_decref(j);
 }
 
 int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
 {
         struct cli c;
         struct cli_tmpdb tmp;
-        uint64_t bad;
+        struct scan_ctx *x = calloc(1, sizeof(*x));
+        enum report_verdict v;
         int rc = CMD_EXIT_ERROR, r;
 
         memset(&c, 0, sizeof(c));
         memset(&tmp, 0, sizeof(tmp));
+        if (!x) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return CMD_EXIT_ERROR;
+        }
         r = cli_parse(&c, argc, argv, 0, usage_scan);
         if (r) {
                 rc = r > 0 ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
@@ -101,19 +188,30 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
         }
         if (!c.db) {
                 if (cli_tmpdb_make(&tmp)) {
-                        fprintf(stderr, "eosaudit: cannot create a temporary "
-                                        "ledger: %s\n",
-                                strerror(errno));
-                        goto out;
+                        cli_error(&c, "cannot create a temporary ledger: %s",
+                                  strerror(errno));
+                        goto fail;
                 }
                 c.db = tmp.path;
+        } else {
+                /* A ledger that exists holds a previous run's totals. */
+                x->have_prev = access(c.db, F_OK) == 0;
         }
-        if (cli_audit(&c, 0, run, NULL) || scan_report(&c) ||
-            scan_anomalies(&c, &bad))
-                goto out;
-        rc = bad ? CMD_EXIT_ANOMALIES : CMD_EXIT_CLEAN;
+        c.opaque = x;
+        if (x->have_prev)
+                c.on_ready = scan_prev;
+        if (cli_audit(&c, 0, run, NULL) || scan_verdict(&c, &v) ||
+            scan_report(&c))
+                goto fail;
+        rc = v == REPORT_ANOMALIES     ? CMD_EXIT_ANOMALIES
+             : v == REPORT_NOT_AUDITED ? CMD_EXIT_NOT_AUDITED
+                                       : CMD_EXIT_CLEAN;
+        goto out;
+fail:
+        scan_json_error(&c);
 out:
         cli_free(&c);
         cli_tmpdb_remove(&tmp);
+        free(x);
         return rc;
 }

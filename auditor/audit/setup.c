@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../base/clock.h"
+#include "../../base/kafka_log.h"
 #include "../../base/log.h"
 #include "internal.h"
 
@@ -82,6 +83,49 @@ static void audit_failpoint_arm(struct audit *a)
         ledger_commit_hook_set(a->lg, audit_failpoint, NULL);
 }
 
+/*
+ * The metadata of rkt, waiting up to AUDIT_META_TIMEOUT_MS for a broker
+ * in steps, so that a failure that will not go away (a name that does not
+ * resolve, a refused connection) ends the wait after AUDIT_META_SURE_MS.
+ * On failure, errstr names librdkafka's last logged error, the real cause
+ * ("Failed to resolve ..."), rather than its generic code alone.
+ */
+static rd_kafka_resp_err_t audit_metadata(struct audit *a,
+                                          rd_kafka_topic_t *rkt,
+                                          const struct rd_kafka_metadata **md,
+                                          const char *brokers, char *errstr,
+                                          size_t errstr_size)
+{
+        int64_t start = clock_mono_ms(), waited;
+        rd_kafka_resp_err_t err;
+        char cause[512];
+
+        kafka_log_clear();
+        for (;;) {
+                err = rd_kafka_metadata(a->rk, 0, rkt, md,
+                                        AUDIT_META_STEP_MS);
+                if (!err)
+                        return err;
+                waited = clock_mono_ms() - start;
+                if (waited >= AUDIT_META_TIMEOUT_MS)
+                        break;
+                if (waited >= AUDIT_META_SURE_MS &&
+                    kafka_log_last_error(cause, sizeof(cause)) &&
+                    (strstr(cause, "Failed to resolve") ||
+                     strstr(cause, "Connection refused")))
+                        break;
+        }
+        if (kafka_log_last_error(cause, sizeof(cause)))
+                snprintf(errstr, errstr_size,
+                         "cannot reach brokers '%s': %s (%s)", brokers,
+                         cause, rd_kafka_err2str(err));
+        else
+                snprintf(errstr, errstr_size,
+                         "cannot reach brokers '%s': %s", brokers,
+                         rd_kafka_err2str(err));
+        return err;
+}
+
 static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                           size_t errstr_size)
 {
@@ -103,15 +147,11 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                                  name);
                         return -1;
                 }
-                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
-                                        AUDIT_META_TIMEOUT_MS);
+                err = audit_metadata(a, rkt, &md, brokers, errstr,
+                                     errstr_size);
                 rd_kafka_topic_destroy(rkt);
-                if (err) {
-                        snprintf(errstr, errstr_size,
-                                 "cannot reach brokers '%s': %s", brokers,
-                                 rd_kafka_err2str(err));
+                if (err)
                         return -1;
-                }
                 if (md->topic_cnt != 1 || md->topics[0].err ||
                     md->topics[0].partition_cnt <= 0) {
                         rd_kafka_resp_err_t terr =
