@@ -341,6 +341,12 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
 
+        /* The ledger first: one that cannot be written fails at once,
+         * before any broker is asked anything. */
+        if (ledger_open(&a->lg, c->db_path, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         if (c->status) {
                 rd_kafka_conf_set_opaque(kconf, a);
                 rd_kafka_conf_set_stats_cb(kconf, audit_stats_cb);
@@ -366,8 +372,6 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
-        if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
-                goto out;
         audit_failpoint_arm(a);
         a->tr = dedup_tracker_new(&c->dedup);
         if (!a->tr) {
