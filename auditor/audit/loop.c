@@ -172,6 +172,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 if (now - a->last_tick_ms >= 1000) {
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
+                        if (a->conf.on_tick)
+                                a->conf.on_tick(a->conf.opaque, now);
                 }
                 if (audit_pending(a) &&
                     (a->uncommitted >= a->conf.commit_records ||
