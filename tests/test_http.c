@@ -1306,14 +1306,14 @@ static void test_auth(void **state)
 static void test_start_errors(void **state)
 {
         static const char *const bad_listen[] = {
-                "127.0.0.1",     ":80",          "[::1]80",
+                "127.0.0.1",     ":",            "[::1]80",
                 "127.0.0.1:",    "1.2.3.4:65536", "::1:80",
                 "example.com:80", "127.0.0.1:-1", "[::1:80",
                 "127.0.0.1:08x", "[]:80",        "",
         };
         static const char *const good_listen[] = {
                 "127.0.0.1:8080", "0.0.0.0:0", "[::1]:0", "[::]:65535",
-                "localhost:1",
+                "localhost:1",    ":80",      ":0",
         };
         struct fx *fx = *state;
         struct sockaddr_storage ss;
