@@ -37,7 +37,7 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# Layers, lowest first (see README "How it works"): base, dedup, auditor,
+# Layers, lowest first (see docs/INTERNALS.md "Layers"): base, dedup, auditor,
 # http, producer, cmd.  The library is all of them but cmd/main.c.
 BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)

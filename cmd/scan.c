@@ -58,7 +58,8 @@ static void usage_scan(FILE *f)
 /* What scan keeps between the ledger's opening and the report. */
 struct scan_ctx {
         struct ledger_summary prev[CLI_TOPICS_MAX];
-        int have_prev; /* the ledger existed before this run */
+        int have_prev; /* --db: prev[] holds the ledger's totals before
+                          this run (partitions 0: no run of that topic) */
 };
 
 /* The ledger's totals before this run: what is new is shown beside the
@@ -194,8 +195,8 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
                 }
                 c.db = tmp.path;
         } else {
-                /* A ledger that exists holds a previous run's totals. */
-                x->have_prev = access(c.db, F_OK) == 0;
+                /* A ledger kept between runs: say what each run adds. */
+                x->have_prev = 1;
         }
         c.opaque = x;
         if (x->have_prev)
