@@ -11,8 +11,16 @@
 #     anomalies_total in the JSON;
 #  4. the evidence: the newest anomalies of every kind, each with a kcat
 #     command that, pasted, fetches exactly the records in question;
-#  5. --listen :PORT is accepted.
+#  5. --listen :PORT is accepted; -h works on every command.
 source "$(dirname "$0")/lib.sh"
+
+for c in scan serve produce demo config-help version; do
+        assert_true "eosaudit $c -h: usage on stdout, status 0" \
+                bash -c "'$EOSAUDIT' $c -h | grep -q ."
+done
+assert_true "eosaudit -h names redelivered and the first command" \
+        bash -c "'$EOSAUDIT' -h | grep -q redelivered &&
+                 '$EOSAUDIT' -h | grep -q 'eosaudit scan -b BROKER:9092 -t TOPIC'"
 
 # --- 1. unreachable brokers -----------------------------------------------
 for case in "127.0.0.1:1|Connection refused" \
