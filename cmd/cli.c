@@ -38,8 +38,12 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         }
         r = conf_argv_parse(&c->conf, argc, argv, errstr, sizeof(errstr));
         if (r) {
-                if (r < 0)
+                if (r < 0) {
                         cli_error(c, "%s", errstr);
+                        /* --json, when it was read before the error: the
+                         * error goes on stdout as JSON too. */
+                        c->json = conf_int(&c->conf, CONF_JSON) > 0;
+                }
                 else
                         usage(stdout);
                 return r;

@@ -183,10 +183,12 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
                 return CMD_EXIT_ERROR;
         }
         r = cli_parse(&c, argc, argv, 0, usage_scan);
-        if (r) {
-                rc = r > 0 ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
+        if (r > 0) {
+                rc = CMD_EXIT_CLEAN;
                 goto out;
         }
+        if (r < 0)
+                goto fail;
         if (!c.db) {
                 if (cli_tmpdb_make(&tmp)) {
                         cli_error(&c, "cannot create a temporary ledger: %s",
