@@ -190,7 +190,7 @@ static int cli_http_start(struct cli *c, int serve)
         c->hc.topic_cnt = c->ntopics;
         c->hc.status = c->st;
         c->hc.version = EOSAUDIT_VERSION;
-        c->hc.brokers = conf_str(&c->conf, CONF_BROKERS);
+        c->hc.brokers = c->brokers[0] ? c->brokers : NULL;
         if (http_start(&c->hs, &c->hc, errstr, sizeof(errstr))) {
                 c->hs = NULL;
                 if (!optional) {
@@ -220,6 +220,12 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
         /* librdkafka's lines through our logger and --log-level; its last
          * error names the cause when the brokers cannot be reached. */
         kafka_log_route(kconf);
+        {
+                size_t bsz = sizeof(c->brokers);
+                if (rd_kafka_conf_get(kconf, "bootstrap.servers", c->brokers,
+                                      &bsz) != RD_KAFKA_CONF_OK)
+                        c->brokers[0] = '\0';
+        }
         if (c->quiet)
                 rd_kafka_conf_set(kconf, "log_level", "3", NULL, 0);
         c->ac.topics = c->topics;

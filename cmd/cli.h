@@ -44,6 +44,9 @@ struct cli {
         int (*on_ready)(struct cli *c);
         void *opaque;           /* the command's, for on_ready */
         char error[512];        /* the last error said, for --json */
+        /* bootstrap.servers as the consumer has it (-b, -F, kafka.*), for
+         * the kcat commands of the evidence; set by cli_audit() */
+        char brokers[512];
 };
 
 /* Says why on stderr ("eosaudit: MESSAGE") and keeps MESSAGE in

@@ -121,7 +121,7 @@ static int scan_report(struct cli *c)
 {
         struct scan_ctx *x = c->opaque;
         struct report_opts o = {
-            .brokers = conf_str(&c->conf, CONF_BROKERS),
+            .brokers = c->brokers[0] ? c->brokers : NULL,
             .prev = x->have_prev ? x->prev : NULL,
         };
         char errstr[512];

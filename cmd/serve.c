@@ -108,7 +108,7 @@ int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
                 c.db = "eosaudit.db";
         log_info("auditing %zu topic(s) into ledger %s", c.ntopics, c.db);
         /* Anomaly lines grouped per cause and rate-limited (evlog.h). */
-        evlog_init(ev, serve_sink, NULL, conf_str(&c.conf, CONF_BROKERS));
+        evlog_init(ev, serve_sink, NULL, c.brokers); /* set by cli_audit */
         c.ac.opaque = ev;
         c.ac.on_tick = serve_tick;
         r = cli_audit(&c, 1, run, serve_event);
