@@ -25,22 +25,27 @@ static const char *kafka_log_strip(const char *buf)
         return buf;
 }
 
-/* The cause alone, for a one-line error: without the broker's prefix
- * ("host:9092/bootstrap: ") and the connection state suffix ("(after 0ms
- * in state CONNECT...)"). */
-static void kafka_log_keep(const char *msg)
+/* Keeps the cause alone, for a one-line error: without the broker's
+ * prefix ("host:9092/bootstrap: ") and the connection state suffix
+ * ("(after 0ms in state CONNECT...)").  Returns 1 when it is the cause
+ * already kept (librdkafka repeats a FAIL line as an ERROR event). */
+static int kafka_log_keep(const char *msg)
 {
         const char *p = strstr(msg, ": ");
         size_t n;
+        int same;
 
-        if (p && memchr(msg, '/', (size_t)(p - msg)) &&
-            !memchr(msg, ' ', (size_t)(p - msg)))
+        if (p && !strncmp(msg, "GroupCoordinator: ", 18))
+                p = strstr(msg += 18, ": ");
+        if (p && !memchr(msg, ' ', (size_t)(p - msg)))
                 msg = p + 2;
         p = strstr(msg, " (after ");
         n = p ? (size_t)(p - msg) : strlen(msg);
         pthread_mutex_lock(&kafka_log_mu);
+        same = strlen(kafka_log_err) == n && !strncmp(kafka_log_err, msg, n);
         snprintf(kafka_log_err, sizeof(kafka_log_err), "%.*s", (int)n, msg);
         pthread_mutex_unlock(&kafka_log_mu);
+        return same;
 }
 
 void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
@@ -52,9 +57,12 @@ void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
         const char *msg = kafka_log_strip(buf);
 
         (void)rk;
-        /* "1/1 brokers are down" says less than the line before it. */
-        if (level <= 4 && !strstr(msg, "brokers are down"))
-                kafka_log_keep(msg);
+        /* "1/1 brokers are down" says less than the line before it; an
+         * ERROR event that repeats the FAIL line before it says nothing
+         * new (debug only). */
+        if (level <= 4 && !strstr(msg, "brokers are down") &&
+            kafka_log_keep(msg) && fac && !strcmp(fac, "ERROR"))
+                l = LOG_DEBUG;
         if (log_enabled(l))
                 log_msg(l, "kafka %s: %s", fac ? fac : "-", msg);
 }
