@@ -170,6 +170,49 @@ print("ok")' "$1"
 assert_eq "a duplicate's kcat and kcat_first fetch both copies of its seq" \
         ok "$(dup_check "$FIRST" 2>&1)"
 
+# --- 4b. serve: a zombie makes a few grouped lines, not one per batch ----
+Z="$(name zombie)"
+create_topic "$Z" 3
+produce -t "$Z" --producer "$(name p-z)" -n 6000 --zombie
+FENCED="$(json_get zombie_records "$PROD_JSON")"
+bg_start SERVE "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$Z" \
+        --db "$IT_TMP/z.db" --listen 127.0.0.1:0 >"$IT_TMP/z.log" 2>&1
+URL=
+for ((i = 0; i < 100; i++)); do
+        URL="$(grep -oE 'listening on http://[0-9.:]+/' "$IT_TMP/z.log" | head -n 1)"
+        [ -n "$URL" ] && break
+        sleep 0.1
+done
+URL="${URL#listening on }"
+got=
+for ((i = 0; i < 200; i++)); do
+        got="$(json_get anomalies.fenced \
+                "$(curl -sS -m 5 "${URL}api/v1/summary")" 2>/dev/null)" || got=
+        [ "$got" = "$FENCED" ] && break
+        sleep 0.1
+done
+assert_eq "serve: fenced records" "$FENCED" "$got"
+kill -TERM "$SERVE"
+wait_pid "$SERVE" 20
+grep ' warn fenced ' "$IT_TMP/z.log" | cut -c1-240
+lines="$(grep -c ' warn fenced ' "$IT_TMP/z.log")"
+log "serve: $lines fenced lines for $FENCED records"
+assert_true "serve: at most 2 fenced lines per partition ($lines)" \
+        test "$lines" -ge 1 -a "$lines" -le 6
+# Each partition's last line counts its whole group: the summary's
+# "count N in all", or the first line's count when it was alone.
+assert_eq "serve: the groups' counts add up to the fenced records" \
+        "$FENCED" "$(grep ' warn fenced ' "$IT_TMP/z.log" | python3 -c '
+import re, sys
+last = {}
+for l in sys.stdin:
+    m = re.search(r"\[(\d+)\].*?count (\d+)", l)
+    last[m.group(1)] = int(m.group(2))
+print(sum(last.values()))')"
+assert_true "serve: each first line with its kcat command" \
+        grep -q " warn fenced .*; fetch: kcat -C -b $BOOTSTRAP -t $Z -p " \
+        "$IT_TMP/z.log"
+
 # --- 5. --listen :PORT ------------------------------------------------------
 rc=0
 "$EOSAUDIT" scan -b "$BOOTSTRAP" -t "$D" --db "$IT_TMP/l.db" --listen :0 \
