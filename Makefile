@@ -24,11 +24,20 @@ BUILD   ?= build-san
 endif
 BUILD   ?= build
 
+# Quiet build lines ("CC file.c"); `make V=1` shows the whole commands.
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-6s %s\n'
+endif
+
 DEPS_STAMP := $(BUILD)/.deps-ok
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# Layers, lowest first (see README "How it works"): base, dedup, auditor,
+# Layers, lowest first (see docs/INTERNALS.md "Layers"): base, dedup, auditor,
 # http, producer, cmd.  The library is all of them but cmd/main.c.
 BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
@@ -58,35 +67,43 @@ $(DEPS_STAMP): deploy/install-deps.sh
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/gen/migrations.c: schema/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
-	./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+	$(quiet) GEN $@
+	$(Q)./schema/embed.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
 
 # The dashboard page as bytes, served at /.
 $(BUILD)/gen/index_html.c: http/embed.sh http/index.html
 	@mkdir -p $(@D)
-	./http/embed.sh http/index.html > $@.tmp && mv $@.tmp $@
+	$(quiet) GEN $@
+	$(Q)./http/embed.sh http/index.html > $@.tmp && mv $@.tmp $@
 
 $(GEN_OBJ): %.o: %.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libeosaudit.a: $(LIB_OBJ)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(quiet) AR $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/eosaudit: $(BUILD)/cmd/main.o $(BUILD)/libeosaudit.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(ALLOC_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(ALLOC_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libeosaudit.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libeosaudit.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 run: $(BUILD)/eosaudit
-	$(BUILD)/eosaudit demo
+	@$(BUILD)/eosaudit demo
 
 # Unit tests (cmocka, no broker), then the integration tests, which start
 # a real Apache Kafka broker when none is running and stop it afterwards.

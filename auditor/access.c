@@ -208,7 +208,8 @@ void access_watch_group(struct access_watch *w, rd_kafka_resp_err_t err,
 }
 
 int access_audit_run(struct audit **out, const struct audit_conf *c,
-                     rd_kafka_conf_t *kconf, int64_t retry_ms, char *errstr,
+                     rd_kafka_conf_t *kconf, int64_t retry_ms,
+                     access_ready_fn *ready, void *opaque, char *errstr,
                      size_t errstr_size)
 {
         char last[512] = "";
@@ -218,6 +219,11 @@ int access_audit_run(struct audit **out, const struct audit_conf *c,
         for (;;) {
                 rc = audit_new(out, c, rd_kafka_conf_dup(kconf), errstr,
                                errstr_size);
+                if (!rc && ready && ready(opaque)) {
+                        errstr[0] = '\0'; /* ready() said why */
+                        rc = -1;
+                        break;
+                }
                 if (!rc)
                         rc = audit_run(*out, errstr, errstr_size);
                 if (rc != AUDIT_E_ACCESS || !c->follow ||

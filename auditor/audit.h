@@ -76,6 +76,9 @@ struct audit_conf {
                                      watermark (an open transaction) */
         int progress;            /* scan: progress line on stderr */
         audit_event_cb *on_event;
+        /* Called about once a second from the loop (after the batch's
+         * events), e.g. to end quiet groups of events; may be NULL. */
+        void (*on_tick)(void *opaque, int64_t now_ms);
         void *opaque;
         volatile sig_atomic_t *run; /* cleared by a signal: finish the batch
                                        and return */

@@ -19,6 +19,62 @@ uint64_t report_anomaly_total(const struct ledger_summary *s)
         return n;
 }
 
+enum report_verdict report_verdict(const struct ledger_summary *s)
+{
+        if (report_anomaly_total(s))
+                return REPORT_ANOMALIES;
+        /* Untracked records are read but not audited; malformed ones are
+         * anomalies, counted above. */
+        if (s->records <= s->untracked && !s->ids_checked)
+                return REPORT_NOT_AUDITED;
+        return REPORT_CLEAN;
+}
+
+enum report_verdict report_verdict_merge(enum report_verdict a,
+                                         enum report_verdict b)
+{
+        return a > b ? a : b;
+}
+
+const char *report_verdict_name(enum report_verdict v)
+{
+        switch (v) {
+        case REPORT_ANOMALIES:
+                return "anomalies";
+        case REPORT_NOT_AUDITED:
+                return "not_audited";
+        case REPORT_CLEAN:
+                break;
+        }
+        return "clean";
+}
+
+int report_mostly_untracked(const struct ledger_summary *s)
+{
+        return s->records && s->untracked > s->records / 2;
+}
+
+/* The warning of a topic that is mostly untracked, into buf ("" when it
+ * is not). */
+static void report_untracked_text(const struct ledger_summary *s, char *buf,
+                                  size_t size)
+{
+        unsigned pct;
+
+        buf[0] = '\0';
+        if (!report_mostly_untracked(s))
+                return;
+        pct = (unsigned)(s->untracked * 100.0 / (double)s->records);
+        snprintf(buf, size,
+                 "%llu of %llu records (%u%%) carry no eos.* headers: no "
+                 "sequence check (duplicate, gap, out_of_order, fenced) "
+                 "covered them%s",
+                 (unsigned long long)s->untracked,
+                 (unsigned long long)s->records, pct,
+                 s->ids_checked ? "; only their message ids were checked"
+                                : "");
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4), or 0. */
 static size_t utf8_seq_len(const unsigned char *p, size_t left)
 {
@@ -227,6 +283,155 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         return o;
 }
 
+/* "verdict" and "warnings" of one topic's counts. */
+static void report_verdict_set(json_t *o, enum report_verdict v,
+                               const struct ledger_summary *s)
+{
+        char w[256];
+        json_t *warn = json_array();
+
+        json_object_set_new(o, "verdict",
+                            json_string(report_verdict_name(v)));
+        if (v == REPORT_NOT_AUDITED)
+                json_array_append_new(
+                    warn, json_string(s->records
+                                          ? "not audited: no record carries "
+                                            "the eos.* headers and no "
+                                            "message id was checked"
+                                          : "not audited: no record was "
+                                            "read"));
+        report_untracked_text(s, w, sizeof(w));
+        if (w[0])
+                json_array_append_new(warn, json_string(w));
+        json_object_set_new(o, "warnings", warn);
+}
+
+/* What this run added: s minus prev, each figure clamped at 0. */
+static void report_delta(const struct ledger_summary *s,
+                         const struct ledger_summary *prev,
+                         struct ledger_summary *d)
+{
+        int k;
+
+#define REPORT_SUB(f) (s->f > prev->f ? s->f - prev->f : 0)
+        memset(d, 0, sizeof(*d));
+        d->records = REPORT_SUB(records);
+        d->untracked = REPORT_SUB(untracked);
+        d->missing = REPORT_SUB(missing);
+        d->coverage_gaps = REPORT_SUB(coverage_gaps);
+        d->coverage_records = REPORT_SUB(coverage_records);
+        d->ids_checked = REPORT_SUB(ids_checked);
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                d->anomalies[k] = REPORT_SUB(anomalies[k]);
+#undef REPORT_SUB
+}
+
+static json_t *report_new_json(const struct ledger_summary *d)
+{
+        json_t *o = json_object();
+
+        json_object_set_new(o, "records_total", report_u64_json(d->records));
+        json_object_set_new(o, "untracked", report_u64_json(d->untracked));
+        json_object_set_new(o, "missing_records", report_u64_json(d->missing));
+        json_object_set_new(o, "coverage_gaps",
+                            report_u64_json(d->coverage_gaps));
+        json_object_set_new(o, "anomalies", report_kinds_json(d->anomalies));
+        json_object_set_new(o, "anomalies_total",
+                            report_u64_json(report_anomaly_total(d)));
+        json_object_set_new(o, "ids_checked", report_u64_json(d->ids_checked));
+        return o;
+}
+
+/* The kinds "latest anomalies" shows a few of each: every anomaly kind
+ * and coverage gaps. */
+static const char *report_kind_at(int k)
+{
+        return k < DEDUP_KIND__ANOMALY_CNT ? dedup_kind_name((enum dedup_kind)k)
+                                           : "coverage";
+}
+
+struct report_walk {
+        json_t *arr;         /* JSON: anomalies collected */
+        FILE *f;             /* text: where lines go */
+        const char *brokers;
+};
+
+static int report_walk_cb(void *opaque, const struct ledger_anomaly *a)
+{
+        struct report_walk *w = opaque;
+        char line[REPORT_EVENT_MAX], cmd[REPORT_KCAT_MAX];
+
+        if (w->arr) {
+                json_t *o = report_anomaly_json(a);
+                if (o)
+                        report_kcat_set(o, a, w->brokers);
+                json_array_append_new(w->arr, o);
+                return 0;
+        }
+        report_event_format(a, line, sizeof(line));
+        fprintf(w->f, "    %s\n", line);
+        if (!report_kcat_format(a, w->brokers, 0, cmd, sizeof(cmd)))
+                fprintf(w->f, "        fetch: %s\n", cmd);
+        if (!report_kcat_format(a, w->brokers, 1, cmd, sizeof(cmd)))
+                fprintf(w->f, "        first: %s\n", cmd);
+        return 0;
+}
+
+/* The newest `examples` anomalies of each kind of topic into w. */
+static int report_latest(struct ledger *lg, const char *topic, int examples,
+                         struct report_walk *w, char *errstr,
+                         size_t errstr_size)
+{
+        int k;
+
+        for (k = 0; k <= DEDUP_KIND__ANOMALY_CNT; k++) {
+                struct ledger_anomaly_filter f;
+
+                memset(&f, 0, sizeof(f));
+                f.topic = topic;
+                f.kind = report_kind_at(k);
+                f.since_ms = -1;
+                f.limit = examples;
+                if (ledger_anomalies_query(lg, &f, report_walk_cb, w, errstr,
+                                           errstr_size))
+                        return -1;
+        }
+        return 0;
+}
+
+/* Newest (highest id) first. */
+static int report_by_id_desc(const void *x, const void *y)
+{
+        json_int_t a = json_integer_value(
+            json_object_get(*(json_t *const *)x, "id"));
+        json_int_t b = json_integer_value(
+            json_object_get(*(json_t *const *)y, "id"));
+
+        return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* arr sorted newest first (a new array; arr is released). */
+static json_t *report_sorted(json_t *arr)
+{
+        size_t n = json_array_size(arr), i;
+        json_t **v = calloc(n ? n : 1, sizeof(*v));
+        json_t *out = json_array();
+
+        if (!v || !out) {
+                free(v);
+                json_decref(out);
+                return arr;
+        }
+        for (i = 0; i < n; i++)
+                v[i] = json_array_get(arr, i);
+        qsort(v, n, sizeof(*v), report_by_id_desc);
+        for (i = 0; i < n; i++)
+                json_array_append(out, v[i]);
+        free(v);
+        json_decref(arr);
+        return out;
+}
+
 static void summary_add(struct ledger_summary *sum,
                         const struct ledger_summary *s)
 {
@@ -254,21 +459,18 @@ static void summary_add(struct ledger_summary *sum,
                 sum->window_oldest_ms = s->window_oldest_ms;
 }
 
-static int example_cb(void *opaque, const struct ledger_anomaly *a)
-{
-        json_array_append_new(opaque, report_anomaly_json(a));
-        return 0;
-}
-
 json_t *report_summary_json(struct ledger *lg, const char *const *topics,
-                            size_t n, int examples, char *errstr,
-                            size_t errstr_size)
+                            size_t n, const struct report_opts *o,
+                            char *errstr, size_t errstr_size)
 {
-        struct ledger_summary sum, s;
-        json_t *root = NULL, *arr = json_array(), *ex = NULL;
+        struct ledger_summary sum, s, d, dsum;
+        enum report_verdict verdict = REPORT_CLEAN, v;
+        json_t *root = NULL, *arr = json_array();
+        int any_prev = 0;
         size_t i;
 
         memset(&sum, 0, sizeof(sum));
+        memset(&dsum, 0, sizeof(dsum));
         sum.window_oldest_ms = -1;
         if (!arr)
                 goto fail;
@@ -277,31 +479,53 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
                 if (ledger_summary(lg, topics[i], &s, errstr, errstr_size))
                         goto fail;
                 summary_add(&sum, &s);
+                v = report_verdict(&s);
+                verdict = report_verdict_merge(verdict, v);
                 t = report_counts_json(&s);
                 json_object_set_new(t, "topic",
                                     report_bytes_json(topics[i],
                                                       strlen(topics[i]),
                                                       NULL));
-                if (examples > 0) {
-                        json_t *te = json_array();
-                        if (ledger_anomalies_foreach(lg, topics[i], examples,
-                                                     example_cb, te, errstr,
-                                                     errstr_size)) {
-                                json_decref(te);
+                report_verdict_set(t, v, &s);
+                if (o->prev) {
+                        int had = o->prev[i].partitions > 0;
+                        static const struct ledger_summary none;
+
+                        report_delta(&s, had ? &o->prev[i] : &none, &d);
+                        summary_add(&dsum, &d);
+                        any_prev |= had;
+                        json_object_set_new(t, "previous_run",
+                                            json_boolean(had));
+                        json_object_set_new(t, "new", report_new_json(&d));
+                }
+                if (o->examples > 0) {
+                        struct report_walk w = {.arr = json_array(),
+                                                .brokers = o->brokers};
+                        if (report_latest(lg, topics[i], o->examples, &w,
+                                          errstr, errstr_size)) {
+                                json_decref(w.arr);
                                 json_decref(t);
                                 goto fail;
                         }
-                        json_object_set_new(t, "latest_anomalies", te);
+                        json_object_set_new(t, "latest_anomalies",
+                                            report_sorted(w.arr));
                 }
                 json_array_append_new(arr, t);
         }
         root = report_counts_json(&sum);
+        /* Sums hide a topic nobody audited: the verdict is the topics'. */
+        json_object_set_new(root, "verdict",
+                            json_string(report_verdict_name(verdict)));
+        if (o->prev) {
+                json_object_set_new(root, "previous_run",
+                                    json_boolean(any_prev));
+                json_object_set_new(root, "new", report_new_json(&dsum));
+        }
         /* Producers may write to several topics: the total is a sum. */
         json_object_set_new(root, "topics", arr);
         return root;
 fail:
         json_decref(arr);
-        json_decref(ex);
         if (!*errstr)
                 snprintf(errstr, errstr_size, "out of memory");
         return NULL;
@@ -482,15 +706,6 @@ int report_event_text(const char *topic, int32_t partition,
         return 0;
 }
 
-static int print_cb(void *opaque, const struct ledger_anomaly *a)
-{
-        char line[REPORT_EVENT_MAX];
-
-        report_event_format(a, line, sizeof(line));
-        fprintf(opaque, "  %s\n", line);
-        return 0;
-}
-
 /* The redelivered line, and the id window's when ids were checked. */
 static void print_redelivered_counts(FILE *f, const struct ledger_summary *s)
 {
@@ -518,23 +733,70 @@ static void print_redelivered_counts(FILE *f, const struct ledger_summary *s)
                 s->window_gens == 1 ? "" : "s", when);
 }
 
+/* The line of what this run added, after the totals. */
+static void print_new(FILE *f, const struct ledger_summary *d)
+{
+        uint64_t bad = report_anomaly_total(d);
+        int k, sep = 0;
+
+        if (!d->records && !bad && !d->missing) {
+                fprintf(f, "  since last run nothing new (0 records)\n");
+                return;
+        }
+        fprintf(f, "  since last run %llu records, %llu anomalies",
+                (unsigned long long)d->records, (unsigned long long)bad);
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                if (!d->anomalies[k])
+                        continue;
+                fprintf(f, "%s%s %llu", sep ? ", " : " (", report_kind_at(k),
+                        (unsigned long long)d->anomalies[k]);
+                sep = 1;
+        }
+        if (d->coverage_gaps) {
+                fprintf(f, "%scoverage %llu", sep ? ", " : " (",
+                        (unsigned long long)d->coverage_gaps);
+                sep = 1;
+        }
+        fprintf(f, "%s\n", sep ? ")" : "");
+}
+
+static const char *print_verdict(enum report_verdict v)
+{
+        switch (v) {
+        case REPORT_ANOMALIES:
+                return "ANOMALIES FOUND";
+        case REPORT_NOT_AUDITED:
+                return "NOT AUDITED (no record carries the eos.* headers and "
+                       "no message id was checked: nothing is known either "
+                       "way)";
+        case REPORT_CLEAN:
+                break;
+        }
+        return "clean";
+}
+
 int report_summary_print(FILE *f, struct ledger *lg,
-                         const char *const *topics, size_t n, int examples,
-                         char *errstr, size_t errstr_size)
+                         const char *const *topics, size_t n,
+                         const struct report_opts *o, char *errstr,
+                         size_t errstr_size)
 {
         size_t i;
 
         for (i = 0; i < n; i++) {
                 struct ledger_summary s;
-                uint64_t bad;
+                enum report_verdict v;
+                char warn[256];
                 if (ledger_summary(lg, topics[i], &s, errstr, errstr_size))
                         return -1;
-                bad = report_anomaly_total(&s);
+                v = report_verdict(&s);
                 fprintf(f, "topic %s: %u partitions\n", topics[i],
                         s.partitions);
                 fprintf(f, "  records        %llu (untracked %llu)\n",
                         (unsigned long long)s.records,
                         (unsigned long long)s.untracked);
+                report_untracked_text(&s, warn, sizeof(warn));
+                if (warn[0])
+                        fprintf(f, "  WARNING        %s\n", warn);
                 fprintf(f, "  producers      %llu on %llu (partition, "
                            "producer) pairs\n",
                         (unsigned long long)s.producers,
@@ -569,13 +831,20 @@ int report_summary_print(FILE *f, struct ledger *lg,
                                    "open across a coverage gap: maybe "
                                    "deleted, maybe lost\n",
                                 (unsigned long long)s.unknown);
-                fprintf(f, "  verdict        %s\n",
-                        bad ? "ANOMALIES FOUND" : "clean");
-                if (bad && examples > 0) {
-                        fprintf(f, "  latest anomalies:\n");
-                        if (ledger_anomalies_foreach(lg, topics[i], examples,
-                                                     print_cb, f, errstr,
-                                                     errstr_size))
+                if (o->prev && o->prev[i].partitions > 0) {
+                        struct ledger_summary d;
+                        report_delta(&s, &o->prev[i], &d);
+                        print_new(f, &d);
+                }
+                fprintf(f, "  verdict        %s\n", print_verdict(v));
+                if (v == REPORT_ANOMALIES && o->examples > 0) {
+                        struct report_walk w = {.f = f,
+                                                .brokers = o->brokers};
+                        fprintf(f, "  latest anomalies (the newest %d of each "
+                                   "kind):\n",
+                                o->examples);
+                        if (report_latest(lg, topics[i], o->examples, &w,
+                                          errstr, errstr_size))
                                 return -1;
                 }
         }

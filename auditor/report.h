@@ -19,19 +19,57 @@
 uint64_t report_anomaly_total(const struct ledger_summary *s);
 
 /*
+ * What an audit concluded, worst first when merged:
+ *   REPORT_ANOMALIES   report_anomaly_total() > 0 (scan exits 1)
+ *   REPORT_NOT_AUDITED nothing was audited: no record carried the eos.*
+ *                      headers (or every one was untracked) and no message
+ *                      id was checked - an empty topic, or one whose
+ *                      producers stamp nothing (scan exits 3).  Never
+ *                      "clean": there is no evidence either way.
+ *   REPORT_CLEAN       records were audited and nothing was found
+ */
+enum report_verdict { REPORT_CLEAN, REPORT_NOT_AUDITED, REPORT_ANOMALIES };
+
+enum report_verdict report_verdict(const struct ledger_summary *s);
+/* The verdict of several topics: anomalies anywhere, else not audited
+ * when any topic was not audited, else clean. */
+enum report_verdict report_verdict_merge(enum report_verdict a,
+                                         enum report_verdict b);
+/* "clean", "not_audited", "anomalies": the JSON value of "verdict". */
+const char *report_verdict_name(enum report_verdict v);
+
+/* Whether most of s's records (more than half) carry no eos.* headers, so
+ * the sequence checks did not cover them: worth a warning. */
+int report_mostly_untracked(const struct ledger_summary *s);
+
+/* What a summary shows besides the totals (zero it for none). */
+struct report_opts {
+        int examples;        /* latest anomalies shown, per kind */
+        const char *brokers; /* for the kcat commands; NULL: "BROKER" */
+        /* Per topic (same order), the ledger's summary before this run:
+         * figures new since then are shown beside the totals.  NULL: no
+         * previous run; an entry with partitions == 0: none for that
+         * topic. */
+        const struct ledger_summary *prev;
+};
+
+/*
  * The summary of topics[0..n): totals at the top level (records_total,
  * untracked, missing_records, recovered_records, unknown_records,
- * producers, anomalies{duplicate, gap, out_of_order, fenced, malformed,
- * redelivered}, ids_checked, window{ids,
- * generations, oldest_ms}, ...) and one object per topic in "topics"; with
- * examples > 0, the newest anomalies with their evidence.  The totals of
+ * producers, anomalies{duplicate, gap,
+ * out_of_order, fenced, malformed, redelivered}, ids_checked, window{ids,
+ * generations, oldest_ms}, verdict, warnings[], ...) and one object per
+ * topic in "topics"; with o->examples > 0, the newest anomalies of each
+ * kind with their evidence and kcat commands; with o->prev, "new" (what
+ * this run added: records_total, missing_records, coverage_gaps,
+ * anomalies{...}, anomalies_total) and "previous_run" (true/false).  The totals of
  * window are sums over the topics' windows, oldest_ms the oldest of them
  * (null when no window holds an id).
  * Returns a new reference (caller json_decref()s), or NULL with errstr.
  */
 json_t *report_summary_json(struct ledger *lg, const char *const *topics,
-                            size_t n, int examples, char *errstr,
-                            size_t errstr_size);
+                            size_t n, const struct report_opts *o,
+                            char *errstr, size_t errstr_size);
 
 /* One anomaly as a JSON object with its evidence.  A producer name that
  * is not valid UTF-8 is given lossily in "producer" (U+FFFD for each bad
@@ -96,9 +134,33 @@ int report_event_text(const char *topic, int32_t partition,
                       const struct dedup_event *ev, char *buf, size_t size);
 
 /* The human report on f, the anomalies as report_event_format() writes
- * them.  Returns 0, or -1 with errstr. */
+ * them, each followed by its kcat command; with o->prev what is new since
+ * the previous run.  Returns 0, or -1 with errstr. */
 int report_summary_print(FILE *f, struct ledger *lg,
-                         const char *const *topics, size_t n, int examples,
-                         char *errstr, size_t errstr_size);
+                         const char *const *topics, size_t n,
+                         const struct report_opts *o, char *errstr,
+                         size_t errstr_size);
+
+/* The longest command report_kcat_format() writes, NUL included. */
+#define REPORT_KCAT_MAX 1024
+
+/*
+ * A ready-to-paste kcat command that fetches the records of anomaly a
+ * (first = 0: offsets offset_lo..offset_hi of its partition; a gap's
+ * offset is the first record after the hole) or their first copies
+ * (first = 1: a duplicate's first copy, a redelivered anomaly's first
+ * copies), as JSON with their headers:
+ *   kcat -C -b BROKERS -t TOPIC -p P -o OFFSET -c N -e -J
+ * Arguments that are not plain words are single-quoted.  Returns 0, or -1
+ * (buf "") when there is nothing to fetch: a coverage gap (its offsets are
+ * deleted), a first copy that is unknown, or a command that does not fit.
+ */
+int report_kcat_format(const struct ledger_anomaly *a, const char *brokers,
+                       int first, char *buf, size_t size);
+
+/* Sets "kcat" (and "kcat_first" for first copies) on o, an anomaly's
+ * JSON object; null when report_kcat_format() has nothing to fetch. */
+void report_kcat_set(json_t *o, const struct ledger_anomaly *a,
+                     const char *brokers);
 
 #endif /* EOSAUDIT_REPORT_H */

@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,21 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../auditor/access.h"
+#include "../base/kafka_log.h"
 #include "../base/kconf.h"
 #include "../base/log.h"
 #include "../base/secrets.h"
 #include "cmd.h"
+
+void cli_error(struct cli *c, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(c->error, sizeof(c->error), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "eosaudit: %s\n", c->error);
+}
 
 int cli_parse(struct cli *c, int argc, char **argv, int serve,
               void (*usage)(FILE *))
@@ -28,8 +40,12 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         }
         r = conf_argv_parse(&c->conf, argc, argv, errstr, sizeof(errstr));
         if (r) {
-                if (r < 0)
-                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                if (r < 0) {
+                        cli_error(c, "%s", errstr);
+                        /* --json, when it was read before the error: the
+                         * error goes on stdout as JSON too. */
+                        c->json = conf_int(&c->conf, CONF_JSON) > 0;
+                }
                 else
                         usage(stdout);
                 return r;
@@ -198,8 +214,8 @@ static int cli_http_start(struct cli *c, int serve)
         if (!serve && !c->listen) {
                 if (c->hc.token_file || c->hc.tls_cert_file ||
                     c->hc.tls_key_file) {
-                        fprintf(stderr, "eosaudit: --http-token-file and "
-                                        "--tls-* need --listen\n");
+                        cli_error(c, "--http-token-file and --tls-* need "
+                                     "--listen");
                         return -1;
                 }
                 return 0;
@@ -221,10 +237,11 @@ static int cli_http_start(struct cli *c, int serve)
         c->hc.topic_cnt = c->ntopics;
         c->hc.status = c->st;
         c->hc.version = EOSAUDIT_VERSION;
+        c->hc.brokers = c->brokers[0] ? c->brokers : NULL;
         if (http_start(&c->hs, &c->hc, errstr, sizeof(errstr))) {
                 c->hs = NULL;
                 if (!optional) {
-                        fprintf(stderr, "eosaudit: %s\n", errstr);
+                        cli_error(c, "%s", errstr);
                         return -1;
                 }
                 log_warn("%s: serving no HTTP (--listen picks another "
@@ -245,6 +262,15 @@ static int cli_http_start(struct cli *c, int serve)
         return 0;
 }
 
+/* access_ready_fn: the command's on_ready between audit_new() and
+ * audit_run(). */
+static int cli_ready(void *opaque)
+{
+        struct cli *c = opaque;
+
+        return c->on_ready(c);
+}
+
 int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
               audit_event_cb *on_event)
 {
@@ -253,8 +279,17 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
 
         kconf = cli_kconf(c, errstr, sizeof(errstr));
         if (!kconf) {
-                fprintf(stderr, "eosaudit: %s\n", errstr);
+                cli_error(c, "%s", errstr);
                 return -1;
+        }
+        /* librdkafka's lines through our logger and --log-level; its last
+         * error names the cause when the brokers cannot be reached. */
+        kafka_log_route(kconf);
+        {
+                size_t bsz = sizeof(c->brokers);
+                if (rd_kafka_conf_get(kconf, "bootstrap.servers", c->brokers,
+                                      &bsz) != RD_KAFKA_CONF_OK)
+                        c->brokers[0] = '\0';
         }
         if (c->quiet)
                 rd_kafka_conf_set(kconf, "log_level", "3", NULL, 0);
@@ -269,9 +304,11 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
                 return -1;
         }
         /* serve waits out a refusal (not ready, retried every 10 s). */
-        if (access_audit_run(&c->a, &c->ac, kconf, 10000, errstr,
+        if (access_audit_run(&c->a, &c->ac, kconf, 10000,
+                             c->on_ready ? cli_ready : NULL, c, errstr,
                              sizeof(errstr))) {
-                fprintf(stderr, "eosaudit: %s\n", errstr);
+                if (errstr[0])
+                        cli_error(c, "%s", errstr);
                 return -1;
         }
         /* scan serves only while it scans. */

@@ -41,7 +41,23 @@ struct cli {
         struct status *st;      /* with HTTP only */
         struct http_server *hs; /* NULL: no HTTP */
         struct audit *a;        /* after cli_audit() */
+        /* Called once the ledger is open, before the audit runs (scan
+         * reads the previous run's totals there); NULL: none.  Returns 0,
+         * or -1 after saying why. */
+        int (*on_ready)(struct cli *c);
+        void *opaque;           /* the command's, for on_ready */
+        char error[512];        /* the last error said, for --json */
+        /* bootstrap.servers as the consumer has it (-b, -F, kafka.*), for
+         * the kcat commands of the evidence; set by cli_audit() */
+        char brokers[512];
 };
+
+/* Says why on stderr ("eosaudit: MESSAGE") and keeps MESSAGE in
+ * c->error. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void cli_error(struct cli *c, const char *fmt, ...);
 
 /* Parses the options of scan (serve = 0) or serve (argv[0] is the
  * command's name) and applies the log level.  Returns 0, 1 after printing

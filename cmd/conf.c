@@ -285,8 +285,8 @@ int conf_set(struct conf *c, enum conf_id id, const char *value,
                     !http_listen_parse(value, &ss, &ss_len, err, sizeof(err)))
                         break;
                 snprintf(expect, sizeof(expect),
-                         "off or ADDR:PORT with a numeric address, e.g. "
-                         "127.0.0.1:8080 or [::1]:8080");
+                         "off, ADDR:PORT with a numeric address, e.g. "
+                         "127.0.0.1:8080 or [::1]:8080, or :PORT");
                 goto bad;
         case CONF_T_KAFKA:
         case CONF_T_FLAG:

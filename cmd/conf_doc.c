@@ -102,7 +102,7 @@ static const char *conf_range_text(const struct conf_option *o, char *buf,
                 conf_choices_text(o->choices, buf, size);
                 break;
         case CONF_T_ADDR:
-                snprintf(buf, size, "off, ADDR:PORT, [V6ADDR]:PORT");
+                snprintf(buf, size, "off, ADDR:PORT, [V6ADDR]:PORT, :PORT");
                 break;
         case CONF_T_KAFKA:
                 snprintf(buf, size, "what librdkafka accepts");

@@ -179,7 +179,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                      0, 0, NULL, HTTP_LISTEN_DEFAULT, CONF_ALL,
                      "serve /metrics, /healthz, /readyz, `/api/v1/...` and "
                      "the dashboard on this address (numeric, "
-                     "e.g. 127.0.0.1:8080 or [::1]:8080; port 0 picks a "
+                     "e.g. 127.0.0.1:8080 or [::1]:8080; :PORT for every "
+                     "IPv4 interface; port 0 picks a "
                      "free one); an address given here must be free; 'off' "
                      "serves no HTTP; scan serves only while it scans"},
     [CONF_HTTP_TOKEN_FILE] = {CONF_HTTP_TOKEN_FILE, "http-token-file",

@@ -17,8 +17,10 @@
 #include "cmd.h"
 #include "conf.h"
 #include "../base/kconf.h"
+#include "../base/clock.h"
 #include "../base/log.h"
 #include "../auditor/report.h"
+#include "evlog.h"
 
 #define DEMO_TOPIC "demo"
 #define DEMO_PARTITIONS 4
@@ -49,16 +51,25 @@ static void *demo_produce(void *arg)
         return NULL;
 }
 
+static void demo_sink(void *opaque, enum evlog_line what, const char *line,
+                      const char *kcat)
+{
+        (void)opaque;
+        printf("%s %s\n", what == EVLOG_NOTE ? "demo:" : "found", line);
+        if (kcat)
+                printf("      fetch: %s\n", kcat);
+        fflush(stdout);
+}
+
 static void demo_event(void *opaque, const char *topic, int32_t partition,
                        const struct dedup_event *ev)
 {
-        char line[REPORT_EVENT_MAX];
+        evlog_event(opaque, topic, partition, ev, clock_wall_ms());
+}
 
-        (void)opaque;
-        if (report_event_text(topic, partition, ev, line, sizeof(line)))
-                return;
-        printf("found %s\n", line);
-        fflush(stdout);
+static void demo_tick(void *opaque, int64_t now_ms)
+{
+        evlog_tick(opaque, now_ms);
 }
 
 static void demo_usage(FILE *f)
@@ -113,6 +124,7 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         pthread_t thr;
         struct conf c;
         struct cli_tmpdb tmp;
+        struct evlog *evl = NULL;
         int started = 0, rc = 2, quiet, r;
         int64_t count;
         double rate;
@@ -123,7 +135,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         const char *bootstraps;
 
         memset(&tmp, 0, sizeof(tmp));
-        if (conf_init(&c)) {
+        evl = calloc(1, sizeof(*evl));
+        if (!evl || conf_init(&c)) {
+                free(evl);
                 fprintf(stderr, "eosaudit: out of memory\n");
                 return 2;
         }
@@ -134,6 +148,7 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
                 else
                         fprintf(stderr, "eosaudit: %s\n", errstr);
                 conf_release(&c);
+                free(evl);
                 return r > 0 ? 0 : 2;
         }
         count = conf_int(&c, CONF_DEMO_COUNT);
@@ -238,6 +253,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         ac.drain = &produced;
         ac.commit_interval_ms = 200;
         ac.on_event = demo_event;
+        ac.on_tick = demo_tick;
+        ac.opaque = evl;
+        evlog_init(evl, demo_sink, NULL, bootstraps);
         ac.status = st;
         kconf = rd_kafka_conf_new();
         if (rd_kafka_conf_set(kconf, "bootstrap.servers", bootstraps, errstr,
@@ -257,6 +275,7 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
                 fprintf(stderr, "eosaudit: demo: %s\n", errstr);
                 goto out;
         }
+        evlog_flush(evl, clock_wall_ms());
         pthread_join(thr, NULL);
         started = 0;
         if (dp.rc) {
@@ -265,8 +284,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         }
 
         printf("\n");
-        if (report_summary_print(stdout, audit_ledger(a), topics, 1, 0, errstr,
-                                 sizeof(errstr))) {
+        if (report_summary_print(stdout, audit_ledger(a), topics, 1,
+                                 &(struct report_opts){.brokers = bootstraps},
+                                 errstr, sizeof(errstr))) {
                 fprintf(stderr, "eosaudit: demo: %s\n", errstr);
                 goto out;
         }
@@ -310,5 +330,6 @@ out:
                 rd_kafka_destroy(mrk);
         cli_tmpdb_remove(&tmp);
         conf_release(&c);
+        free(evl);
         return rc;
 }

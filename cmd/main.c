@@ -35,14 +35,24 @@ static void usage_main(FILE *f)
         fprintf(f,
 "usage: eosaudit COMMAND [options]\n"
 "\n"
-"Audits Kafka topics end to end: every record's eos.producer, eos.epoch\n"
-"and eos.seq headers are tracked per partition, and duplicates, gaps,\n"
-"reordering and fenced (zombie) writes are reported with evidence.\n"
+"Checks that a Kafka topic delivered every record exactly once, and shows\n"
+"the evidence when it did not.  Producers stamp three headers on each\n"
+"record (eos.producer, eos.epoch, eos.seq); eosaudit reads the topic and\n"
+"reports duplicates, gaps (lost records), out-of-order records, writes\n"
+"from fenced (zombie) sessions, malformed headers, and records\n"
+"redelivered by a producer that restarted (by message id).\n"
+"\n"
+"Start here, on your own topic:\n"
+"  eosaudit scan -b BROKER:9092 -t TOPIC\n"
 "\n"
 "commands:\n"
-"  scan      audit topics up to their current end, report, exit\n"
-"  serve     audit topics continuously\n"
-"  produce   the reference producer (stamps the header contract)\n"
+"  scan      audit topics up to their current end, report, exit (0 clean,\n"
+"            1 anomalies, 2 error, 3 not audited: no record carried the\n"
+"            headers)\n"
+"  serve     audit topics continuously, with HTTP (dashboard, /metrics,\n"
+"            /api/v1/...)\n"
+"  produce   the reference producer (stamps the header contract, can\n"
+"            inject faults)\n"
 "  process   the reference processor: consume, transform, produce\n"
 "  demo      an embedded demo on librdkafka's mock cluster (with\n"
 "            --listen, a dashboard to look at)\n"
@@ -52,7 +62,7 @@ static void usage_main(FILE *f)
 "            validates a file\n"
 "  version   print the version\n"
 "\n"
-"`eosaudit COMMAND --help` describes each command.\n");
+"`eosaudit COMMAND --help` (or -h) describes each command; man eosaudit.\n");
 }
 
 int main(int argc, char **argv)

@@ -1,12 +1,15 @@
 /*
- * serve.c - `eosaudit serve`: the long-running audit, with HTTP; every
- * anomaly is logged as it is found.
+ * serve.c - `eosaudit serve`: the long-running audit, with HTTP; anomalies
+ * are logged as they are found, grouped per cause (evlog.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../auditor/report.h"
+#include "../base/clock.h"
 #include "../base/log.h"
+#include "evlog.h"
 #include "cli.h"
 #include "cmd.h"
 
@@ -61,22 +64,41 @@ static void usage_serve(FILE *f)
               f);
 }
 
+/* One anomaly line of the log: the evidence and the command that
+ * fetches its records. */
+static void serve_sink(void *opaque, enum evlog_line what, const char *line,
+                       const char *kcat)
+{
+        (void)opaque;
+        (void)what;
+        if (kcat)
+                log_warn("%s; fetch: %s", line, kcat);
+        else
+                log_warn("%s", line);
+}
+
 static void serve_event(void *opaque, const char *topic, int32_t partition,
                         const struct dedup_event *ev)
 {
-        char line[REPORT_EVENT_MAX];
+        evlog_event(opaque, topic, partition, ev, clock_wall_ms());
+}
 
-        (void)opaque;
-        if (!report_event_text(topic, partition, ev, line, sizeof(line)))
-                log_warn("%s", line);
+static void serve_tick(void *opaque, int64_t now_ms)
+{
+        evlog_tick(opaque, now_ms);
 }
 
 int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
 {
         struct cli c;
+        struct evlog *ev = calloc(1, sizeof(*ev));
         int rc = CMD_EXIT_ERROR, r;
 
         memset(&c, 0, sizeof(c));
+        if (!ev) {
+                fprintf(stderr, "eosaudit: out of memory\n");
+                return CMD_EXIT_ERROR;
+        }
         r = cli_parse(&c, argc, argv, 1, usage_serve);
         if (r) {
                 rc = r > 0 ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
@@ -85,11 +107,18 @@ int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
         if (!c.db)
                 c.db = "eosaudit.db";
         log_info("auditing %zu topic(s) into ledger %s", c.ntopics, c.db);
-        if (cli_audit(&c, 1, run, serve_event))
+        /* Anomaly lines grouped per cause and rate-limited (evlog.h). */
+        evlog_init(ev, serve_sink, NULL, c.brokers); /* set by cli_audit */
+        c.ac.opaque = ev;
+        c.ac.on_tick = serve_tick;
+        r = cli_audit(&c, 1, run, serve_event);
+        evlog_flush(ev, clock_wall_ms());
+        if (r)
                 goto out;
         log_info("stopped; the ledger is committed");
         rc = CMD_EXIT_CLEAN;
 out:
         cli_free(&c);
+        free(ev);
         return rc;
 }

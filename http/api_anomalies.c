@@ -6,13 +6,24 @@
 #include "../auditor/report.h"
 #include "internal.h"
 
+struct http_anomaly_walk {
+        struct http_page pg;
+        const char *brokers;
+};
+
 static int http_anomaly_cb(void *opaque, const struct ledger_anomaly *an)
 {
-        struct http_page *pg = opaque;
+        struct http_anomaly_walk *w = opaque;
+        struct http_page *pg = &w->pg;
+        json_t *o;
 
         if (http_page_full(pg))
                 return 1;
-        json_array_append_new(pg->items, report_anomaly_json(an));
+        /* The evidence with the command that fetches it, as scan shows. */
+        o = report_anomaly_json(an);
+        if (o)
+                report_kcat_set(o, an, w->brokers);
+        json_array_append_new(pg->items, o);
         pg->last_id = an->id;
         pg->n++;
         return 0;
@@ -22,13 +33,16 @@ static json_t *http_api_anomalies(struct http_api *a)
 {
         const struct http_query *q = a->q;
         struct ledger_anomaly_filter f;
-        struct http_page pg = {.items = json_array(), .limit = q->limit};
+        struct http_anomaly_walk w = {
+            .pg = {.items = json_array(), .limit = q->limit},
+            .brokers = a->rq->conf->brokers};
         int rc;
 
         http_query_anomaly_filter(q, &f);
-        rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &pg,
+        rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &w,
                                     a->errstr, sizeof(a->errstr));
-        return http_page_json(&pg, rc, "anomalies", json_integer(pg.last_id));
+        return http_page_json(&w.pg, rc, "anomalies",
+                              json_integer(w.pg.last_id));
 }
 
 void http_api_anomalies_handle(const struct http_request *rq,

@@ -30,8 +30,9 @@ static json_t *http_api_summary(struct http_api *a)
                 topics += i;
                 n = 1;
         }
-        j = report_summary_json(a->lg, topics, n, 0, a->errstr,
-                                sizeof(a->errstr));
+        j = report_summary_json(a->lg, topics, n,
+                                &(struct report_opts){.examples = 0},
+                                a->errstr, sizeof(a->errstr));
         if (!j)
                 return NULL;
         arr = json_object_get(j, "topics");

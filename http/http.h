@@ -60,6 +60,8 @@ struct http_conf {
         const char *tls_cert_file; /* PEM; both or neither */
         const char *tls_key_file;
         const char *version;    /* for eosaudit_build_info */
+        const char *brokers;    /* for the anomalies' kcat commands; NULL:
+                                   "BROKER" */
         unsigned threads;       /* worker threads (1..16) */
         unsigned conn_limit;    /* connections at once */
         unsigned per_ip_limit;  /* connections at once from one address */

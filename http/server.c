@@ -439,11 +439,15 @@ int http_listen_parse(const char *s, struct sockaddr_storage *addr,
                 port = end + 1;
         }
         hlen = (size_t)(end - h);
-        if (!hlen || hlen >= sizeof(host) ||
+        if ((!hlen && v6) || hlen >= sizeof(host) ||
             dedup_parse_decimal(port, strlen(port), 65535, &pnum))
                 goto bad;
         memcpy(host, h, hlen);
         host[hlen] = '\0';
+        /* ":PORT", as Prometheus and Go servers take it: every IPv4
+         * interface. */
+        if (!hlen)
+                snprintf(host, sizeof(host), "0.0.0.0");
         memset(addr, 0, sizeof(*addr));
         if (v6) {
                 struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
@@ -466,7 +470,8 @@ int http_listen_parse(const char *s, struct sockaddr_storage *addr,
 bad:
         snprintf(errstr, errstr_size,
                  "invalid listen address '%s' (expected ADDR:PORT with a "
-                 "numeric address, e.g. 127.0.0.1:8080 or [::1]:8080)",
+                 "numeric address, e.g. 127.0.0.1:8080 or [::1]:8080, or "
+                 ":PORT for every interface)",
                  s);
         return -1;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when an #include points up a layer (README "How it works"):
+# Fails when an #include points up a layer (docs/INTERNALS.md "Layers"):
 #
 #   base, dedup  <-  auditor  <-  http  <-  cmd
 #   base, dedup  <-  producer <-  cmd

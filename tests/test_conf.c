@@ -423,12 +423,13 @@ static const struct {
          "1: invalid value 'trace' for log-level (expected error, warn, info "
          "or debug)"},
         {"listen = localhost\n",
-         "1: invalid value 'localhost' for listen (expected off or ADDR:PORT "
-         "with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080)"},
+         "1: invalid value 'localhost' for listen (expected off, ADDR:PORT "
+         "with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080, or "
+         ":PORT)"},
         {"listen = example.com:80\n",
-         "1: invalid value 'example.com:80' for listen (expected off or "
+         "1: invalid value 'example.com:80' for listen (expected off, "
          "ADDR:PORT with a numeric address, e.g. 127.0.0.1:8080 or "
-         "[::1]:8080)"},
+         "[::1]:8080, or :PORT)"},
         {"gap_grace_ms = 1\n",
          "1: unknown key 'gap_grace_ms' (did you mean 'gap-grace-ms'?)"},
         {"bootstrap.servers = a:1\n",

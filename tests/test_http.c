@@ -551,6 +551,14 @@ static void test_summary(void **state)
                 assert_int_equal(jint(o, "producers"), fx->sum[i].producers);
         }
         assert_int_equal(jint(json_array_get(t, 1), "lag"), 94);
+        /* The verdicts the dashboard's banner shows. */
+        assert_string_equal(json_string_value(json_object_get(j, "verdict")),
+                            "anomalies");
+        assert_string_equal(json_string_value(json_object_get(
+                                json_array_get(t, 0), "verdict")),
+                            "anomalies");
+        assert_true(json_is_array(
+                json_object_get(json_array_get(t, 0), "warnings")));
         assert_int_equal(jint(json_array_get(t, 0), "ids_checked"), 4);
         /* The odd topic's window is empty: no oldest id. */
         assert_int_equal(jint(json_array_get(t, 1), "ids_checked"), 0);
@@ -829,6 +837,14 @@ static void test_anomalies(void **state)
                 prev = jint(o, "id");
                 assert_non_null(json_object_get(o, "offset_lo"));
                 assert_non_null(json_object_get(o, "kind"));
+                /* The command that fetches the records, as scan prints
+                 * it; none for a coverage gap. */
+                if (strcmp(json_string_value(json_object_get(o, "kind")),
+                           "coverage"))
+                        assert_non_null(strstr(
+                                json_string_value(json_object_get(o, "kcat")),
+                                "kcat -C -b BROKER -t "));
+                assert_non_null(json_object_get(o, "kcat_first"));
         }
         /* Hostile names come back exactly (invalid UTF-8 lossily, with the
          * bytes in hex). */
@@ -1117,7 +1133,9 @@ static void test_report_text(void **state)
                          0);
         f = open_memstream(&text, &len);
         assert_non_null(f);
-        if (report_summary_print(f, lg, topics, 2, 50, err, sizeof(err)))
+        if (report_summary_print(f, lg, topics, 2,
+                                 &(struct report_opts){.examples = 50}, err,
+                                 sizeof(err)))
                 fail_msg("report_summary_print: %s", err);
         fclose(f);
         ledger_close(lg);
@@ -1129,19 +1147,118 @@ static void test_report_text(void **state)
                                      "1970-01-01T00:00:01Z\n"));
         assert_non_null(strstr(text, "\n  redelivered    0 records (no "
                                      "message id checked)\n"));
-        if (!strstr(text, "\n  redelivered  " T_PLAIN " [1] producer '" PQ
+        if (!strstr(text, "\n    redelivered  " T_PLAIN " [1] producer '" PQ
                           "' epoch 0 seq 0 offset 0 is a copy of partition 0 "
                           "offset 0, id '" ID1 "', count 1\n"))
                 fail_msg("no redelivered line of " T_PLAIN " [1] in:\n%s",
                          text);
         long_id_hex(hex, sizeof(hex));
         snprintf(want, sizeof(want),
-                 "\n  redelivered  " T_PLAIN " [0] offset 5 is a "
+                 "\n    redelivered  " T_PLAIN " [0] offset 5 is a "
                  "copy of partition 0 offset 1, id 0x%s..., count 1\n",
                  hex);
         if (!strstr(text, want))
                 fail_msg("no line '%s' in:\n%s", want + 1, text);
+        /* Each anomaly with the kcat commands that fetch it and, for a
+         * duplicate, its first copy. */
+        if (!strstr(text, "\n        fetch: kcat -C -b BROKER -t " T_PLAIN
+                          " -p 0 -o 2 -c 1 -e -J\n        first: kcat -C "
+                          "-b BROKER -t " T_PLAIN " -p 0 -o 1 -c 1 -e -J\n"))
+                fail_msg("no kcat lines of the duplicate in:\n%s", text);
+        assert_non_null(strstr(text, "\n  verdict        ANOMALIES FOUND\n"));
         free(text);
+}
+
+/* The verdicts: anomalies first, then "not audited" when nothing carried
+ * the headers and no id was checked (an empty topic too), else clean;
+ * several topics merge to the worst. */
+static void test_report_verdict(void **state)
+{
+        struct ledger_summary s;
+
+        (void)state;
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(report_verdict(&s), REPORT_NOT_AUDITED);
+        s.records = s.untracked = 500;
+        assert_int_equal(report_verdict(&s), REPORT_NOT_AUDITED);
+        assert_true(report_mostly_untracked(&s));
+        assert_string_equal(report_verdict_name(report_verdict(&s)),
+                            "not_audited");
+        s.ids_checked = 500; /* --dedup-key key: ids were checked */
+        assert_int_equal(report_verdict(&s), REPORT_CLEAN);
+        s.ids_checked = 0;
+        s.untracked = 400;
+        assert_int_equal(report_verdict(&s), REPORT_CLEAN);
+        assert_true(report_mostly_untracked(&s));
+        s.untracked = 200;
+        assert_false(report_mostly_untracked(&s));
+        s.coverage_gaps = 1;
+        assert_int_equal(report_verdict(&s), REPORT_ANOMALIES);
+        assert_int_equal(report_anomaly_total(&s), 1);
+        s.coverage_gaps = 0;
+        s.records = s.untracked = 0;
+        s.anomalies[DEDUP_KIND_MALFORMED] = 1;
+        assert_int_equal(report_verdict(&s), REPORT_ANOMALIES);
+        assert_int_equal(report_verdict_merge(REPORT_CLEAN,
+                                              REPORT_NOT_AUDITED),
+                         REPORT_NOT_AUDITED);
+        assert_int_equal(report_verdict_merge(REPORT_ANOMALIES,
+                                              REPORT_NOT_AUDITED),
+                         REPORT_ANOMALIES);
+        assert_string_equal(report_verdict_name(REPORT_CLEAN), "clean");
+        assert_string_equal(report_verdict_name(REPORT_ANOMALIES),
+                            "anomalies");
+}
+
+/* The kcat commands: the records, the first copies, quoting, and none
+ * for a coverage gap (its offsets are gone). */
+static void test_report_kcat(void **state)
+{
+        struct ledger_anomaly a;
+        char cmd[REPORT_KCAT_MAX];
+
+        (void)state;
+        memset(&a, 0, sizeof(a));
+        a.topic = "orders";
+        a.partition = 2;
+        a.kind = "duplicate";
+        a.offset_lo = 10;
+        a.offset_hi = 12;
+        a.first_offset = 4;
+        a.first_partition = -1;
+        a.count = 3;
+        assert_int_equal(report_kcat_format(&a, "b1:9092,b2:9092", 0, cmd,
+                                            sizeof(cmd)),
+                         0);
+        assert_string_equal(cmd, "kcat -C -b b1:9092,b2:9092 -t orders -p 2 "
+                                 "-o 10 -c 3 -e -J");
+        assert_int_equal(report_kcat_format(&a, NULL, 1, cmd, sizeof(cmd)),
+                         0);
+        assert_string_equal(cmd, "kcat -C -b BROKER -t orders -p 2 -o 4 -c 3 "
+                                 "-e -J");
+        a.kind = "redelivered";
+        a.first_partition = 0;
+        a.first_offset_hi = 5;
+        assert_int_equal(report_kcat_format(&a, "h:1", 1, cmd, sizeof(cmd)),
+                         0);
+        assert_string_equal(cmd, "kcat -C -b h:1 -t orders -p 0 -o 4 -c 2 "
+                                 "-e -J");
+        a.first_partition = -1; /* a live event: unknown */
+        assert_int_equal(report_kcat_format(&a, "h:1", 1, cmd, sizeof(cmd)),
+                         -1);
+        assert_string_equal(cmd, "");
+        assert_int_equal(report_kcat_format(&a, "it's here", 0, cmd,
+                                            sizeof(cmd)),
+                         0);
+        assert_string_equal(cmd, "kcat -C -b 'it'\\''s here' -t orders -p 2 "
+                                 "-o 10 -c 3 -e -J");
+        a.kind = "coverage";
+        assert_int_equal(report_kcat_format(&a, "h:1", 0, cmd, sizeof(cmd)),
+                         -1);
+        assert_int_equal(report_kcat_format(&a, "h:1", 0, cmd, 10), -1);
+        a.kind = "gap";
+        assert_int_equal(report_kcat_format(&a, "h:1", 0, cmd, 10), -1);
+        assert_string_equal(cmd, "");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1332,14 +1449,14 @@ static void test_auth(void **state)
 static void test_start_errors(void **state)
 {
         static const char *const bad_listen[] = {
-                "127.0.0.1",     ":80",          "[::1]80",
+                "127.0.0.1",     ":",            "[::1]80",
                 "127.0.0.1:",    "1.2.3.4:65536", "::1:80",
                 "example.com:80", "127.0.0.1:-1", "[::1:80",
                 "127.0.0.1:08x", "[]:80",        "",
         };
         static const char *const good_listen[] = {
                 "127.0.0.1:8080", "0.0.0.0:0", "[::1]:0", "[::]:65535",
-                "localhost:1",
+                "localhost:1",    ":80",      ":0",
         };
         struct fx *fx = *state;
         struct sockaddr_storage ss;
@@ -1718,6 +1835,8 @@ int main(void)
                 T(test_metrics),
                 T(test_history),
                 T(test_report_text),
+                T(test_report_verdict),
+                T(test_report_kcat),
                 T(test_bad_requests),
                 T(test_methods),
                 T(test_limits),

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -531,6 +533,69 @@ static void test_lock(void **state)
 
         lg2 = open_ok(fx->a);
         ledger_close(lg2);
+}
+
+/* Runs ledger_open(path) in a child process as an unprivileged user
+ * (root may write anything) and returns what it said: "" on success. */
+static void open_unprivileged(const char *path, char *out, size_t size)
+{
+        int pfd[2];
+        pid_t pid;
+        ssize_t n;
+
+        assert_int_equal(pipe(pfd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct ledger *lg = NULL;
+                char err[512] = "";
+
+                close(pfd[0]);
+                if (getuid() == 0 && (setgid(65534) || setuid(65534)))
+                        _exit(3);
+                if (!ledger_open(&lg, path, err, sizeof(err)))
+                        ledger_close(lg);
+                n = write(pfd[1], err, strlen(err));
+                _exit(n < 0 ? 4 : 0);
+        }
+        close(pfd[1]);
+        n = read(pfd[0], out, size - 1);
+        out[n > 0 ? n : 0] = '\0';
+        close(pfd[0]);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/* A ledger that cannot be written fails at open with one clear line, and
+ * leaves no -wal or -shm file behind (SQLite would make them 0444 too). */
+static void test_unwritable_refused(void **state)
+{
+        struct fx *fx = *state;
+        char err[512], want[600], p[160];
+
+        ledger_close(open_ok(fx->a));
+        assert_int_equal(chmod(fx->dir, 0755), 0);
+        assert_int_equal(chmod(fx->a, 0444), 0);
+        snprintf(p, sizeof(p), "%s-lock", fx->a);
+        assert_int_equal(chmod(p, 0666), 0);
+        open_unprivileged(fx->a, err, sizeof(err));
+        snprintf(want, sizeof(want), "ledger %s is not writable: %s", fx->a,
+                 strerror(EACCES));
+        assert_string_equal(err, want);
+        snprintf(p, sizeof(p), "%s-wal", fx->a);
+        assert_int_equal(access(p, F_OK), -1);
+        snprintf(p, sizeof(p), "%s-shm", fx->a);
+        assert_int_equal(access(p, F_OK), -1);
+
+        /* A new ledger in a directory it may not write in. */
+        assert_int_equal(chmod(fx->dir, 0555), 0);
+        open_unprivileged(fx->b, err, sizeof(err));
+        snprintf(want, sizeof(want),
+                 "ledger %s: cannot write in its directory %s: %s", fx->b,
+                 fx->dir, strerror(EACCES));
+        assert_string_equal(err, want);
+        assert_int_equal(chmod(fx->dir, 0700), 0);
+        assert_int_equal(chmod(fx->a, 0644), 0);
+        ledger_close(open_ok(fx->a));
 }
 
 static void test_newer_schema_refused(void **state)
@@ -2054,6 +2119,7 @@ int main(void)
                 T(test_open_reopen),
                 T(test_reader_needs_ledger),
                 T(test_lock),
+                T(test_unwritable_refused),
                 T(test_newer_schema_refused),
                 T(test_commit_load_roundtrip),
                 T(test_pid_survives_restart),

@@ -35,6 +35,11 @@
 #include "../audit.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000
+/* Metadata is asked for in steps of this; once this long has passed with
+ * a broker's name unresolved or its connection refused, the audit gives
+ * up (a broker that is starting takes longer than the whole wait). */
+#define AUDIT_META_STEP_MS 500
+#define AUDIT_META_SURE_MS 2000
 #define AUDIT_ADMIN_TIMEOUT_MS 5000
 
 struct audit_topic {

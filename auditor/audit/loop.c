@@ -190,6 +190,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                 dedup_tracker_clock_advance(a->tr, now);
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
+                        if (a->conf.on_tick)
+                                a->conf.on_tick(a->conf.opaque, now);
                 }
                 if (audit_pending(a) &&
                     (a->uncommitted >= a->conf.commit_records ||

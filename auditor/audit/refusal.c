@@ -3,7 +3,9 @@
  * client-level errors and offset commit results kept for the loop to stop
  * on, and the metadata wait that a refusal ends at once.
  */
+#include <string.h>
 #include "../../base/clock.h"
+#include "../../base/kafka_log.h"
 #include "internal.h"
 
 /* Client-level errors: a refusal (bad credentials, TLS) is kept for the
@@ -46,7 +48,9 @@ void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 }
 
 /*
- * rd_kafka_metadata() for rkt, in 1 s steps up to AUDIT_META_TIMEOUT_MS,
+ * rd_kafka_metadata() for rkt, in 1 s steps up to AUDIT_META_TIMEOUT_MS
+ * (AUDIT_META_SURE_MS when librdkafka logged an unresolvable name or a
+ * refused connection),
  * serving the handle's callbacks in between: a refusal (bad password,
  * certificate) then ends the wait at once instead of a time-out that
  * reads like an unreachable broker.
@@ -54,11 +58,12 @@ void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
                                    const struct rd_kafka_metadata **md)
 {
-        int64_t until = clock_mono_ms() + AUDIT_META_TIMEOUT_MS;
+        int64_t start = clock_mono_ms();
         rd_kafka_resp_err_t err;
         rd_kafka_message_t *rkm;
-        char line[8];
+        char line[8], cause[512];
 
+        kafka_log_clear();
         for (;;) {
                 err = rd_kafka_metadata(a->rk, 0, rkt, md, 1000);
                 if (err != RD_KAFKA_RESP_ERR__TIMED_OUT &&
@@ -73,7 +78,14 @@ rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
                         rd_kafka_message_destroy(rkm);
                 }
                 if (access_watch_line(&a->watch, line, sizeof(line)) ||
-                    clock_mono_ms() >= until)
+                    clock_mono_ms() - start >= AUDIT_META_TIMEOUT_MS)
+                        return err;
+                /* A name that does not resolve or a refused connection
+                 * will not go away: give up after AUDIT_META_SURE_MS. */
+                if (clock_mono_ms() - start >= AUDIT_META_SURE_MS &&
+                    kafka_log_last_error(cause, sizeof(cause)) &&
+                    (strstr(cause, "Failed to resolve") ||
+                     strstr(cause, "Connection refused")))
                         return err;
         }
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../base/clock.h"
+#include "../../base/kafka_log.h"
 #include "../../base/log.h"
 #include "internal.h"
 
@@ -126,9 +127,18 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                         return -1;
                 }
                 if (err) {
-                        snprintf(errstr, errstr_size,
-                                 "cannot reach brokers '%s': %s", brokers,
-                                 rd_kafka_err2str(err));
+                        char cause[512];
+                        /* librdkafka's last logged error names the real
+                         * cause ("Failed to resolve ..."). */
+                        if (kafka_log_last_error(cause, sizeof(cause)))
+                                snprintf(errstr, errstr_size,
+                                         "cannot reach brokers '%s': %s (%s)",
+                                         brokers, cause,
+                                         rd_kafka_err2str(err));
+                        else
+                                snprintf(errstr, errstr_size,
+                                         "cannot reach brokers '%s': %s",
+                                         brokers, rd_kafka_err2str(err));
                         return -1;
                 }
                 if (md->topic_cnt == 1 &&
@@ -370,6 +380,12 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             RD_KAFKA_CONF_OK)
                 brokers[0] = '\0';
 
+        /* The ledger first: one that cannot be written fails at once,
+         * before any broker is asked anything. */
+        if (ledger_open(&a->lg, c->db_path, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         rd_kafka_conf_set_opaque(kconf, a);
         rd_kafka_conf_set_error_cb(kconf, audit_error_cb);
         rd_kafka_conf_set_offset_commit_cb(kconf, audit_commit_cb);
@@ -397,8 +413,6 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
-        if (ledger_open(&a->lg, c->db_path, errstr, errstr_size))
-                goto out;
         audit_failpoint_arm(a);
         if (audit_load(a, errstr, errstr_size))
                 goto out;

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -20,6 +22,10 @@ extern const size_t ledger_migrations_cnt;
 /* Readers (HTTP threads) and the checkpointer may hold the database for a
  * moment; wait rather than fail. */
 #define LEDGER_BUSY_TIMEOUT_MS 5000
+
+/* A writer refuses to start with less free space than this on the
+ * ledger's filesystem: its first commit would fail seconds later. */
+#define LEDGER_MIN_FREE_BYTES (128 * 1024)
 
 /* The text of each enum ledger_stmt, prepared once by ledger_open(). */
 static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
@@ -348,18 +354,80 @@ static int ledger_migrate(struct ledger *lg, const char *path, char *errstr,
         return 0;
 }
 
+/*
+ * Whether the writer can write at all, before anything is created next to
+ * the ledger (SQLite would make its -wal and -shm files with the ledger's
+ * permissions, 0444 ones for a read-only ledger, and the failure would
+ * show only at the first commit): the ledger file itself when it exists,
+ * its directory, and some free space there.
+ */
+static int ledger_writable(const char *path, char *errstr, size_t errstr_size)
+{
+        char *copy = strdup(path), *dir;
+        struct statvfs vfs;
+        int fd, rc = -1;
+
+        if (!copy) {
+                snprintf(errstr, errstr_size, "cannot open ledger %s: %s",
+                         path, strerror(ENOMEM));
+                return -1;
+        }
+        dir = dirname(copy);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0 && errno != ENOENT) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s is not writable: %s", path,
+                         strerror(errno));
+                goto out;
+        }
+        if (fd >= 0)
+                close(fd);
+        if (access(dir, W_OK | X_OK)) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: cannot write in its directory %s: %s",
+                         path, dir, strerror(errno));
+                goto out;
+        }
+        if (!statvfs(dir, &vfs) &&
+            (uint64_t)vfs.f_bavail * vfs.f_frsize < LEDGER_MIN_FREE_BYTES) {
+                snprintf(errstr, errstr_size,
+                         "ledger %s: its filesystem is full (%llu KiB free; "
+                         "at least %d KiB are needed to start)",
+                         path,
+                         (unsigned long long)((uint64_t)vfs.f_bavail *
+                                              vfs.f_frsize / 1024),
+                         LEDGER_MIN_FREE_BYTES / 1024);
+                goto out;
+        }
+        rc = 0;
+out:
+        free(copy);
+        return rc;
+}
+
 /* The writer: lock first, as no two processes may migrate or write at
- * once; then WAL, the migrations and the commit path's statements. */
+ * once; then WAL, the migrations and the commit path's statements.  A
+ * ledger that cannot be written fails here, at once, never at its first
+ * commit. */
 static int ledger_writer_init(struct ledger *lg, const char *path,
                               char *errstr, size_t errstr_size)
 {
         int i;
 
-        if (ledger_lock(lg, path, errstr, errstr_size) ||
+        if (ledger_writable(path, errstr, errstr_size) ||
+            ledger_lock(lg, path, errstr, errstr_size) ||
             ledger_db_open(lg, path,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, errstr,
-                           errstr_size) ||
-            ledger_pragmas(lg, path, errstr, errstr_size) ||
+                           errstr_size))
+                return -1;
+        /* SQLite falls back to read-only where it may not write (a
+         * read-only mount, a file it cannot open for writing). */
+        if (sqlite3_db_readonly(lg->db, "main") == 1) {
+                snprintf(errstr, errstr_size, "ledger %s is read-only",
+                         path);
+                return -1;
+        }
+        if (ledger_pragmas(lg, path, errstr, errstr_size) ||
             ledger_migrate(lg, path, errstr, errstr_size))
                 return -1;
         for (i = 0; i < LEDGER_ST__CNT; i++) {

@@ -216,5 +216,22 @@ manifest_add "$PROD_JSON"
 assert_manifest_scan "final scan"
 assert_eq "PRAGMA integrity_check" ok "$(sqlite3 "$DB" 'PRAGMA integrity_check')"
 
+# --- a serve started on a full disk fails at once, with one clear line ------
+fill
+start=$SECONDS
+timeout 20 "$EOSAUDIT" serve "${SERVE_ARGS[@]}" --listen 127.0.0.1:0 \
+        >"$IT_TMP/serve3.log" 2>&1
+rc=$?
+cat "$IT_TMP/serve3.log"
+assert_eq "serve on a full disk: exit status" 2 "$rc"
+assert_true "... within 3 s ($((SECONDS - start)) s)" \
+        test $((SECONDS - start)) -le 3
+assert_true "... saying the ledger's filesystem is full" \
+        grep -q "^eosaudit: ledger $DB: its filesystem is full" \
+        "$IT_TMP/serve3.log"
+assert_eq "... and nothing about a commit" 0 \
+        "$(grep -cF "$FAIL_MSG" "$IT_TMP/serve3.log")"
+rm -f "$DISK/filler"
+
 disk_umount
 finish
