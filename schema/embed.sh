@@ -4,9 +4,11 @@
 #   schema/embed.sh schema/0001_init.sql schema/0002_x.sql ... > migrations.c
 #
 # Prints a C file defining ledger_migrations[] (the text of each file, in the
-# order given) and ledger_migrations_cnt.  File i (from 0) must be named
-# NNNN_*.sql with NNNN == i + 1, because ledger_open() applies migration i to
-# move a ledger from user_version i to i + 1.
+# order given) and ledger_migrations_cnt.  Files are named NNNN_*.sql with
+# NNNN increasing; ledger_open() applies migration i to move a ledger from
+# user_version i to i + 1, so NNNN is the version a file leads to.  A number
+# with no file (several branches number their migrations in parallel until
+# they are merged) is an empty migration: the versions stay the numbers.
 #
 # Bytes go through od, so the output does not depend on the locale: printable
 # ASCII is copied, \ " ? and control characters are escaped (? so that "??x"
@@ -28,11 +30,12 @@ for f in "$@"; do
                 ;;
         esac
         num=${base%%_*}
-        if [ "$num" != "$want" ]; then
-                printf '%s: %s: migration %s is number %d in order, expected %s_*.sql\n' \
+        if [ "$(expr "$num" + 0)" -lt "$i" ]; then
+                printf '%s: %s: migration %s is number %d in order, expected %s_*.sql or above\n' \
                         "$prog" "$f" "$num" "$i" "$want" >&2
                 exit 1
         fi
+        i=$(expr "$num" + 0)
         if [ ! -f "$f" ] || [ ! -r "$f" ]; then
                 printf '%s: %s: cannot read file\n' "$prog" "$f" >&2
                 exit 1
@@ -53,7 +56,14 @@ EOF
 
 i=0
 for f in "$@"; do
-        i=$((i + 1))
+        base=${f##*/}
+        num=$(expr "${base%%_*}" + 0)
+        while [ "$((i + 1))" -lt "$num" ]; do
+                i=$((i + 1))
+                printf '\n/* no file numbered %04d */\n' "$i"
+                printf 'static const char ledger_migration_%04d[] = "";\n' "$i"
+        done
+        i=$num
         printf '\n/* %s */\nstatic const char ledger_migration_%04d[] =\n' \
                 "${f##*/}" "$i"
         od -An -v -tu1 "$f" | awk '
@@ -96,8 +106,12 @@ if [ "$#" -eq 0 ]; then
 fi
 i=0
 for f in "$@"; do
-        i=$((i + 1))
-        printf '        ledger_migration_%04d,\n' "$i"
+        base=${f##*/}
+        num=$(expr "${base%%_*}" + 0)
+        while [ "$i" -lt "$num" ]; do
+                i=$((i + 1))
+                printf '        ledger_migration_%04d,\n' "$i"
+        done
 done
 printf '};\nconst size_t ledger_migrations_cnt =\n'
 printf '        sizeof(ledger_migrations) / sizeof(ledger_migrations[0]);\n'

@@ -1490,7 +1490,8 @@ static void test_query_parse(void **state)
                          -1);
         assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
                                  "out_of_order, fenced, malformed, "
-                                 "redelivered or coverage)");
+                                 "redelivered, torn, aborted_read or "
+                                 "coverage)");
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=redelivered", 16, err,
                                           sizeof(err)),

@@ -30,14 +30,14 @@
 
 _Static_assert(DEDUP_HISTORY_RUNS == 2,
                "pairs has columns for two runs: add a migration");
-_Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
+_Static_assert(DEDUP_KIND__ANOMALY_CNT == 8,
                "partitions has one counter per anomaly kind: add a migration");
 
 /* The counter columns of partitions, in the order ledger_counts_get()
  * reads them: anomaly kinds in enum dedup_kind order. */
 #define LEDGER_COUNT_COLS                                                     \
         "records, untracked, duplicate, gap, out_of_order, fenced, "          \
-        "malformed, redelivered, missing, ids"
+        "malformed, redelivered, torn, aborted_read, missing, ids"
 #define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 4)
 
 /* Statements of the commit path, prepared once per writer handle. */
@@ -59,6 +59,10 @@ enum ledger_stmt {
         LEDGER_ST_GEN_BATCHES_DEL,
         LEDGER_ST_GEN_CHUNKS_DEL,
         LEDGER_ST_GEN_DEL,
+        LEDGER_ST_TXN_PUT,       /* txn.c */
+        LEDGER_ST_TXN_DEL,
+        LEDGER_ST_TXN_PARTS_DEL,
+        LEDGER_ST_TXN_PART_PUT,
         LEDGER_ST__CNT
 };
 
@@ -121,5 +125,11 @@ int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);
 int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                    size_t errstr_size);
+
+/* txn.c: the transaction check's dirty state, inside the commit's
+ * transaction. */
+int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
+                    const struct ledger_part *parts, size_t nparts,
+                    char *errstr, size_t errstr_size);
 
 #endif /* EOSAUDIT_LEDGER_INTERNAL_H */

@@ -31,7 +31,7 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "INSERT OR REPLACE INTO partitions (topic, partition, "
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
                 "updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                "?10, ?11, ?12, ?13, ?14, ?15)",
+                "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         [LEDGER_ST_PAIR_PUT] =
                 "INSERT OR REPLACE INTO pairs (topic, partition, producer, "
                 "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
@@ -73,6 +73,19 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "DELETE FROM msgid_batches WHERE gen = ?1",
         [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
         [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
+        /* Transactions (txn.c), keyed by (producer, epoch, txn). */
+        [LEDGER_ST_TXN_PUT] =
+                "INSERT OR REPLACE INTO txn_pending (producer, epoch, txn, "
+                "state, manifest_topic, manifest_partition, manifest_offset, "
+                "opened_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
+                              "AND epoch = ?2 AND txn = ?3",
+        [LEDGER_ST_TXN_PARTS_DEL] = "DELETE FROM txn_parts WHERE producer = "
+                                    "?1 AND epoch = ?2 AND txn = ?3",
+        [LEDGER_ST_TXN_PART_PUT] =
+                "INSERT OR REPLACE INTO txn_parts (producer, epoch, txn, "
+                "topic, partition, expected, seen, offset_lo, offset_hi) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
 
 /*
