@@ -81,6 +81,11 @@ struct audit_conf {
          * mock cluster never answers DescribeConfigs): topics are taken
          * as not compacted. */
         int no_compaction_check;
+        /* --txn-manifests: the topic of the transactions' manifests
+         * (audited too, added to topics when not among them); every
+         * committed manifest's records must be visible, no record of an
+         * aborted transaction may be (dedup/txn.h).  NULL: off. */
+        const char *txn_manifests;
 };
 
 void audit_conf_defaults(struct audit_conf *c);

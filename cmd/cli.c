@@ -65,6 +65,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.commit_records =
             (uint64_t)conf_int(&c->conf, CONF_COMMIT_RECORDS);
         c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
+        c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);

@@ -60,6 +60,7 @@ enum conf_id {
         CONF_LOG_LEVEL,
         CONF_KAFKA_PROPERTIES_FILE,
         CONF_KAFKA,
+        CONF_TXN_MANIFESTS,
         /* produce */
         CONF_PRODUCE_TOPIC,
         CONF_PRODUCER,
@@ -78,6 +79,7 @@ enum conf_id {
         CONF_MSGID_HEADER,
         CONF_RESTART_EVERY,
         CONF_RESTART_REPLAY,
+        CONF_PRODUCE_TXN_MANIFESTS,
         /* demo */
         CONF_DEMO_COUNT,
         CONF_DEMO_RATE,

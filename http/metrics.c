@@ -166,8 +166,10 @@ static void http_ledger_families(struct http_buf *b,
 
         http_family(b, "eosaudit_anomalies_total", "counter",
                     "Anomalies by kind: records for duplicate, out_of_order, "
-                    "fenced, malformed and redelivered; confirmed gaps for "
-                    "gap; offset ranges lost to retention for coverage.");
+                    "fenced, malformed, redelivered and aborted_read; "
+                    "confirmed gaps for gap; (transaction, partition)s "
+                    "short of their manifest for torn; offset ranges lost "
+                    "to retention for coverage.");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {

@@ -12,6 +12,8 @@
  *   record.c  one consumed message: its headers, its identity, its
  *             verdict, or what its error means
  *   loop.c    audit_run(): the consumer loop and the ledger commits
+ *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
+ *             engine's transaction check
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
  *
@@ -70,6 +72,11 @@ struct audit {
         enum audit_id_source id_src;
         const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
+        /* --txn-manifests (txn.c) */
+        const char **txn_topics; /* conf.topics and the manifest topic,
+                                    when it was not among them */
+        size_t txn_topic;        /* its index in topics; SIZE_MAX: off */
+        uint64_t txn_bad;        /* its records that are no manifest */
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -91,6 +98,16 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 /* record.c */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm, int64_t now,
                    int *fatal, char *errstr, size_t errstr_size);
+
+/* txn.c: --txn-manifests.  audit_txn_topics() before the topics are
+ * discovered, audit_txn_setup() once the ledger is loaded,
+ * audit_txn_record() for every record after the engine observed it. */
+int audit_txn_topics(struct audit *a, char *errstr, size_t errstr_size);
+int audit_txn_setup(struct audit *a, char *errstr, size_t errstr_size);
+void audit_txn_record(struct audit *a, struct ledger_part *lp,
+                      const rd_kafka_message_t *rkm,
+                      const struct dedup_hdrs *h);
+void audit_txn_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -320,7 +320,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         rd_kafka_poll_set_consumer(a->rk);
         a->rkqu = rd_kafka_queue_get_consumer(a->rk);
 
-        if (audit_discover(a, brokers, errstr, errstr_size))
+        if (audit_txn_topics(a, errstr, errstr_size) ||
+            audit_discover(a, brokers, errstr, errstr_size))
                 goto out;
         if (audit_view_init(a)) {
                 snprintf(errstr, errstr_size, "out of memory");
@@ -342,7 +343,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         }
         if (ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
                         errstr_size) ||
-            audit_windows(a, errstr, errstr_size))
+            audit_windows(a, errstr, errstr_size) ||
+            audit_txn_setup(a, errstr, errstr_size))
                 goto out;
         for (i = 0; i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
@@ -397,5 +399,6 @@ void audit_free(struct audit *a)
         free(a->topics);
         free(a->parts);
         free(a->rt);
+        audit_txn_free(a);
         free(a);
 }
