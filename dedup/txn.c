@@ -3,10 +3,14 @@
  * records expected (from the manifest) and seen per part, aborted
  * tombstones, the grace sweep and the persistence walk.
  *
- * Transactions are found through a chained hash table and kept in a list
- * by the records' clock at which they opened (a tombstone moves to the
- * tail when it is aborted), so the sweep only looks at the oldest ones:
- * the clock never goes back, so the list stays in opened_ms order.
+ * Transactions are found through a chained hash table and kept in two
+ * lists by the records' clock at which they opened: the pending ones, and
+ * the tombstones (aborted, or complete), which join theirs when they
+ * become one.  The sweep only looks at the oldest of each: the clock never
+ * goes back, so each list stays in opened_ms order.  Each list is bounded
+ * by max_pending: past it the oldest pending transaction is confirmed
+ * early, the oldest tombstone forgotten (tombstones never make a pending
+ * transaction be decided early).
  * A forgotten transaction that the ledger may hold stays allocated, out of
  * the table and the list, until dedup_tracker_dirty_clear(), so that the
  * dirty walk can report its removal.
@@ -40,12 +44,17 @@ struct txn_entry {
         size_t nslots, slots_cap;
 };
 
+struct txn_list {
+        struct txn_entry *head, *tail;
+        size_t n;
+};
+
 struct dedup_txns {
         struct dedup_txn_config conf;
         struct txn_entry **buckets;
         size_t nbuckets; /* a power of two */
         size_t live;     /* in the table */
-        struct txn_entry *head, *tail;
+        struct txn_list open, tombs;
         struct txn_entry **dirty;
         size_t ndirty, dirty_cap;
 };
@@ -83,7 +92,12 @@ int dedup_txn_enabled(const struct dedup_tracker *tr)
 
 size_t dedup_txn_pending(const struct dedup_tracker *tr)
 {
-        return tr->txns ? tr->txns->live : 0;
+        return tr->txns ? tr->txns->open.n : 0;
+}
+
+size_t dedup_txn_tombstones(const struct dedup_tracker *tr)
+{
+        return tr->txns ? tr->txns->tombs.n : 0;
 }
 
 static void txn_entry_free(struct dedup_tracker *tr, struct txn_entry *e)
@@ -107,28 +121,35 @@ static int txn_dirty(struct dedup_tracker *tr, struct txn_entry *e)
         return 0;
 }
 
-static void list_unlink(struct dedup_txns *t, struct txn_entry *e)
+static void list_unlink(struct txn_list *l, struct txn_entry *e)
 {
         if (e->prev)
                 e->prev->next = e->next;
         else
-                t->head = e->next;
+                l->head = e->next;
         if (e->next)
                 e->next->prev = e->prev;
         else
-                t->tail = e->prev;
+                l->tail = e->prev;
         e->prev = e->next = NULL;
+        l->n--;
 }
 
-static void list_append(struct dedup_txns *t, struct txn_entry *e)
+static void list_append(struct txn_list *l, struct txn_entry *e)
 {
         e->next = NULL;
-        e->prev = t->tail;
-        if (t->tail)
-                t->tail->next = e;
+        e->prev = l->tail;
+        if (l->tail)
+                l->tail->next = e;
         else
-                t->head = e;
-        t->tail = e;
+                l->head = e;
+        l->tail = e;
+        l->n++;
+}
+
+static struct txn_list *list_of(struct dedup_txns *t, const struct txn_entry *e)
+{
+        return e->flags & (TXN_ABORTED | TXN_COMPLETE) ? &t->tombs : &t->open;
 }
 
 /* Forgets e: out of the table and the list; freed now, or at the dirty
@@ -141,7 +162,7 @@ static void txn_remove(struct dedup_tracker *tr, struct txn_entry *e)
         while (*pp != e)
                 pp = &(*pp)->hnext;
         *pp = e->hnext;
-        list_unlink(t, e);
+        list_unlink(list_of(t, e), e);
         t->live--;
         e->flags |= TXN_DEAD;
         if ((e->flags & TXN_STORED) && txn_dirty(tr, e) == 0)
@@ -207,8 +228,8 @@ static struct txn_entry *txn_get(struct dedup_tracker *tr, const char *p,
         if (e)
                 return e;
         /* The bound: the oldest goes first, confirmed as the grace would. */
-        while (t->live >= t->conf.max_pending && t->head) {
-                struct txn_entry *old = t->head;
+        while (t->open.n >= t->conf.max_pending && t->open.head) {
+                struct txn_entry *old = t->open.head;
                 txn_confirm(tr, old);
                 txn_remove(tr, old);
         }
@@ -230,7 +251,7 @@ static struct txn_entry *txn_get(struct dedup_tracker *tr, const char *p,
         e->opened_ms = tr->clock_ms;
         e->hnext = t->buckets[h & (t->nbuckets - 1)];
         t->buckets[h & (t->nbuckets - 1)] = e;
-        list_append(t, e);
+        list_append(&t->open, e);
         t->live++;
         return e;
 }
@@ -272,6 +293,20 @@ static int txn_complete(const struct txn_entry *e)
         return 1;
 }
 
+/* e becomes a tombstone with flags set (its slots are the caller's). */
+static void txn_entomb(struct dedup_tracker *tr, struct txn_entry *e,
+                       unsigned set, unsigned clear)
+{
+        struct dedup_txns *t = tr->txns;
+
+        list_unlink(list_of(t, e), e);
+        e->flags = (e->flags & ~clear) | set;
+        e->opened_ms = tr->clock_ms;
+        list_append(&t->tombs, e);
+        while (t->tombs.n > t->conf.max_pending && t->tombs.head != e)
+                txn_remove(tr, t->tombs.head);
+}
+
 /*
  * e is complete.  It stays as a tombstone for the grace, without its
  * slots, so that a manifest written twice or a record beyond its count
@@ -283,12 +318,9 @@ static void txn_done(struct dedup_tracker *tr, struct txn_entry *e)
         dedup_mem_free(tr, e->slots, e->slots_cap * sizeof(*e->slots));
         e->slots = NULL;
         e->nslots = e->slots_cap = 0;
-        e->flags |= TXN_COMPLETE;
-        e->opened_ms = tr->clock_ms;
-        list_unlink(tr->txns, e);
-        list_append(tr->txns, e);
         if (e->flags & TXN_STORED)
                 txn_dirty(tr, e);
+        txn_entomb(tr, e, TXN_COMPLETE, 0);
 }
 
 static void txn_event_fill(struct dedup_tracker *tr, struct dedup_event *ev,
@@ -412,11 +444,8 @@ static int64_t txn_abort(struct dedup_tracker *tr, struct txn_entry *e)
                 n += (int64_t)s->seen;
         }
         e->nslots = 0;
-        e->flags = (e->flags & ~(TXN_MANIFEST | TXN_COMPLETE)) | TXN_ABORTED;
         e->manifest_offset = -1;
-        e->opened_ms = tr->clock_ms;
-        list_unlink(tr->txns, e);
-        list_append(tr->txns, e);
+        txn_entomb(tr, e, TXN_ABORTED, TXN_MANIFEST | TXN_COMPLETE);
         return n;
 }
 
@@ -472,16 +501,23 @@ void dedup_txns_sweep(struct dedup_tracker *tr, int force)
 {
         struct dedup_txns *t = tr->txns;
 
+        struct txn_list *lists[2];
+        int i;
+
         if (!t)
                 return;
-        while (t->head) {
-                struct txn_entry *e = t->head;
-                if (!force && (t->conf.grace_ms <= 0 ||
-                               tr->clock_ms - e->opened_ms < t->conf.grace_ms))
-                        break;
-                txn_confirm(tr, e);
-                txn_remove(tr, e);
-        }
+        lists[0] = &t->open;
+        lists[1] = &t->tombs;
+        for (i = 0; i < 2; i++)
+                while (lists[i]->head) {
+                        struct txn_entry *e = lists[i]->head;
+                        if (!force &&
+                            (t->conf.grace_ms <= 0 ||
+                             tr->clock_ms - e->opened_ms < t->conf.grace_ms))
+                                break;
+                        txn_confirm(tr, e);
+                        txn_remove(tr, e);
+                }
 }
 
 int dedup_txn_dirty_foreach(struct dedup_tracker *tr, dedup_txn_cb *cb,
@@ -558,6 +594,10 @@ int dedup_txn_restore(struct dedup_tracker *tr,
         e = txn_get(tr, v->producer, v->producer_len, v->epoch, v->txn);
         if (!e)
                 return -1;
+        if (v->aborted) {
+                list_unlink(&tr->txns->open, e);
+                list_append(&tr->txns->tombs, e);
+        }
         e->flags = TXN_STORED | (v->aborted ? TXN_ABORTED : 0) |
                    (v->manifest ? TXN_MANIFEST : 0);
         e->manifest_part = v->manifest_part;
@@ -587,17 +627,24 @@ void dedup_txns_free(struct dedup_tracker *tr)
 
         if (!t)
                 return;
-        /* The tracker frees every name next: plain frees suffice. */
-        for (e = t->head; e; e = next) {
-                next = e->next;
-                free(e->slots);
-                free(e);
-        }
+        /* The tracker frees every name next: plain frees suffice.  The
+         * forgotten ones first: they are only in the dirty vector, which
+         * the others share. */
         for (i = 0; i < t->ndirty; i++)
                 if (t->dirty[i]->flags & TXN_DEAD) {
                         free(t->dirty[i]->slots);
                         free(t->dirty[i]);
                 }
+        for (e = t->open.head; e; e = next) {
+                next = e->next;
+                free(e->slots);
+                free(e);
+        }
+        for (e = t->tombs.head; e; e = next) {
+                next = e->next;
+                free(e->slots);
+                free(e);
+        }
         free(t->dirty);
         free(t->buckets);
         free(t);

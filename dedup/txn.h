@@ -26,11 +26,14 @@
  *    every count met (it is then forgotten), or until the grace passes
  *    (it is then TORN), or a manifest names it aborted (it then stays as
  *    a tombstone for the grace, so late records of it are ABORTED_READ).
+ *    A complete one also stays as a tombstone (in memory only) for the
+ *    grace: a manifest written twice changes nothing.
  *  - Time is the records' clock (dedup.h): the grace runs on record
  *    times; dedup_tracker_tick() sweeps, dedup_tracker_confirm_all()
  *    (the end of a scan) confirms every pending transaction.
- *  - Memory is bounded: past max_pending transactions the oldest is
- *    confirmed early (TORN if not complete), as the open-gap bound does.
+ *  - Memory is bounded: past max_pending pending transactions the oldest
+ *    is confirmed early (TORN), as the open-gap bound does; past
+ *    max_pending tombstones the oldest is forgotten.
  *  - Events go to the tracker's event list and counters: TORN counts one
  *    per (transaction, short part) in the part's anomalies[DEDUP_KIND_TORN]
  *    with the event's count = records missing (or, without a manifest,
@@ -141,7 +144,11 @@ int dedup_txn_dirty_foreach(struct dedup_tracker *tr, dedup_txn_cb *cb,
 int dedup_txn_restore(struct dedup_tracker *tr,
                       const struct dedup_txn_view *v);
 
-/* Pending transactions and tombstones held now. */
+/* Pending transactions held now, and tombstones (aborted transactions,
+ * and complete ones kept for the grace so that a repeated manifest or a
+ * record beyond the count does not open them again); each is bounded by
+ * max_pending. */
 size_t dedup_txn_pending(const struct dedup_tracker *tr);
+size_t dedup_txn_tombstones(const struct dedup_tracker *tr);
 
 #endif /* EOSAUDIT_DEDUP_TXN_H */

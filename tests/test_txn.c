@@ -195,6 +195,21 @@ static const struct txn_case cases[] = {
      2,
      0,
      {1, DEDUP_KIND_TORN, 0, 4, 1, -1, -1, 2}},
+    {"tombstones are bounded apart: they never decide a pending one early",
+     2,
+     {{REC, 0, "p", 0, 1, T0, -1, {0}, {{0}}, 0, 0},
+      {REC, 1, "p", 0, 2, T0, -1, {0}, {{0}}, 0, 0},
+      {MAN, MPART, "p", 0, 2, T0, -1, {0, 1, 0}, {{0}}, 0, 0},
+      {REC, 1, "p", 0, 3, T0, -1, {0}, {{0}}, 0, 0},
+      {MAN, MPART, "p", 0, 3, T0, -1, {0, 1, 0}, {{0}}, 0, 0},
+      {REC, 1, "p", 0, 4, T0, -1, {0}, {{0}}, 0, 0},
+      {MAN, MPART, "p", 0, 4, T0, -1, {0, 1, 0}, {{0}}, 0, 0},
+      {MAN, MPART, "p", 0, 1, T0, -1, {1, 0, 0}, {{0}}, 0, 0}},
+     {0},
+     0,
+     0,
+     0,
+     {0}},
     {"the bound: past max_pending the oldest is confirmed early",
      2,
      {{REC, 0, "p", 0, 1, T0, 0, {0}, {{0}}, 0, 0},
@@ -414,7 +429,9 @@ static int store_put(void *opaque, const struct dedup_txn_view *v)
         memcpy(s->rows[i].producer, v->producer, v->producer_len);
         s->rows[i].v = *v;
         s->rows[i].v.producer = s->rows[i].producer;
-        memcpy(s->rows[i].slots, v->slots, v->nslots * sizeof(*v->slots));
+        if (v->nslots)
+                memcpy(s->rows[i].slots, v->slots,
+                       v->nslots * sizeof(*v->slots));
         s->rows[i].v.slots = s->rows[i].slots;
         return 0;
 }
@@ -454,13 +471,15 @@ static void test_restore(void **state)
         /* Stored: txn 1 and the tombstone of txn 5; txn 2 is complete, a
          * tombstone in memory only. */
         assert_int_equal(s.n, 2);
-        assert_int_equal(dedup_txn_pending(r.tr), 3);
+        assert_int_equal(dedup_txn_pending(r.tr), 1);
+        assert_int_equal(dedup_txn_tombstones(r.tr), 2);
 
         /* A new tracker from the store (tombstone and pending alike). */
         tr2 = tracker_new(0);
         for (i = 0; i < s.n; i++)
                 assert_int_equal(dedup_txn_restore(tr2, &s.rows[i].v), 0);
-        assert_int_equal(dedup_txn_pending(tr2), 2);
+        assert_int_equal(dedup_txn_pending(tr2), 1);
+        assert_int_equal(dedup_txn_tombstones(tr2), 1);
         dedup_tracker_free(r.tr);
         r.tr = tr2;
         memset(r.next_off, 0, sizeof(r.next_off));
@@ -490,6 +509,7 @@ static void test_restore(void **state)
         store_commit(&s, r.tr);
         assert_int_equal(s.n, 0);
         assert_int_equal(dedup_txn_pending(r.tr), 0);
+        assert_int_equal(dedup_txn_tombstones(r.tr), 0);
 
         /* eos.txn: an invalid value makes a record malformed. */
         dedup_hdrs_init(&h);
