@@ -81,13 +81,16 @@ C="$(name crafted)"
 CM="$(name crafted-manifests)"
 create_topic "$C" 2
 create_topic "$CM" 1
-seq=0
-# rec PARTITION TXN: one record of producer c, epoch 0, transaction TXN.
+seqs=(0 0)
+# rec PARTITION TXN: one record of producer c, epoch 0, transaction TXN,
+# the next seq of its partition (no gap, no duplicate: only the
+# transactions are wrong).
 rec() {
+        local seq="${seqs[$1]}"
         echo "r$seq" | kcat -P -b "$BOOTSTRAP" -t "$C" -p "$1" \
                 -H eos.producer=c -H eos.epoch=0 -H "eos.seq=$seq" \
                 -H "eos.txn=$2" || die "kcat cannot write to $C"
-        seq=$((seq + 1))
+        seqs[$1]=$((seq + 1))
 }
 man() {
         echo "$1" | kcat -P -b "$BOOTSTRAP" -t "$CM" -p 0 -k c ||
@@ -118,6 +121,7 @@ assert_scan records_total 8
 # Torn: txn 0 on partitions 0 and 1, txn 1 on 0, txn 2 on 1.
 assert_scan anomalies.torn 4
 assert_scan anomalies.aborted_read 2
+assert_scan anomalies_total 6
 kinds="$(anomaly_kinds)"
 log "latest anomalies: $kinds"
 assert_eq "latest anomalies by kind" "2 aborted_read,4 torn" "$kinds"
