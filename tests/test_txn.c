@@ -16,6 +16,9 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
+#include "../auditor/ledger.h"
 #include "../dedup/dedup.h"
 #include "../dedup/txn.h"
 
@@ -525,11 +528,141 @@ static void test_restore(void **state)
         dedup_tracker_free(r.tr);
 }
 
+/* ------------------------------------------------------------------ */
+/* The ledger: pending transactions survive a restart                  */
+/* ------------------------------------------------------------------ */
+
+static const char *const topics[NPARTS] = {"orders", "orders", "payments",
+                                           "manifests"};
+
+static void parts_init(struct ledger_part *lp)
+{
+        uint32_t i;
+
+        for (i = 0; i < NPARTS; i++) {
+                memset(&lp[i], 0, sizeof(lp[i]));
+                lp[i].topic = topics[i];
+                lp[i].partition = i == 1 ? 1 : 0;
+                lp[i].part = i;
+                lp[i].next_offset = -1;
+                lp[i].coverage_lo = lp[i].coverage_hi = -1;
+        }
+}
+
+/* A new tracker and ledger handle, with what the ledger holds loaded. */
+static struct dedup_tracker *reopen(const char *path, struct ledger **lg,
+                                    struct ledger_part *lp)
+{
+        struct dedup_tracker *tr = tracker_new(0);
+        char err[256];
+
+        parts_init(lp);
+        if (ledger_open(lg, path, err, sizeof(err)) ||
+            ledger_load(*lg, tr, lp, NPARTS, err, sizeof(err)) ||
+            ledger_txns_load(*lg, tr, lp, NPARTS, err, sizeof(err)))
+                fail_msg("%s", err);
+        return tr;
+}
+
+static void commit(struct ledger *lg, struct dedup_tracker *tr,
+                   struct ledger_part *lp)
+{
+        char err[256];
+        uint32_t i;
+
+        for (i = 0; i < NPARTS; i++) {
+                lp[i].next_offset = 100;
+                lp[i].dirty = 1;
+        }
+        if (ledger_commit(lg, tr, lp, NPARTS, NULL, err, sizeof(err)))
+                fail_msg("%s", err);
+}
+
+static void test_ledger_restart(void **state)
+{
+        static const struct step before[] = {
+            /* txn 1: manifest (orders/1: 2, payments/0: 1), 1 + 1 seen */
+            {REC, 1, "p", 3, 1, T0, 10, {0}, {{0}}, 0, 0},
+            {REC, 2, "p", 3, 1, T0, 20, {0}, {{0}}, 0, 0},
+            {MAN, MPART, "p", 3, 1, T0, 7, {0, 2, 1}, {{3, 9}}, 1, 0},
+            /* txn 2: no manifest yet */
+            {REC, 0, "p", 3, 2, T0, 30, {0}, {{0}}, 0, 0},
+        };
+        static const struct step after[] = {
+            {REC, 1, "p", 3, 1, T0, 11, {0}, {{0}}, 0, 0},  /* completes 1 */
+            {REC, 0, "p", 3, 9, T0, 31, {0}, {{0}}, 0, 1},  /* aborted 9 */
+            {MAN, MPART, "p", 3, 2, T0, 8, {1, 0, 0}, {{0}}, 0, 0},
+        };
+        char path[] = "/tmp/eosaudit-txn-XXXXXX";
+        char db[64];
+        struct ledger_part lp[NPARTS];
+        struct ledger *lg;
+        struct run r;
+        size_t i;
+        int fd;
+
+        (void)state;
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        unlink(path);
+        snprintf(db, sizeof(db), "%s.db", path);
+
+        memset(&r, 0, sizeof(r));
+        r.tr = reopen(db, &lg, lp);
+        for (i = 0; i < sizeof(before) / sizeof(before[0]); i++)
+                step_run(&r, &before[i]);
+        commit(lg, r.tr, lp);
+        assert_int_equal(dedup_txn_pending(r.tr), 2);
+        ledger_close(lg);
+        dedup_tracker_free(r.tr);
+
+        /* A restart: txn 1 (manifest seen, one short), txn 2 (records
+         * only) and the tombstone of txn 9 come back. */
+        r.tr = reopen(db, &lg, lp);
+        assert_int_equal(dedup_txn_pending(r.tr), 2);
+        assert_int_equal(dedup_txn_tombstones(r.tr), 1);
+        for (i = 0; i < sizeof(after) / sizeof(after[0]); i++)
+                step_run(&r, &after[i]);
+        dedup_tracker_confirm_all(r.tr);
+        for (i = 0; i < NPARTS; i++)
+                assert_int_equal(dedup_tracker_part_counts(r.tr, (uint32_t)i)
+                                     ->anomalies[DEDUP_KIND_TORN],
+                                 0);
+        assert_int_equal(dedup_tracker_part_counts(r.tr, 0)
+                             ->anomalies[DEDUP_KIND_ABORTED_READ],
+                         1);
+        commit(lg, r.tr, lp);
+        ledger_close(lg);
+        dedup_tracker_free(r.tr);
+
+        /* Nothing is left pending in the ledger. */
+        r.tr = reopen(db, &lg, lp);
+        assert_int_equal(dedup_txn_pending(r.tr), 0);
+        assert_int_equal(dedup_txn_tombstones(r.tr), 0);
+        /* The counters were stored with the partition. */
+        assert_int_equal(dedup_tracker_part_counts(r.tr, 0)
+                             ->anomalies[DEDUP_KIND_ABORTED_READ],
+                         1);
+        ledger_close(lg);
+        dedup_tracker_free(r.tr);
+        {
+                static const char *const sfx[] = {"", "-wal", "-shm",
+                                                  "-lock", "-journal"};
+                char p[96];
+                for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+                        snprintf(p, sizeof(p), "%s%s", db, sfx[i]);
+                        unlink(p);
+                }
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_cases),
             cmocka_unit_test(test_restore),
+            cmocka_unit_test(test_ledger_restart),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
