@@ -15,6 +15,12 @@ ALTER TABLE partitions ADD COLUMN aborted_read INTEGER NOT NULL DEFAULT 0;
 -- aborted one (state 2) kept for the grace.  state: 0 records seen, no
 -- manifest yet; 1 manifest seen (at manifest_topic [manifest_partition]
 -- manifest_offset); 2 aborted.  opened_ms is on the records' clock.
+-- parts holds one line per partition of the transaction, rewritten whole
+-- with it (one row per transaction keeps the write path to one statement):
+--   "TOPIC PARTITION EXPECTED SEEN OFFSET_LO OFFSET_HI\n"
+-- EXPECTED is what the manifest lists (0 without one), SEEN the records
+-- seen at offsets OFFSET_LO..OFFSET_HI (-1 none); Kafka topic names hold
+-- no blank.
 CREATE TABLE txn_pending (
         producer            TEXT    NOT NULL,
         epoch               INTEGER NOT NULL,
@@ -24,23 +30,6 @@ CREATE TABLE txn_pending (
         manifest_partition  INTEGER,
         manifest_offset     INTEGER,
         opened_ms           INTEGER NOT NULL,
+        parts               TEXT    NOT NULL,
         PRIMARY KEY (producer, epoch, txn)
-) STRICT, WITHOUT ROWID;
-
-CREATE INDEX txn_pending_opened ON txn_pending (opened_ms);
-
--- Per partition of a pending transaction: records its manifest lists
--- (expected, 0 without a manifest) and records seen, at offsets
--- offset_lo..offset_hi (-1 none).  Rewritten whole with its transaction.
-CREATE TABLE txn_parts (
-        producer        TEXT    NOT NULL,
-        epoch           INTEGER NOT NULL,
-        txn             INTEGER NOT NULL,
-        topic           TEXT    NOT NULL,
-        partition       INTEGER NOT NULL,
-        expected        INTEGER NOT NULL,
-        seen            INTEGER NOT NULL,
-        offset_lo       INTEGER NOT NULL,
-        offset_hi       INTEGER NOT NULL,
-        PRIMARY KEY (producer, epoch, txn, topic, partition)
 ) STRICT, WITHOUT ROWID;

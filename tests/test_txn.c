@@ -617,8 +617,37 @@ static void test_ledger_restart(void **state)
         ledger_close(lg);
         dedup_tracker_free(r.tr);
 
-        /* A restart: txn 1 (manifest seen, one short), txn 2 (records
-         * only) and the tombstone of txn 9 come back. */
+        /* A restart, then the end of a scan at once: what is stored is
+         * exactly what was pending - txn 1 short by one on orders/1 (its
+         * manifest at offset 7), txn 2 with one record and no manifest.
+         * Not committed: the ledger keeps them. */
+        r.tr = reopen(db, &lg, lp);
+        dedup_tracker_confirm_all(r.tr);
+        {
+                const struct dedup_event *ev;
+                size_t nev, k, seen = 0;
+                ev = dedup_tracker_events(r.tr, &nev);
+                for (k = 0; k < nev; k++) {
+                        assert_int_equal(ev[k].kind, DEDUP_KIND_TORN);
+                        if (ev[k].seq_lo == 1) {
+                                assert_int_equal(ev[k].part, 1);
+                                assert_int_equal(ev[k].count, 1);
+                                assert_int_equal(ev[k].offset_lo, 10);
+                                assert_int_equal(ev[k].first_offset, 7);
+                                assert_int_equal(ev[k].first_part, MPART);
+                        } else {
+                                assert_int_equal(ev[k].seq_lo, 2);
+                                assert_int_equal(ev[k].part, 0);
+                                assert_int_equal(ev[k].offset_hi, 30);
+                        }
+                        seen++;
+                }
+                assert_int_equal(seen, 2);
+        }
+        ledger_close(lg);
+        dedup_tracker_free(r.tr);
+
+        /* Again: txn 1, txn 2 and the tombstone of txn 9 come back. */
         r.tr = reopen(db, &lg, lp);
         assert_int_equal(dedup_txn_pending(r.tr), 2);
         assert_int_equal(dedup_txn_tombstones(r.tr), 1);

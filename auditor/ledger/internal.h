@@ -61,8 +61,6 @@ enum ledger_stmt {
         LEDGER_ST_GEN_DEL,
         LEDGER_ST_TXN_PUT,       /* txn.c */
         LEDGER_ST_TXN_DEL,
-        LEDGER_ST_TXN_PARTS_DEL,
-        LEDGER_ST_TXN_PART_PUT,
         LEDGER_ST__CNT
 };
 

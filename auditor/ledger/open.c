@@ -77,15 +77,10 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
         [LEDGER_ST_TXN_PUT] =
                 "INSERT OR REPLACE INTO txn_pending (producer, epoch, txn, "
                 "state, manifest_topic, manifest_partition, manifest_offset, "
-                "opened_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "opened_ms, parts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                "?9)",
         [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
                               "AND epoch = ?2 AND txn = ?3",
-        [LEDGER_ST_TXN_PARTS_DEL] = "DELETE FROM txn_parts WHERE producer = "
-                                    "?1 AND epoch = ?2 AND txn = ?3",
-        [LEDGER_ST_TXN_PART_PUT] =
-                "INSERT OR REPLACE INTO txn_parts (producer, epoch, txn, "
-                "topic, partition, expected, seen, offset_lo, offset_hi) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
 
 /*

@@ -3,7 +3,9 @@
  * pending transactions and aborted tombstones, written with each batch
  * (ledger_txns_put(), inside ledger_commit()'s transaction) and read back
  * on start (ledger_txns_load()).  Parts are stored by (topic, partition),
- * never by the tracker's index, which may change between runs.
+ * never by the tracker's index, which may change between runs; they go
+ * in one text column, so a transaction costs one statement, not one per
+ * partition.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +18,15 @@
 #define TXN_STATE_MANIFEST 1
 #define TXN_STATE_ABORTED 2
 
+/* One part line at most: a topic (249 bytes) and five 20-digit numbers. */
+#define TXN_LINE_MAX (249 + 5 * 21 + 2)
+
 struct txn_put_ctx {
         struct ledger *lg;
         const struct ledger_part *parts;
         size_t nparts;
+        char *buf; /* the parts text being written */
+        size_t cap;
         char *errstr;
         size_t errstr_size;
 };
@@ -33,25 +40,68 @@ static int txn_bind_key(sqlite3_stmt *st, const struct dedup_txn_view *v)
         return rc;
 }
 
+static int64_t txn_clamp(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The parts column of v into c->buf; returns its length, or -1. */
+static int64_t txn_parts_text(struct txn_put_ctx *c,
+                              const struct dedup_txn_view *v)
+{
+        size_t need = (size_t)v->nslots * TXN_LINE_MAX + 1, len = 0;
+        uint32_t i;
+
+        if (need > c->cap) {
+                char *p = realloc(c->buf, need);
+                if (!p)
+                        return -1;
+                c->buf = p;
+                c->cap = need;
+        }
+        c->buf[0] = '\0';
+        for (i = 0; i < v->nslots; i++) {
+                const struct dedup_txn_slot *s = &v->slots[i];
+                const struct ledger_part *p;
+                int n;
+
+                if (s->part >= c->nparts)
+                        continue;
+                p = &c->parts[s->part];
+                n = snprintf(c->buf + len, c->cap - len,
+                             "%s %d %lld %lld %lld %lld\n", p->topic,
+                             (int)p->partition,
+                             (long long)txn_clamp(s->expected),
+                             (long long)txn_clamp(s->seen),
+                             (long long)s->offset_lo,
+                             (long long)s->offset_hi);
+                if (n < 0 || (size_t)n >= c->cap - len)
+                        return -1;
+                len += (size_t)n;
+        }
+        return (int64_t)len;
+}
+
 /* dedup_txn_cb: deletes a forgotten transaction, or rewrites one. */
 static int txn_put(void *opaque, const struct dedup_txn_view *v)
 {
         struct txn_put_ctx *c = opaque;
         struct ledger *lg = c->lg;
         sqlite3_stmt *st;
-        uint32_t i;
+        int64_t len;
         int brc;
 
-        st = lg->st[LEDGER_ST_TXN_PARTS_DEL];
-        if (ledger_step_done(lg, st, txn_bind_key(st, v),
-                             "cannot delete ledger transaction parts",
-                             c->errstr, c->errstr_size))
-                return -1;
         if (v->removed) {
                 st = lg->st[LEDGER_ST_TXN_DEL];
                 return ledger_step_done(lg, st, txn_bind_key(st, v),
                                         "cannot delete ledger transaction",
                                         c->errstr, c->errstr_size);
+        }
+        len = txn_parts_text(c, v);
+        if (len < 0) {
+                snprintf(c->errstr, c->errstr_size,
+                         "cannot write ledger transaction: out of memory");
+                return -1;
         }
         st = lg->st[LEDGER_ST_TXN_PUT];
         brc = txn_bind_key(st, v);
@@ -70,49 +120,27 @@ static int txn_put(void *opaque, const struct dedup_txn_view *v)
                 brc |= sqlite3_bind_null(st, 7);
         }
         brc |= sqlite3_bind_int64(st, 8, v->opened_ms);
-        if (ledger_step_done(lg, st, brc, "cannot write ledger transaction",
-                             c->errstr, c->errstr_size))
-                return -1;
-        st = lg->st[LEDGER_ST_TXN_PART_PUT];
-        for (i = 0; i < v->nslots; i++) {
-                const struct dedup_txn_slot *s = &v->slots[i];
-                const struct ledger_part *p;
-                if (s->part >= c->nparts)
-                        continue;
-                p = &c->parts[s->part];
-                brc = txn_bind_key(st, v);
-                brc |= sqlite3_bind_text(st, 4, p->topic, -1, SQLITE_STATIC);
-                brc |= sqlite3_bind_int64(st, 5, p->partition);
-                brc |= sqlite3_bind_int64(st, 6,
-                                          s->expected > INT64_MAX
-                                                  ? INT64_MAX
-                                                  : (int64_t)s->expected);
-                brc |= sqlite3_bind_int64(st, 7,
-                                          s->seen > INT64_MAX
-                                                  ? INT64_MAX
-                                                  : (int64_t)s->seen);
-                brc |= sqlite3_bind_int64(st, 8, s->offset_lo);
-                brc |= sqlite3_bind_int64(st, 9, s->offset_hi);
-                if (ledger_step_done(lg, st, brc,
-                                     "cannot write ledger transaction part",
-                                     c->errstr, c->errstr_size))
-                        return -1;
-        }
-        return 0;
+        brc |= sqlite3_bind_text(st, 9, c->buf, (int)len, SQLITE_STATIC);
+        return ledger_step_done(lg, st, brc, "cannot write ledger transaction",
+                                c->errstr, c->errstr_size);
 }
 
 int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
                     const struct ledger_part *parts, size_t nparts,
                     char *errstr, size_t errstr_size)
 {
-        struct txn_put_ctx c = {lg, parts, nparts, errstr, errstr_size};
+        struct txn_put_ctx c = {lg,   parts, nparts, NULL,
+                                0,    errstr, errstr_size};
+        int rc = dedup_txn_dirty_foreach(tr, txn_put, &c) ? -1 : 0;
 
-        return dedup_txn_dirty_foreach(tr, txn_put, &c) ? -1 : 0;
+        free(c.buf);
+        return rc;
 }
 
 /* The part of (topic, partition), or UINT32_MAX when it is not audited. */
 static uint32_t txn_part_of(const struct ledger_part *parts, size_t nparts,
-                            const char *topic, int64_t partition)
+                            const char *topic, size_t topic_len,
+                            int64_t partition)
 {
         size_t i;
 
@@ -120,91 +148,111 @@ static uint32_t txn_part_of(const struct ledger_part *parts, size_t nparts,
                 return UINT32_MAX;
         for (i = 0; i < nparts; i++)
                 if (parts[i].partition == partition &&
-                    !strcmp(parts[i].topic, topic))
+                    strlen(parts[i].topic) == topic_len &&
+                    !memcmp(parts[i].topic, topic, topic_len))
                         return parts[i].part;
         return UINT32_MAX;
+}
+
+/* A decimal (a leading '-' allowed) ending at a blank or newline; -2 on
+ * a bad one.  *p moves past it and the one separator. */
+static int64_t txn_num(const char **p)
+{
+        char *end;
+        long long v = strtoll(*p, &end, 10);
+
+        if (end == *p || (*end != ' ' && *end != '\n'))
+                return -2;
+        *p = end + 1;
+        return (int64_t)v;
+}
+
+/* Parses a parts column into slots (*n of them; lines of partitions no
+ * longer audited are dropped).  Returns 0, or -1 on a bad column. */
+static int txn_parts_parse(const char *text, const struct ledger_part *parts,
+                           size_t nparts, struct dedup_txn_slot **slots,
+                           size_t *cap, size_t *n)
+{
+        const char *p = text;
+
+        *n = 0;
+        while (*p) {
+                /* "TOPIC PARTITION EXPECTED SEEN LO HI\n" */
+                const char *line = p, *sp = strchr(p, ' ');
+                int64_t f[5];
+                uint32_t part;
+                int i;
+
+                if (!sp || memchr(line, '\n', (size_t)(sp - line)))
+                        return -1;
+                for (i = 0, p = sp + 1; i < 5; i++)
+                        if ((f[i] = txn_num(&p)) == -2)
+                                return -1;
+                if (p[-1] != '\n' || f[1] < 0 || f[2] < 0)
+                        return -1;
+                part = txn_part_of(parts, nparts, line, (size_t)(sp - line),
+                                   f[0]);
+                if (part == UINT32_MAX)
+                        continue; /* no longer audited */
+                if (*n == *cap) {
+                        size_t ncap = *cap ? *cap * 2 : 8;
+                        void *q = realloc(*slots, ncap * sizeof(**slots));
+                        if (!q)
+                                return -1;
+                        *slots = q;
+                        *cap = ncap;
+                }
+                (*slots)[*n].part = part;
+                (*slots)[*n].expected = (uint64_t)f[1];
+                (*slots)[*n].seen = (uint64_t)f[2];
+                (*slots)[*n].offset_lo = f[3];
+                (*slots)[(*n)++].offset_hi = f[4];
+        }
+        return 0;
 }
 
 int ledger_txns_load(struct ledger *lg, struct dedup_tracker *tr,
                      const struct ledger_part *parts, size_t nparts,
                      char *errstr, size_t errstr_size)
 {
-        sqlite3_stmt *txn_st = NULL, *part_st = NULL;
+        sqlite3_stmt *st = NULL;
         struct dedup_txn_slot *slots = NULL;
-        size_t cap = 0;
+        size_t cap = 0, n;
         int rc = -1, src;
 
         if (ledger_prepare(lg,
                            "SELECT producer, epoch, txn, state, "
                            "manifest_topic, manifest_partition, "
-                           "manifest_offset, opened_ms FROM txn_pending "
-                           "ORDER BY opened_ms",
-                           &txn_st, errstr, errstr_size) ||
-            ledger_prepare(lg,
-                           "SELECT topic, partition, expected, seen, "
-                           "offset_lo, offset_hi FROM txn_parts WHERE "
-                           "producer = ?1 AND epoch = ?2 AND txn = ?3",
-                           &part_st, errstr, errstr_size))
+                           "manifest_offset, opened_ms, parts FROM "
+                           "txn_pending ORDER BY opened_ms",
+                           &st, errstr, errstr_size))
                 goto out;
-        while ((src = sqlite3_step(txn_st)) == SQLITE_ROW) {
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
                 struct dedup_txn_view v;
-                int state = sqlite3_column_int(txn_st, 3);
-                size_t n = 0;
+                int state = sqlite3_column_int(st, 3);
+                const char *mt = (const char *)sqlite3_column_text(st, 4);
 
                 memset(&v, 0, sizeof(v));
-                v.producer = (const char *)sqlite3_column_text(txn_st, 0);
-                v.producer_len = (size_t)sqlite3_column_bytes(txn_st, 0);
-                v.epoch = (int32_t)sqlite3_column_int64(txn_st, 1);
-                v.txn = sqlite3_column_int64(txn_st, 2);
+                v.producer = (const char *)sqlite3_column_text(st, 0);
+                v.producer_len = (size_t)sqlite3_column_bytes(st, 0);
+                v.epoch = (int32_t)sqlite3_column_int64(st, 1);
+                v.txn = sqlite3_column_int64(st, 2);
                 v.aborted = state == TXN_STATE_ABORTED;
                 v.manifest = state == TXN_STATE_MANIFEST;
                 v.manifest_part = txn_part_of(
-                    parts, nparts,
-                    (const char *)sqlite3_column_text(txn_st, 4),
-                    sqlite3_column_int64(txn_st, 5));
-                v.manifest_offset = sqlite3_column_type(txn_st, 6) ==
-                                            SQLITE_NULL
+                    parts, nparts, mt, mt ? strlen(mt) : 0,
+                    sqlite3_column_int64(st, 5));
+                v.manifest_offset = sqlite3_column_type(st, 6) == SQLITE_NULL
                                         ? -1
-                                        : sqlite3_column_int64(txn_st, 6);
-                v.opened_ms = sqlite3_column_int64(txn_st, 7);
-                if (sqlite3_bind_text(part_st, 1, v.producer,
-                                      (int)v.producer_len, SQLITE_STATIC) ||
-                    sqlite3_bind_int64(part_st, 2, v.epoch) ||
-                    sqlite3_bind_int64(part_st, 3, v.txn)) {
-                        ledger_err(lg, "cannot read ledger transactions",
-                                   errstr, errstr_size);
-                        goto out;
-                }
-                while ((src = sqlite3_step(part_st)) == SQLITE_ROW) {
-                        struct dedup_txn_slot *s;
-                        uint32_t part = txn_part_of(
-                            parts, nparts,
-                            (const char *)sqlite3_column_text(part_st, 0),
-                            sqlite3_column_int64(part_st, 1));
-                        if (part == UINT32_MAX)
-                                continue; /* no longer audited */
-                        if (n == cap) {
-                                size_t ncap = cap ? cap * 2 : 8;
-                                void *p = realloc(slots, ncap * sizeof(*slots));
-                                if (!p) {
-                                        snprintf(errstr, errstr_size,
-                                                 "out of memory");
-                                        goto out;
-                                }
-                                slots = p;
-                                cap = ncap;
-                        }
-                        s = &slots[n++];
-                        s->part = part;
-                        s->expected = ledger_u64_get(part_st, 2);
-                        s->seen = ledger_u64_get(part_st, 3);
-                        s->offset_lo = sqlite3_column_int64(part_st, 4);
-                        s->offset_hi = sqlite3_column_int64(part_st, 5);
-                }
-                sqlite3_reset(part_st);
-                if (src != SQLITE_DONE) {
-                        ledger_err(lg, "cannot read ledger transaction parts",
-                                   errstr, errstr_size);
+                                        : sqlite3_column_int64(st, 6);
+                v.opened_ms = sqlite3_column_int64(st, 7);
+                if (txn_parts_parse((const char *)sqlite3_column_text(st, 8),
+                                    parts, nparts, &slots, &cap, &n)) {
+                        snprintf(errstr, errstr_size,
+                                 "ledger: bad parts of transaction %lld of "
+                                 "producer '%.*s' epoch %d",
+                                 (long long)v.txn, (int)v.producer_len,
+                                 v.producer, (int)v.epoch);
                         goto out;
                 }
                 v.slots = slots;
@@ -225,8 +273,7 @@ int ledger_txns_load(struct ledger *lg, struct dedup_tracker *tr,
         }
         rc = 0;
 out:
-        sqlite3_finalize(txn_st);
-        sqlite3_finalize(part_st);
+        sqlite3_finalize(st);
         free(slots);
         return rc;
 }
