@@ -104,6 +104,11 @@ struct audit_conf {
         struct dedup_flow_config flow;
         int64_t flow_frontier_interval_ms; /* serve: read the group's
                                               committed offsets this often */
+        /* --txn-manifests: the topic of the transactions' manifests
+         * (audited too, added to topics when not among them); every
+         * committed manifest's records must be visible, no record of an
+         * aborted transaction may be (dedup/txn.h).  NULL: off. */
+        const char *txn_manifests;
 };
 
 void audit_conf_defaults(struct audit_conf *c);

@@ -116,6 +116,17 @@ int ledger_windows_part_add(struct ledger *lg, uint32_t window,
                             const struct ledger_part *p);
 
 /*
+ * The transaction check's pending transactions and tombstones
+ * (schema/0008_txn.sql) into tr, after ledger_load() and
+ * dedup_txn_enable(); those of partitions no longer among parts lose
+ * them.  Returns 0, or -1 with errstr filled.  ledger_commit() writes
+ * them back with every batch.
+ */
+int ledger_txns_load(struct ledger *lg, struct dedup_tracker *tr,
+                     const struct ledger_part *parts, size_t nparts,
+                     char *errstr, size_t errstr_size);
+
+/*
  * Writes one batch in one transaction (see invariants), then clears the
  * tracker's dirty set and events and the parts' dirty flags.  On failure
  * nothing is written, the tracker is left as it was, and -1 is returned

@@ -642,6 +642,7 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
         char who[DEDUP_PRODUCER_MAX * 3 + 32] = "", seq[64] = "";
         char epoch[32] = "";
         char at[64], evidence[DEDUP_ID_EVIDENCE_MAX * 2 + 160] = "";
+        const char *what = !strcmp(a->kind, "gap") ? "missing" : "count";
         int lossy;
 
         if (a->producer) {
@@ -651,7 +652,11 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                          name ? json_string_value(name) : "?");
                 json_decref(name);
         }
-        if (a->seq_lo >= 0 && a->seq_hi > a->seq_lo)
+        int txn = !strcmp(a->kind, "torn") || !strcmp(a->kind, "aborted_read");
+
+        if (txn && a->seq_lo >= 0) /* the transaction's ordinal */
+                snprintf(seq, sizeof(seq), " txn %lld", (long long)a->seq_lo);
+        else if (a->seq_lo >= 0 && a->seq_hi > a->seq_lo)
                 snprintf(seq, sizeof(seq), " seq %lld..%lld",
                          (long long)a->seq_lo, (long long)a->seq_hi);
         else if (a->seq_lo >= 0)
@@ -681,6 +686,19 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                          " (recovered: its gap, opened at offset %lld, had "
                          "been confirmed)",
                          (long long)a->first_offset);
+        else if (!strcmp(a->kind, "torn") && a->first_offset >= 0) {
+                /* Short of what its manifest lists; the manifest is in the
+                 * manifest topic. */
+                char part[32] = "";
+                if (a->first_partition >= 0)
+                        snprintf(part, sizeof(part), " partition %d",
+                                 (int)a->first_partition);
+                snprintf(evidence, sizeof(evidence),
+                         " (manifest at%s offset %lld)", part,
+                         (long long)a->first_offset);
+                what = "missing";
+        } else if (!strcmp(a->kind, "torn"))
+                snprintf(evidence, sizeof(evidence), " (no manifest)");
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",
@@ -689,9 +707,7 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                 snprintf(epoch, sizeof(epoch), " epoch %d", (int)a->epoch);
         return snprintf(buf, size, "%-12s %s [%d]%s%s%s %s%s, %s %llu",
                         a->kind, a->topic, (int)a->partition, who, epoch, seq,
-                        at, evidence,
-                        !strcmp(a->kind, "gap") ? "missing" : "count",
-                        (unsigned long long)a->count);
+                        at, evidence, what, (unsigned long long)a->count);
 }
 
 int report_event_text(const char *topic, int32_t partition,
@@ -818,6 +834,12 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 fprintf(f, "  malformed      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_MALFORMED]);
                 print_redelivered_counts(f, &s);
+                fprintf(f, "  torn           %llu (transaction, partition)s "
+                           "short of their manifest\n",
+                        (unsigned long long)s.anomalies[DEDUP_KIND_TORN]);
+                fprintf(f, "  aborted_read   %llu records\n",
+                        (unsigned long long)
+                            s.anomalies[DEDUP_KIND_ABORTED_READ]);
                 if (s.open_gaps)
                         fprintf(f, "  open gaps      %llu (not confirmed yet)\n",
                                 (unsigned long long)s.open_gaps);

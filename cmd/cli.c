@@ -114,6 +114,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                                 "--source\n");
                 return -1;
         }
+        c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);

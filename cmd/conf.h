@@ -67,6 +67,7 @@ enum conf_id {
         CONF_LOG_LEVEL,
         CONF_KAFKA_PROPERTIES_FILE,
         CONF_KAFKA,
+        CONF_TXN_MANIFESTS,
         /* produce */
         CONF_PRODUCE_TOPIC,
         CONF_PRODUCER,
@@ -97,6 +98,7 @@ enum conf_id {
         CONF_PROC_DROP_EVERY,
         CONF_PROC_REKEY,
         CONF_PROC_IDLE_EXIT_MS,
+        CONF_PRODUCE_TXN_MANIFESTS,
         /* demo */
         CONF_DEMO_COUNT,
         CONF_DEMO_RATE,

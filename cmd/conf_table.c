@@ -231,6 +231,17 @@ const struct conf_option conf_options[CONF__CNT] = {
                     "`ssl.*`, ...), repeatable; enable.auto.commit, "
                     "enable.auto.offset.store, enable.partition.eof and "
                     "auto.offset.reset stay as the audit needs them"},
+    [CONF_TXN_MANIFESTS] = {CONF_TXN_MANIFESTS, "txn-manifests",
+                            "txn-manifests", 0, CONF_T_STRING, "TOPIC", NULL,
+                            "none: transactions are not checked", 1, 249,
+                            NULL, "eos-txn-manifests", CONF_ALL,
+                            "check that transactions are atomic: read the "
+                            "manifests transactional producers write to "
+                            "TOPIC (audited too), and report a transaction "
+                            "whose records are not all visible within "
+                            "gap-grace-ms (or by the end of a scan) as torn, "
+                            "and a visible record of an aborted one as "
+                            "aborted_read"},
     /* produce: the reference producer (producer/producer.h) */
     [CONF_PRODUCE_TOPIC] = {CONF_PRODUCE_TOPIC, NULL, "topic", 't',
                             CONF_T_STRING, "TOPIC", NULL, "none; required",
@@ -375,6 +386,14 @@ const struct conf_option conf_options[CONF__CNT] = {
                                 NULL, NULL, CONF_PROCESS,
                                 "stop once no record came for N ms; 0 = run "
                                 "until SIGINT or SIGTERM"},
+    [CONF_PRODUCE_TXN_MANIFESTS] = {CONF_PRODUCE_TXN_MANIFESTS, NULL,
+                                    "txn-manifests", 0, CONF_T_STRING,
+                                    "TOPIC", NULL, NULL, 1, 249, NULL, NULL,
+                                    CONF_PRODUCE,
+                                    "with --transactional-id: stamp eos.txn "
+                                    "on every record and write each "
+                                    "committed transaction's manifest to "
+                                    "TOPIC, in the transaction"},
     /* demo: the mock cluster, the producer and the audit (cmd/demo.c) */
     [CONF_DEMO_COUNT] = {CONF_DEMO_COUNT, NULL, "count", 'n', CONF_T_INT,
                          "COUNT", "20000", NULL, 1, 100000000, NULL, NULL,

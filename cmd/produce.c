@@ -111,6 +111,7 @@ static void produce_opts(struct producer_opts *o, const struct conf *c,
         o->value_size = conf_int(c, CONF_SIZE);
         o->txn_size = conf_int(c, CONF_TXN_SIZE);
         o->abort_every = conf_int(c, CONF_ABORT_EVERY);
+        o->txn_manifests = conf_str(c, CONF_PRODUCE_TXN_MANIFESTS);
         o->state_path = conf_str(c, CONF_STATE);
         if (conf_isset(c, CONF_EPOCH))
                 o->epoch = conf_int(c, CONF_EPOCH);

@@ -72,6 +72,7 @@
 #define DEDUP_HDR_MSGID 0x10u
 #define DEDUP_HDR_PREV_EPOCH 0x20u
 #define DEDUP_HDR_PREV_SEQ 0x40u
+#define DEDUP_HDR_TXN 0x80u
 #define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
 #define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
@@ -98,6 +99,9 @@ struct dedup_hdrs {
          * both or neither. */
         int32_t prev_epoch;
         int64_t prev_seq;
+        /* eos.txn: the record's transaction, an ordinal within (producer,
+         * epoch); -1 when absent.  Checked by dedup/txn.h. */
+        int64_t txn;
         /* The record's identity for the id window: NULL = none.  Not set
          * by dedup_hdrs_feed(); the caller points it at msgid, a header,
          * the key, or a hash of key and value (see the auditor's
@@ -143,6 +147,10 @@ enum dedup_kind {
         DEDUP_KIND_MALFORMED,
         DEDUP_KIND_REDELIVERED,  /* an id seen before, in another session
                                     or from another producer */
+        DEDUP_KIND_TORN,         /* a transaction only partly visible
+                                    (dedup/txn.h) */
+        DEDUP_KIND_ABORTED_READ, /* a record of an aborted transaction
+                                    was visible (dedup/txn.h) */
         DEDUP_KIND__ANOMALY_CNT,
         /* Not anomalies: state changes the caller must persist or log. */
         DEDUP_KIND_EXPIRED = DEDUP_KIND__ANOMALY_CNT, /* idle pair dropped */

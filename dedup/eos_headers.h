@@ -10,7 +10,7 @@
  *    that a header that cannot be ours is passed over after one compare.
  *  - EOS_HDR_PRODUCER, EOS_HDR_EPOCH and EOS_HDR_SEQ are required for a
  *    record to be tracked; EOS_HDR_PID and EOS_HDR_MSGID are optional
- *    (DEDUP_HDR_REQUIRED in dedup.h).
+ *    (DEDUP_HDR_REQUIRED in dedup.h); so are the rest.
  *  - No allocation, no code: string literals only, usable in initializers
  *    and with sizeof (length = sizeof(NAME) - 1).
  */
@@ -27,6 +27,10 @@
  * (both or neither): what of it is missing opens a gap. */
 #define EOS_HDR_PREV_EPOCH "eos.prev_epoch"
 #define EOS_HDR_PREV_SEQ "eos.prev_seq"
+/* The transaction's ordinal within (eos.producer, eos.epoch), decimal
+ * 0..2^63-1: its records are checked against the transaction's manifest
+ * (dedup/txn.h, schema/HEADERS.md "Transactions"). */
+#define EOS_HDR_TXN "eos.txn"
 
 /* The shortest name above ("eos.seq", "eos.pid"). */
 #define EOS_HDR_NAME_MIN (sizeof(EOS_HDR_SEQ) - 1)

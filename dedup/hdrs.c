@@ -12,6 +12,7 @@ void dedup_hdrs_init(struct dedup_hdrs *h)
         h->pid = -1;
         h->prev_epoch = -1;
         h->prev_seq = -1;
+        h->txn = -1;
 }
 
 int dedup_parse_decimal(const char *s, size_t len, uint64_t max,
@@ -90,6 +91,10 @@ void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
                 ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
                 h->prev_seq = ok ? (int64_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_PREV_SEQ, ok);
+        } else if (NAME_IS(EOS_HDR_TXN)) {
+                ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
+                h->txn = ok ? (int64_t)n : -1;
+                hdrs_mark(h, DEDUP_HDR_TXN, ok);
         } else if (NAME_IS(EOS_HDR_MSGID)) {
                 ok = v && size >= 1 && size <= DEDUP_MSGID_MAX;
                 h->msgid = ok ? v : NULL;

@@ -214,6 +214,7 @@ struct dedup_tracker {
         size_t nev, ev_cap;
 
         struct dedup_windows *wins;
+        struct dedup_txns *txns; /* txn.c; NULL until dedup_txn_enable() */
         uint64_t redeliv_rec; /* part record count at the last redelivered
                                  record (to coalesce the next one) */
 };
@@ -243,6 +244,8 @@ void dedup_idx_remove(struct dedup_tracker *tr, uint32_t *idx, uint32_t mask,
                       uint64_t (*keyhash)(struct dedup_tracker *, uint32_t));
 uint32_t dedup_name_find(struct dedup_tracker *tr, const char *p, size_t len,
                          uint64_t h);
+/* Returns the name id with one more reference, or NONE on failure. */
+uint32_t dedup_name_ref(struct dedup_tracker *tr, const char *p, size_t len);
 void dedup_name_unref(struct dedup_tracker *tr, uint32_t id);
 uint32_t dedup_pair_find(struct dedup_tracker *tr, uint32_t part,
                          uint32_t name);
@@ -284,5 +287,11 @@ void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr);
 void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot,
                            int force);
 void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force);
+
+/* txn.c: the transaction check's part of tick, confirm_all, dirty_clear
+ * and free (all no-ops while it is off). */
+void dedup_txns_sweep(struct dedup_tracker *tr, int force);
+void dedup_txns_dirty_clear(struct dedup_tracker *tr);
+void dedup_txns_free(struct dedup_tracker *tr);
 
 #endif /* EOSAUDIT_DEDUP_INTERNAL_H */

@@ -177,8 +177,7 @@ uint32_t dedup_name_find(struct dedup_tracker *tr, const char *p, size_t len,
         return NONE;
 }
 
-/* Returns the name id with one more reference, or NONE on failure. */
-static uint32_t name_ref(struct dedup_tracker *tr, const char *p, size_t len)
+uint32_t dedup_name_ref(struct dedup_tracker *tr, const char *p, size_t len)
 {
         uint64_t h = dedup_hash_bytes(p, len);
         uint32_t id = dedup_name_find(tr, p, len, h), i;
@@ -294,7 +293,7 @@ uint32_t dedup_pair_new(struct dedup_tracker *tr, uint32_t part,
 
         if (idx_resize(tr, &p->idx, &p->mask, p->live, dedup_pair_keyhash))
                 return NONE;
-        name = name_ref(tr, producer, len);
+        name = dedup_name_ref(tr, producer, len);
         if (name == NONE)
                 return NONE;
         if (p->chunk_next < p->chunk_end) {

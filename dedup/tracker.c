@@ -25,6 +25,8 @@ static const char *const kind_names[DEDUP_KIND__CNT] = {
     [DEDUP_KIND_FENCED] = "fenced",
     [DEDUP_KIND_MALFORMED] = "malformed",
     [DEDUP_KIND_REDELIVERED] = "redelivered",
+    [DEDUP_KIND_TORN] = "torn",
+    [DEDUP_KIND_ABORTED_READ] = "aborted_read",
     [DEDUP_KIND_EXPIRED] = "expired",
     [DEDUP_KIND_GAP_UNKNOWN] = "gap_unknown",
 };
@@ -88,6 +90,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
 
         if (!tr)
                 return;
+        dedup_txns_free(tr);
         for (i = 0; i < tr->npairs_slab; i++) {
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 free(pr->flags & PAIR_LIVE ? pr->gaps : NULL);
@@ -254,6 +257,7 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
         uint32_t i;
 
         dedup_gaps_sweep_all(tr, 0);
+        dedup_txns_sweep(tr, 0);
         dedup_windows_tick(tr->wins, tr->clock_ms);
         if (ttl <= 0)
                 return;
@@ -274,6 +278,7 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
 void dedup_tracker_confirm_all(struct dedup_tracker *tr)
 {
         dedup_gaps_sweep_all(tr, 1);
+        dedup_txns_sweep(tr, 1);
 }
 
 const struct dedup_event *dedup_tracker_events(const struct dedup_tracker *tr,
@@ -356,6 +361,7 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
                 dedup_u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);
         tr->pair_pending.n = 0;
         dedup_windows_batch_clear(tr->wins);
+        dedup_txns_dirty_clear(tr);
 }
 
 int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,

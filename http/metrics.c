@@ -172,7 +172,7 @@ static const struct {
  * which is no engine kind) are counted as events. */
 static int http_kind_is_records(enum dedup_kind k)
 {
-        return k != DEDUP_KIND_GAP;
+        return k != DEDUP_KIND_GAP && k != DEDUP_KIND_TORN;
 }
 
 /* The counters of the audited topics, from the ledger. */
@@ -186,7 +186,8 @@ static void http_ledger_families(struct http_buf *b,
 
         http_family(b, "eosaudit_anomalous_records_total", "counter",
                     "Records found anomalous, by kind (duplicate, "
-                    "out_of_order, fenced, malformed, redelivered).");
+                    "out_of_order, fenced, malformed, redelivered, "
+                    "aborted_read).");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
@@ -200,14 +201,18 @@ static void http_ledger_families(struct http_buf *b,
         http_family(b, "eosaudit_anomaly_events_total", "counter",
                     "Anomalies counted as events, by kind: confirmed gaps in "
                     "eos.seq (gap; their records are in "
-                    "eosaudit_missing_records_total) and offset ranges lost "
-                    "to retention (coverage; their offsets are in "
-                    "eosaudit_unaudited_offsets_total).");
+                    "eosaudit_missing_records_total), (transaction, "
+                    "partition)s short of their manifest (torn) and offset "
+                    "ranges lost to retention (coverage; their offsets are "
+                    "in eosaudit_unaudited_offsets_total).");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
                 ls[1].value = dedup_kind_name(DEDUP_KIND_GAP);
                 http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
                                 sums[i].anomalies[DEDUP_KIND_GAP]);
+                ls[1].value = dedup_kind_name(DEDUP_KIND_TORN);
+                http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
+                                sums[i].anomalies[DEDUP_KIND_TORN]);
                 ls[1].value = "coverage";
                 http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
                                 sums[i].coverage_gaps);

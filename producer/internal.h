@@ -31,6 +31,7 @@
  * record n and its injected duplicate. */
 #define PRODUCER_TAG_NONE ((uintptr_t)0)
 #define PRODUCER_TAG_REPLAY ((uintptr_t)1)
+#define PRODUCER_TAG_MANIFEST ((uintptr_t)3) /* a transaction's manifest */
 
 /* One librdkafka handle: one session of the producer. */
 struct producer_inst {
@@ -83,6 +84,16 @@ struct producer_ctx {
         struct producer_sent *sent;
         int64_t *replay;
         size_t replay_cnt, replay_pos;
+        /* --txn-manifests (manifest.c): writes per partition in the open
+         * transaction, its eos.txn, and the transactions aborted since
+         * the last manifest committed. */
+        uint64_t *txn_counts;
+        char txn_str[24];
+        struct producer_txn_key {
+                int32_t epoch;
+                uint64_t txn;
+        } *aborted;
+        size_t naborted, aborted_cap;
 };
 
 enum producer_phase {
@@ -144,5 +155,18 @@ int producer_state_take(const char *path, int n, int64_t *first,
 uintptr_t producer_tag_record(int64_t n);
 
 void producer_warn(const struct producer_opts *o, const char *msg);
+
+/* manifest.c: --txn-manifests.  begin() at each transaction's start
+ * (after txn_no++), count() for each write, write() as its last write,
+ * aborted() after an abort, committed() after a commit.  Each is a no-op
+ * returning 0 without manifests; -1 is out of memory. */
+int producer_manifest_on(const struct producer_ctx *c);
+int producer_manifest_begin(struct producer_ctx *c);
+void producer_manifest_count(struct producer_ctx *c, int32_t partition);
+rd_kafka_resp_err_t producer_manifest_write(struct producer_ctx *c,
+                                            struct producer_inst *in);
+int producer_manifest_aborted(struct producer_ctx *c, int32_t epoch);
+void producer_manifest_committed(struct producer_ctx *c);
+void producer_manifest_free(struct producer_ctx *c);
 
 #endif /* EOSAUDIT_PRODUCER_INTERNAL_H */

@@ -214,6 +214,10 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
                 why = "--abort-every must be 0 or >= 2 (1 would never commit)";
         else if (o->abort_every && !o->transactional_id)
                 why = "--abort-every needs --transactional-id";
+        else if (o->txn_manifests && !o->transactional_id)
+                why = "--txn-manifests needs --transactional-id";
+        else if (o->txn_manifests && !*o->txn_manifests)
+                why = "--txn-manifests: the topic is empty";
         else if (o->transactional_id && !*o->transactional_id)
                 why = "the transactional id is empty";
         else if (o->transactional_id && (o->state_path || o->epoch >= 0))
@@ -421,6 +425,9 @@ static void producer_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkm,
         uintptr_t tag = (uintptr_t)rkm->_private; /* the message opaque */
 
         (void)rk;
+        /* A manifest is no record: a failed one fails the commit. */
+        if (tag == PRODUCER_TAG_MANIFEST)
+                return;
         if (rkm->err) {
                 in->dr_err++;
                 return;

@@ -96,6 +96,11 @@ struct producer_opts {
         int64_t restart_every; /* restart after every N records; 0 = never */
         int64_t restart_replay; /* records replayed after a restart,
                                    0..PRODUCER_REPLAY_MAX */
+        /* --txn-manifests: with transactional_id, eos.txn on every record
+         * and each committed transaction's manifest written to this topic
+         * as its last write (schema/HEADERS.md "Transactions").  NULL:
+         * none. */
+        const char *txn_manifests;
         uint64_t seed;        /* --seed: injections are a function of it */
         const char *conf_file;        /* -F, applied before conf_kv */
         const char *const *conf_kv;   /* -X key=value, applied in order */

@@ -110,6 +110,9 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 if (id)
                         rd_kafka_header_add(hdrs, o->msgid_header, -1, id,
                                             (ssize_t)id_len);
+                if (c->txn_counts)
+                        rd_kafka_header_add(hdrs, EOS_HDR_TXN, -1,
+                                            c->txn_str, -1);
                 /* No copy: c->value outlives the handle. */
                 err = rd_kafka_producev(
                         in->rk, RD_KAFKA_V_RKT(in->rkt),
@@ -118,8 +121,10 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                         RD_KAFKA_V_VALUE(c->value, (size_t)o->value_size),
                         RD_KAFKA_V_HEADERS(hdrs),
                         RD_KAFKA_V_OPAQUE((void *)w->tag), RD_KAFKA_V_END);
-                if (!err)
+                if (!err) {
+                        producer_manifest_count(c, w->partition);
                         return 0; /* hdrs owned by the message */
+                }
                 rd_kafka_headers_destroy(hdrs);
                 if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL ||
                     !producer_running(c))
@@ -453,6 +458,12 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                         break;
                 }
                 c->txn_no++;
+                if (producer_manifest_begin(c)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        (void)producer_txn_end(in, 1, &code, errstr,
+                                               errstr_size);
+                        return -1;
+                }
                 if (producer_send_batch(c, in, ph, live, n, chunk, &t, errstr,
                                         errstr_size) == -1) {
                         code = producer_fatal(in, errstr, errstr_size);
@@ -464,10 +475,21 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                 deliberate = ph == PRODUCER_PHASE_LIVE && o->abort_every &&
                              c->txn_no % (uint64_t)o->abort_every == 0 &&
                              producer_running(c);
-                r = deliberate ? PRODUCER_TXN_ABORTABLE
-                               : producer_txn_end(in, 0, &code, errstr,
-                                                  errstr_size);
+                /* The manifest is the last write of a transaction that
+                 * commits (an aborted one is named by the next). */
+                if (!deliberate && producer_manifest_write(c, in)) {
+                        snprintf(errstr, errstr_size,
+                                 "%s: cannot write the manifest to %s",
+                                 in->label, o->txn_manifests);
+                        r = PRODUCER_TXN_ABORTABLE;
+                } else {
+                        r = deliberate ? PRODUCER_TXN_ABORTABLE
+                                       : producer_txn_end(in, 0, &code,
+                                                          errstr,
+                                                          errstr_size);
+                }
                 if (r == PRODUCER_TXN_OK) {
+                        producer_manifest_committed(c);
                         failures = 0;
                         res->transactions++;
                         producer_tally_add(c, ph, &t, in, &m);
@@ -493,6 +515,10 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                 if (r != PRODUCER_TXN_OK) {
                         lost = t.records;
                         break;
+                }
+                if (producer_manifest_aborted(c, in->epoch)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        return -1;
                 }
                 /* The retry replays the very same writes, replayed
                  * copies included. */
@@ -744,6 +770,7 @@ out:
         free(c.prev_seq);
         free(c.sent);
         free(c.replay);
+        producer_manifest_free(&c);
         free(c.value); /* after the handles: records point into it */
         return rc;
 }

@@ -255,6 +255,7 @@ static const struct {
          "k.properties", 0},
         {CONF_KAFKA, "kafka.sasl.password = p#ss = word",
          "sasl.password=p#ss = word", 0},
+        {CONF_TXN_MANIFESTS, "txn-manifests = eos-txn", "eos-txn", 0},
 };
 
 static void test_every_option_from_file(void **state)

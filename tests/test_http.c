@@ -1751,7 +1751,8 @@ static void test_query_parse(void **state)
                          -1);
         assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
                                  "out_of_order, fenced, malformed, "
-                                 "redelivered, gap_unknown or coverage)");
+                                 "redelivered, torn, aborted_read, gap_unknown or "
+                                 "coverage)");
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=redelivered", 16, err,
                                           sizeof(err)),

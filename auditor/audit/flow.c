@@ -217,10 +217,18 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
 
         if (!a->conf.source_cnt)
                 return 0;
-        for (t = 0; t < a->ntopics; t++)
-                a->topics[t].flow_role = t < a->ntopics - a->conf.source_cnt
-                                             ? AUDIT_FLOW_SINK
-                                             : AUDIT_FLOW_SOURCE;
+        /* topics: the sinks, the sources (audit_flow_topics()), then
+         * maybe the manifest topic (audit_txn_topics()), in no flow. */
+        for (t = 0; t < a->ntopics; t++) {
+                size_t i;
+                a->topics[t].flow_role = AUDIT_FLOW_SINK;
+                for (i = 0; i < a->conf.source_cnt; i++)
+                        if (!strcmp(a->topics[t].name, a->conf.sources[i]))
+                                a->topics[t].flow_role = AUDIT_FLOW_SOURCE;
+                if (a->txn_topics && a->conf.txn_manifests &&
+                    !strcmp(a->topics[t].name, a->conf.txn_manifests))
+                        a->topics[t].flow_role = AUDIT_FLOW_NONE;
+        }
         fc.by_frontier = a->conf.processor_group != NULL;
         a->flow = dedup_flow_new(&fc);
         a->flow_pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));

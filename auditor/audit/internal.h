@@ -14,6 +14,8 @@
  *   loop.c    audit_run(): the consumer loop and the ledger commits
  *   flow.c    the flow audit: sources and sinks, the processor's
  *             committed offsets as the frontier, the lineage engine
+ *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
+ *             engine's transaction check
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
  *   refusal.c when the brokers refuse the audit (../access.h): the
@@ -104,6 +106,11 @@ struct audit {
         struct audit_flow_info flow_info;
         uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
         int64_t flow_said_ms;
+        /* --txn-manifests (txn.c) */
+        const char **txn_topics; /* conf.topics and the manifest topic,
+                                    when it was not among them */
+        size_t txn_topic;        /* its index in topics; SIZE_MAX: off */
+        uint64_t txn_bad;        /* its records that are no manifest */
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -170,6 +177,16 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
 void audit_flow_poll(struct audit *a, int64_t now);
 void audit_flow_end(struct audit *a);
 void audit_flow_free(struct audit *a);
+
+/* txn.c: --txn-manifests.  audit_txn_topics() before the topics are
+ * discovered, audit_txn_setup() once the ledger is loaded,
+ * audit_txn_record() for every record after the engine observed it. */
+int audit_txn_topics(struct audit *a, char *errstr, size_t errstr_size);
+int audit_txn_setup(struct audit *a, char *errstr, size_t errstr_size);
+void audit_txn_record(struct audit *a, struct ledger_part *lp,
+                      const rd_kafka_message_t *rkm,
+                      const struct dedup_hdrs *h);
+void audit_txn_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -135,6 +135,8 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                 h.ts_ms = ts;
         }
         dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
+        if (a->conf.txn_manifests)
+                audit_txn_record(a, lp, rkm, &h);
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);
                 if (ts > 0 && ts <= now)

@@ -407,7 +407,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         rd_kafka_poll_set_consumer(a->rk);
         a->rkqu = rd_kafka_queue_get_consumer(a->rk);
 
-        if (audit_discover(a, brokers, errstr, errstr_size))
+        if (audit_txn_topics(a, errstr, errstr_size) ||
+            audit_discover(a, brokers, errstr, errstr_size))
                 goto out;
         if (audit_view_init(a)) {
                 snprintf(errstr, errstr_size, "out of memory");
@@ -433,7 +434,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         if (reload && audit_load(a, errstr, errstr_size))
                 goto out;
         if (audit_windows(a, errstr, errstr_size) ||
-            audit_flow_setup(a, errstr, errstr_size))
+            audit_flow_setup(a, errstr, errstr_size) ||
+            audit_txn_setup(a, errstr, errstr_size))
                 goto out;
         for (i = 0; i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
@@ -488,5 +490,6 @@ void audit_free(struct audit *a)
         free(a->topics);
         free(a->parts);
         free(a->rt);
+        audit_txn_free(a);
         free(a);
 }

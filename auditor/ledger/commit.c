@@ -243,6 +243,17 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                 brc |= sqlite3_bind_blob(st, 16, stored ? (const void *)ev->id : "",
                                          (int)stored, SQLITE_STATIC);
                 brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
+        } else if (ev->kind == DEDUP_KIND_TORN) {
+                /* Where the transaction's manifest is (the manifest
+                 * topic's partition and first_offset); NULL: none seen. */
+                brc |= ledger_bind_opt(
+                        st, 14,
+                        ev->first_part < cc->nparts
+                                ? cc->parts[ev->first_part].partition
+                                : -1);
+                brc |= sqlite3_bind_null(st, 15);
+                brc |= sqlite3_bind_null(st, 16);
+                brc |= sqlite3_bind_null(st, 17);
         } else {
                 /* fenced: the first record of the producer's new session
                  * is at first_offset of first_partition. */
@@ -598,7 +609,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
          */
         if (ledger_events_put(&cc, tr) ||
             dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
-            ledger_windows_put(&cc, tr))
+            ledger_windows_put(&cc, tr) ||
+            ledger_txns_put(lg, tr, parts, nparts, errstr, errstr_size))
                 goto out;
         /*
          * A part's counters change without the caller marking it dirty

@@ -43,14 +43,15 @@ _Static_assert(DEDUP_HISTORY_RUNS == 2,
 _Static_assert(DEDUP_RETIRED_PIDS == 2,
                "pairs has columns for two retired producer ids: add a "
                "migration");
-_Static_assert(DEDUP_KIND__ANOMALY_CNT == 6,
+_Static_assert(DEDUP_KIND__ANOMALY_CNT == 8,
                "partitions has one counter per anomaly kind: add a migration");
 
 /* The counter columns of partitions, in the order ledger_counts_get()
  * reads them: anomaly kinds in enum dedup_kind order. */
 #define LEDGER_COUNT_COLS                                                     \
         "records, untracked, duplicate, gap, out_of_order, fenced, "          \
-        "malformed, redelivered, missing, ids, recovered, unknown"
+        "malformed, redelivered, torn, aborted_read, missing, ids, recovered, "  \
+        "unknown"
 #define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 6)
 
 /* Statements of the commit path, prepared once per writer handle. */
@@ -87,6 +88,8 @@ enum ledger_stmt {
         LEDGER_ST_FLOW_PUT,   /* flow.c */
         LEDGER_ST_FLOW_DEL,
         LEDGER_ST_FLOW_STATE,
+        LEDGER_ST_TXN_PUT,       /* txn.c */
+        LEDGER_ST_TXN_DEL,
         LEDGER_ST__CNT
 };
 
@@ -180,5 +183,10 @@ int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
 int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
                       size_t errstr_size);
 void ledger_flow_committed(struct ledger *lg);
+/* txn.c: the transaction check's dirty state, inside the commit's
+ * transaction. */
+int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
+                    const struct ledger_part *parts, size_t nparts,
+                    char *errstr, size_t errstr_size);
 
 #endif /* EOSAUDIT_LEDGER_INTERNAL_H */

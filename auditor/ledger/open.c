@@ -38,7 +38,7 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
                 "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                "?16, ?17, ?18, ?19, ?20, ?21)",
+                "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
         /* A pair is inserted if new, else updated (not INSERT OR
          * REPLACE): sqlite3_changes() of the insert says which, for the
          * counts of schema/0005_counts.sql (counts.c). */
@@ -145,6 +145,14 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
             "lat_p99_ms, lat_max_ms, updated_ms) VALUES (1, ?1, ?2, ?3, ?4, "
             "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
             "?18, ?19, ?20)",
+        /* Transactions (txn.c), keyed by (producer, epoch, txn). */
+        [LEDGER_ST_TXN_PUT] =
+                "INSERT OR REPLACE INTO txn_pending (producer, epoch, txn, "
+                "state, manifest_topic, manifest_partition, manifest_offset, "
+                "opened_ms, parts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                "?9)",
+        [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
+                              "AND epoch = ?2 AND txn = ?3",
 };
 
 /*

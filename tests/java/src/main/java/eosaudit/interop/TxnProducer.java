@@ -6,6 +6,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -15,7 +18,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Transactional producer.
  *
  * usage: TxnProducer BOOTSTRAP TOPIC TRANSACTIONAL_ID TXNS RECORDS_PER_TXN ABORT_EVERY
- *                    [--zombie] [--partitions N]
+ *                    [--zombie] [--partitions N] [--topic2 TOPIC2]
+ *                    [--txn-manifests MANIFEST_TOPIC]
  *
  * Every ABORT_EVERY-th transaction (1-based; 0 = never) is aborted.
  * Headers: eos.producer = transactional.id, eos.epoch = the producer epoch the
@@ -25,23 +29,39 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * transaction.version=2 every commit/abort bumps the epoch, so each
  * transaction starts at seq 0 under its own epoch anyway).
  *
+ * --topic2: every other record of a transaction goes to TOPIC2 (same partition
+ * count as TOPIC), so each transaction spans two topics.
+ *
+ * --txn-manifests (schema/HEADERS.md "Transactions"): every record carries
+ * eos.txn, the transaction's ordinal in the run, and each transaction that
+ * commits writes, as its last write, its manifest to MANIFEST_TOPIC (keyed by
+ * the transactional.id): {"v":1,"producer":ID,"epoch":E,"txn":N,
+ * "parts":[[TOPIC,PARTITION,RECORDS],...],"aborted":[[E,N],...]}, the
+ * aborted ones being those aborted since the previous manifest.  Aborted
+ * transactions left unnamed at the end get a manifest-only transaction.
+ *
  * --zombie: instance A runs TXNS transactions, then instance B with the same
  * transactional.id calls initTransactions (fencing A) and runs TXNS
  * transactions, then A tries one more transaction of RECORDS_PER_TXN records,
  * which must fail as fenced.
  *
- * stdout: "committed=N aborted=M fenced=F zombie_attempted=Z" and an info line.
+ * stdout: "committed=N aborted=M fenced=F zombie_attempted=Z manifests=K" and an
+ * info line.
  * exit: 0 ok; 1 unexpected error; 3 --zombie but A was not fenced.
  */
 public final class TxnProducer {
     private final String bootstrap, topic, txnId;
+    private String topic2, manifests;
+    private long manifestsWritten;
+    /** (epoch, txn) of the transactions aborted since the last manifest. */
+    private final List<long[]> pendingAborted = new ArrayList<>();
     private int nparts;
     private long committed, aborted, zombieAttempted;
     private int txnCounter;
     private String epochSource = "reflection";
     private Boolean tv2;
-    /** Next eos.seq per epoch, per partition. */
-    private final Map<Long, long[]> seqByEpoch = new HashMap<>();
+    /** Next eos.seq per epoch, per "topic/partition". */
+    private final Map<Long, Map<String, Long>> seqByEpoch = new HashMap<>();
     private final List<String> epochLog = new ArrayList<>();
 
     private TxnProducer(String bootstrap, String topic, String txnId) {
@@ -78,6 +98,41 @@ public final class TxnProducer {
             producer.initTransactions();
             if (tv2 == null) tv2 = Eos.transactionV2(producer);
             if (nparts == 0) nparts = producer.partitionsFor(topic).size();
+            if (topic2 != null && producer.partitionsFor(topic2).size() != nparts)
+                throw new IllegalStateException("--topic2 needs " + nparts + " partitions");
+        }
+
+        private byte[] manifest(long epoch, long txn, Map<String, Long> counts) {
+            StringBuilder m = new StringBuilder("{\"v\":1,\"producer\":")
+                    .append(jsonString(txnId)).append(",\"epoch\":").append(epoch)
+                    .append(",\"txn\":").append(txn).append(",\"parts\":[");
+            String sep = "";
+            for (Map.Entry<String, Long> e : counts.entrySet()) {
+                int slash = e.getKey().lastIndexOf('/');
+                m.append(sep).append('[').append(jsonString(e.getKey().substring(0, slash)))
+                 .append(',').append(e.getKey().substring(slash + 1)).append(',')
+                 .append(e.getValue()).append(']');
+                sep = ",";
+            }
+            m.append("],\"aborted\":[");
+            sep = "";
+            for (long[] k : pendingAborted) {
+                m.append(sep).append('[').append(k[0]).append(',').append(k[1]).append(']');
+                sep = ",";
+            }
+            return m.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+        }
+
+        /** A transaction that only names the aborted ones still unnamed. */
+        void manifestOnly() {
+            producer.beginTransaction();
+            long epoch = epoch();
+            producer.send(new ProducerRecord<>(manifests, txnId.getBytes(StandardCharsets.UTF_8),
+                    manifest(epoch, txnCounter, new TreeMap<>())));
+            producer.commitTransaction();
+            txnCounter++;
+            manifestsWritten++;
+            pendingAborted.clear();
         }
 
         long epoch() {
@@ -96,17 +151,26 @@ public final class TxnProducer {
             long epoch = epoch();
             if (firstEpoch < 0) firstEpoch = epoch;
             lastEpoch = epoch;
-            long[] seq = seqByEpoch.computeIfAbsent(epoch, e -> new long[nparts]);
-            long[] snapshot = seq.clone();
+            Map<String, Long> seq = seqByEpoch.computeIfAbsent(epoch, e -> new HashMap<>());
+            Map<String, Long> snapshot = new HashMap<>(seq);
+            Map<String, Long> counts = new TreeMap<>();
+            long ord = txnCounter;
             AtomicReference<Exception> err = new AtomicReference<>();
             int n = 0;
             try {
                 stage = "send";
                 for (int j = 0; j < records; j++) {
+                    String t = topic2 != null && j % 2 == 1 ? topic2 : topic;
                     int part = rr++ % nparts;
-                    producer.send(Eos.record(topic, part, txnId, epoch, seq[part]++), (md, e) -> {
+                    String tp = t + "/" + part;
+                    long sq = seq.merge(tp, 1L, Long::sum) - 1;
+                    ProducerRecord<byte[], byte[]> r = Eos.record(t, part, txnId, epoch, sq);
+                    if (manifests != null)
+                        r.headers().add("eos.txn", Eos.ascii(ord));
+                    producer.send(r, (md, e) -> {
                         if (e != null) err.compareAndSet(null, e);
                     });
+                    counts.merge(tp, 1L, Long::sum);
                     n++;
                 }
                 if (abort) {
@@ -117,8 +181,19 @@ public final class TxnProducer {
                     stage = "abortTransaction";
                     producer.abortTransaction();
                 } else {
+                    if (manifests != null) {
+                        // The last write of the transaction, in it.
+                        stage = "manifest";
+                        producer.send(new ProducerRecord<>(manifests,
+                                txnId.getBytes(StandardCharsets.UTF_8),
+                                manifest(epoch, ord, counts)));
+                    }
                     stage = "commitTransaction";
                     producer.commitTransaction();
+                    if (manifests != null) {
+                        manifestsWritten++;
+                        pendingAborted.clear();
+                    }
                 }
             } catch (RuntimeException e) {
                 if (zombie) zombieAttempted += n;
@@ -130,7 +205,9 @@ public final class TxnProducer {
             }
             if (abort) {
                 aborted += n;
-                System.arraycopy(snapshot, 0, seq, 0, seq.length); // reuse the aborted seqs
+                pendingAborted.add(new long[] {epoch, ord});
+                seq.clear();
+                seq.putAll(snapshot); // reuse the aborted seqs
             } else {
                 committed += n;
             }
@@ -155,13 +232,26 @@ public final class TxnProducer {
         epochLog.add(s.label + ":" + s.firstEpoch + "-" + s.lastEpoch);
     }
 
+    static String jsonString(String v) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char ch : v.toCharArray()) {
+            if (ch == '"' || ch == '\\') b.append('\\').append(ch);
+            else if (ch < 0x20) b.append(String.format("\\u%04x", (int) ch));
+            else b.append(ch);
+        }
+        return b.append('"').toString();
+    }
+
     public static void main(String[] args) {
         List<String> pos = new ArrayList<>();
         boolean zombie = false;
         int partsOpt = 0;
+        String topic2Opt = null, manifestsOpt = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--zombie")) zombie = true;
             else if (args[i].equals("--partitions") && i + 1 < args.length) partsOpt = Integer.parseInt(args[++i]);
+            else if (args[i].equals("--topic2") && i + 1 < args.length) topic2Opt = args[++i];
+            else if (args[i].equals("--txn-manifests") && i + 1 < args.length) manifestsOpt = args[++i];
             else pos.add(args[i]);
         }
         if (pos.size() != 6) {
@@ -173,6 +263,8 @@ public final class TxnProducer {
         int perTxn = Integer.parseInt(pos.get(4));
         int abortEvery = Integer.parseInt(pos.get(5));
         t.nparts = partsOpt;
+        t.topic2 = topic2Opt;
+        t.manifests = manifestsOpt;
         int rc = 0;
         int fenced = 0;
         Session a = null, b = null;
@@ -195,6 +287,8 @@ public final class TxnProducer {
                     }
                 }
             }
+            if (t.manifests != null && !t.pendingAborted.isEmpty())
+                (b != null ? b : a).manifestOnly();
         } catch (RuntimeException e) {
             System.err.println("error: " + Eos.chain(e));
             rc = 1;
@@ -203,7 +297,8 @@ public final class TxnProducer {
             if (b != null) b.close();
         }
         System.out.println("committed=" + t.committed + " aborted=" + t.aborted
-                + " fenced=" + fenced + " zombie_attempted=" + t.zombieAttempted);
+                + " fenced=" + fenced + " zombie_attempted=" + t.zombieAttempted
+                + " manifests=" + t.manifestsWritten);
         System.out.println("epoch_source=" + t.epochSource + " transaction_v2=" + t.tv2
                 + " epochs=" + String.join(",", t.epochLog));
         System.exit(rc);
