@@ -173,8 +173,15 @@ void access_watch_note(struct access_watch *w, rd_kafka_resp_err_t err,
                 log_debug("kafka: %s", reason ? reason : "");
                 return;
         }
-        log_warn("kafka: %s: %s", rd_kafka_err2name(err),
-                 reason ? reason : rd_kafka_err2str(err));
+        /* librdkafka's own log (base/kafka_log.c) already says what went
+         * wrong with a connection, in its words; a fatal error is ours to
+         * say. */
+        if (err == RD_KAFKA_RESP_ERR__FATAL)
+                log_error("kafka: %s: %s", rd_kafka_err2name(err),
+                          reason ? reason : rd_kafka_err2str(err));
+        else
+                log_debug("kafka: %s: %s", rd_kafka_err2name(err),
+                          reason ? reason : rd_kafka_err2str(err));
 }
 
 int access_watch_line(struct access_watch *w, char *out, size_t out_size)
