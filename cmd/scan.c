@@ -115,6 +115,10 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
                         return -1;
                 }
                 tv = report_verdict(&s);
+                /* A flow's sink is judged by lineage (below), not by its
+                 * forwarded headers. */
+                if (i < c->ntopics && c->nsources && tv == REPORT_NOT_AUDITED)
+                        continue;
                 if (tv == REPORT_NOT_AUDITED)
                         log_warn("topic '%s' was not audited: %s", all[i],
                                  s.records ? "no record carries the eos.* "
@@ -138,6 +142,8 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
                 }
                 if (report_flow_bad(&fs))
                         *v = report_verdict_merge(*v, REPORT_ANOMALIES);
+                else if (!fs.source_records && !fs.sink_records)
+                        *v = report_verdict_merge(*v, REPORT_NOT_AUDITED);
                 /* Nothing to trace is not a clean flow: say so. */
                 if (fs.source_no_id && !fs.source_records)
                         fprintf(stderr,

@@ -95,6 +95,8 @@ struct audit {
         size_t id_header_len;
         struct access_watch watch; /* refusals from error_cb */
         int refused;             /* the fatal error was a refusal */
+        int64_t rec_lag_ms;      /* wall clock minus the last record's
+                                    timestamp, when it was read */
         /* The flow audit (flow.c); flow NULL: none. */
         struct dedup_flow *flow;
         const char **all_topics; /* sinks, then sources: what is read */

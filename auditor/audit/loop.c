@@ -182,12 +182,16 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 if (a->flow)
                         audit_flow_poll(a, now);
                 if (now - a->last_tick_ms >= 1000) {
-                        /* At the head of the log the next record is no
-                         * older than now: idle live topics confirm gaps
-                         * and expire pairs by the wall clock.  A backlog
-                         * still runs on its records' time. */
+                        /* At the head of the log the records' time moves
+                         * on with the wall clock: idle live topics confirm
+                         * gaps and expire pairs.  It keeps the distance
+                         * the last record read had from the wall clock,
+                         * so that records written with old timestamps (a
+                         * replay) read the same as live ones.  A backlog
+                         * still runs on its records' time alone. */
                         if (a->conf.follow && audit_caught_up(a))
-                                dedup_tracker_clock_advance(a->tr, now);
+                                dedup_tracker_clock_advance(
+                                    a->tr, now - a->rec_lag_ms);
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
                         if (a->conf.on_tick)

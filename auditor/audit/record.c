@@ -127,6 +127,10 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         audit_identity(a, rkm, &h, id_buf);
         /* Verdicts run on the records' time (-1: none, the wall clock). */
         h.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+        /* How far the records' time runs behind the wall clock as they
+         * are read (loop.c: the idle clock keeps that distance). */
+        if (h.ts_ms > 0)
+                a->rec_lag_ms = now > h.ts_ms ? now - h.ts_ms : 0;
         /* A flow's sink record is judged by lineage only: its eos.*
          * headers are the source writer's (flow.c). */
         if (a->flow && audit_flow_record(a, lp, rkm->offset, &h)) {

@@ -81,7 +81,7 @@ assert_scan anomalies.out_of_order 0
 assert_scan missing_records 0
 assert_scan open_gaps 0
 assert_scan coverage_gaps 2
-assert_scan coverage_records 0
+assert_scan unaudited_offsets 0
 assert_scan anomalies_total $((M_DUPS + 2))
 read -r recs distinct extra late missing < <(log_oracle "$T")
 assert_eq "oracle: records in the new log" "$M_DELIVERED" "$recs"
