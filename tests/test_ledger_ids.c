@@ -1,0 +1,517 @@
+/*
+ * test_ledger_ids.c - the SQLite ledger: message id windows across runs,
+ * closed generations, ledger_id_find(), and topic incarnations.
+ * The fixture (ledger_fixture.h) is shared with test_ledger.c.
+ */
+#include "ledger_fixture.h"
+
+/* ------------------------------------------------------------------ */
+/* Id windows                                                          */
+/* ------------------------------------------------------------------ */
+
+/* One window per topic of parts_init(): 0 orders, 1 pay"ments. */
+static void windows_ok(struct ledger *lg, struct dedup_tracker *tr,
+                       const struct ledger_part *parts, const char *key)
+{
+        static const char *const topics[2] = {"orders", "pay\"ments"};
+        uint32_t windows[2];
+        char err[256];
+        uint32_t i;
+
+        for (i = 0; i < 2; i++)
+                assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
+        for (i = 0; i < NPARTS; i++)
+                dedup_tracker_part_set_window(tr, i, i < 2 ? 0 : 1);
+        if (ledger_windows_load(lg, tr, topics, windows, 2, parts, NPARTS, key,
+                                err, sizeof(err)))
+                fail_msg("ledger_windows_load: %s", err);
+}
+
+static enum dedup_verdict observe_id(struct dedup_tracker *tr,
+                                     struct ledger_part *parts, uint32_t part,
+                                     int64_t offset, const char *id)
+{
+        struct dedup_hdrs h;
+
+        dedup_hdrs_init(&h);
+        h.id = id;
+        h.id_len = strlen(id);
+        parts[part].next_offset = offset + 1;
+        parts[part].dirty = 1;
+        return dedup_tracker_observe(tr, part, offset, &h);
+}
+
+static int redelivered_cb(void *opaque, const struct ledger_anomaly *a)
+{
+        struct ledger_anomaly *out = opaque;
+
+        assert_string_equal(a->kind, "redelivered");
+        *out = *a;
+        out->topic = NULL;
+        out->kind = NULL;
+        out->producer = NULL;
+        /* The evidence must be checked here: strings die with the row. */
+        assert_int_equal(a->msgid_stored, 2);
+        assert_memory_equal(a->msgid, "m1", 2);
+        out->msgid = NULL;
+        return 0;
+}
+
+/* Ids committed in one run are found by the next (through SQLite, the
+ * filters rebuilt from the ledger), per topic; the evidence is stored; a
+ * different --dedup-key drops the stored ids. */
+static void test_id_windows(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_anomaly a;
+        struct ledger_anomaly_filter f = {
+                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct ledger_summary sum;
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        char err[256];
+
+        (void)state;
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        dedup_tracker_begin(tr, 1000);
+        assert_int_equal(observe_id(tr, parts, 0, 10, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 1, 5, "m2"), DEDUP_V_UNTRACKED);
+        /* Another topic: another window. */
+        assert_int_equal(observe_id(tr, parts, 2, 3, "m1"), DEDUP_V_UNTRACKED);
+        commit_ok(lg, tr, parts);
+        /* Two open generations (one per topic), a batch each. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
+                         2);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+                3 * 32);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        dedup_tracker_begin(tr, 2000);
+        assert_int_equal(observe_id(tr, parts, 1, 6, "m1"),
+                         DEDUP_V_REDELIVERED);
+        assert_int_equal(observe_id(tr, parts, 2, 4, "m3"), DEDUP_V_UNTRACKED);
+        commit_ok(lg, tr, parts);
+        memset(&a, 0, sizeof(a));
+        if (ledger_anomalies_query(lg, &f, redelivered_cb, &a, err,
+                                   sizeof(err)))
+                fail_msg("ledger_anomalies_query: %s", err);
+        assert_int_equal(a.partition, 1);
+        assert_int_equal(a.offset_lo, 6);
+        assert_int_equal(a.first_partition, 0);
+        assert_int_equal(a.first_offset, 10);
+        assert_int_equal(a.first_offset_hi, 10);
+        assert_int_equal(a.msgid_len, 2);
+        assert_int_equal(a.count, 1);
+        if (ledger_summary(lg, NULL, &sum, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_REDELIVERED], 1);
+        assert_int_equal(sum.ids_checked, 5);
+        assert_int_equal(sum.window_ids, 4);
+        assert_int_equal(sum.window_gens, 2);
+        assert_int_equal(sum.window_oldest_ms, 1000);
+        if (ledger_summary(lg, "orders", &sum, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(sum.window_ids, 2);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* Ids made from the record key are not msgids: all dropped. */
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "key");
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens"), 0);
+        dedup_tracker_begin(tr, 3000);
+        assert_int_equal(observe_id(tr, parts, 1, 7, "m1"), DEDUP_V_UNTRACKED);
+        commit_ok(lg, tr, parts);
+        assert_int_equal(
+                db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE "
+                              "dedup_key = 'key' AND topic = 'orders'"),
+                1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/* Opens path into a tracker whose windows hold max_ids ids. */
+static struct dedup_tracker *reload_window(const char *path,
+                                           struct ledger **lgp,
+                                           struct ledger_part *parts,
+                                           uint64_t max_ids)
+{
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+        char err[256];
+
+        conf_init(&conf);
+        conf.window.max_ids = max_ids;
+        conf.window.max_age_ms = 0;
+        parts_init(parts);
+        tr = tracker_new(&conf, parts);
+        *lgp = open_ok(path);
+        if (ledger_load(*lgp, tr, parts, NPARTS, err, sizeof(err)))
+                fail_msg("ledger_load: %s", err);
+        windows_ok(*lgp, tr, parts, "msgid");
+        return tr;
+}
+
+struct first_copy {
+        int32_t partition;
+        int64_t first_offset, offset;
+        int found;
+};
+
+static int first_copy_cb(void *opaque, const struct ledger_anomaly *a)
+{
+        struct first_copy *fc = opaque;
+
+        if (a->offset_lo == fc->offset) {
+                fc->partition = a->first_partition;
+                fc->first_offset = a->first_offset;
+                fc->found++;
+        }
+        return 0;
+}
+
+struct id_copies {
+        int n;
+        struct ledger_id_copy last;
+};
+
+static int id_copy_cb(void *opaque, const struct ledger_id_copy *c)
+{
+        struct id_copies *ic = opaque;
+
+        ic->n++;
+        ic->last = *c;
+        ic->last.producer = NULL; /* dies with the row */
+        return 0;
+}
+
+/* ledger_id_find() on a reader, after test_id_windows_closed's runs:
+ * first copies from closed generations (chunks) and the open one
+ * (batches), the later copy from the anomalies, a coalesced run's middle
+ * record, and ids nobody sent. */
+static void ids_find_check(const char *path)
+{
+        struct ledger_id_seen seen;
+        struct id_copies ic;
+        struct ledger *rd = NULL;
+        char id[16], err[256];
+        int i;
+
+        if (ledger_open_reader(&rd, path, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+        for (i = 0; i < 1000; i += 37) {
+                snprintf(id, sizeof(id), "i%d", i);
+                memset(&ic, 0, sizeof(ic));
+                assert_int_equal(ledger_id_find(rd, "orders", id, strlen(id),
+                                                -1, &seen, id_copy_cb, &ic,
+                                                err, sizeof(err)),
+                                 1);
+                assert_true(seen.in_window);
+                assert_int_equal(seen.partition, i % 2);
+                assert_int_equal(seen.offset, 10000 + i);
+                assert_int_equal(seen.gen_closed, i < 900);
+                assert_int_equal(seen.gens, 4);
+                assert_string_equal(seen.dedup_key, "msgid");
+                assert_int_equal(ic.n, 1);
+                assert_int_equal(ic.last.partition, 0);
+                assert_int_equal(ic.last.offset, 20000 + i);
+                assert_int_equal(ic.last.first_partition, i % 2);
+                assert_int_equal(ic.last.first_offset, 10000 + i);
+        }
+        assert_int_equal(db_int(path, "SELECT COUNT(*) FROM anomalies WHERE "
+                                      "offset_lo = 21001 AND offset_hi = "
+                                      "21005"),
+                         1);
+        memset(&ic, 0, sizeof(ic));
+        assert_int_equal(ledger_id_find(rd, "orders", "run3", 4, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         1);
+        assert_true(seen.in_window);
+        assert_int_equal(seen.gen_closed, 0);
+        assert_int_equal(seen.partition, 1);
+        assert_int_equal(seen.offset, 30003);
+        assert_int_equal(ic.last.partition, 0);
+        assert_int_equal(ic.last.offset, 21004);
+        assert_int_equal(ic.last.first_offset, 30003);
+        /* Seen once: in the window, no copy. */
+        assert_int_equal(ledger_id_find(rd, "orders", "new", 3, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_true(seen.in_window);
+        assert_int_equal(seen.offset, 21000);
+        /* Never seen, or not in that topic's window. */
+        assert_int_equal(ledger_id_find(rd, "orders", "i1000", 5, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_false(seen.in_window);
+        assert_int_equal(seen.offset, -1);
+        assert_int_equal(ledger_id_find(rd, "pay\"ments", "i1", 2, -1, &seen,
+                                        id_copy_cb, &ic, err, sizeof(err)),
+                         0);
+        assert_false(seen.in_window);
+        assert_int_equal(seen.gens, 0);
+        assert_string_equal(seen.dedup_key, "");
+        ledger_close(rd);
+}
+
+/* Generations of 300 ids (4800 / 16): 1000 ids, some batches crossing a
+ * generation's end, make three closed generations (sorted into chunks of
+ * 120) and an open one (in batches).  After a restart every one of the
+ * 1000 is found again - closed ones through a chunk lookup - with the
+ * offset of its first copy. */
+static void test_id_windows_closed(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_anomaly_filter f = {
+                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        char id[16], err[256];
+        int i;
+
+        (void)state;
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 1000);
+        for (i = 0; i < 1000; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
+                                            10000 + i, id),
+                                 DEDUP_V_UNTRACKED);
+                if (i % 170 == 169)
+                        commit_ok(lg, tr, parts);
+        }
+        commit_ok(lg, tr, parts);
+        assert_int_equal(
+                db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
+                3);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
+                         9);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_chunks"),
+                900 * 32);
+        assert_int_equal(
+                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+                100 * 32);
+        assert_int_equal(
+                db_int(fx->a, "SELECT COUNT(DISTINCT gen) FROM msgid_batches"),
+                1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 2000);
+        for (i = 0; i < 1000; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 20000 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        assert_int_equal(observe_id(tr, parts, 0, 21000, "new"),
+                         DEDUP_V_UNTRACKED);
+        commit_ok(lg, tr, parts);
+        for (i = 0; i < 1000; i += 37) {
+                struct first_copy fc = {.offset = 20000 + i};
+                if (ledger_anomalies_query(lg, &f, first_copy_cb, &fc, err,
+                                           sizeof(err)))
+                        fail_msg("ledger_anomalies_query: %s", err);
+                assert_int_equal(fc.found, 1);
+                assert_int_equal(fc.partition, i % 2);
+                assert_int_equal(fc.first_offset, 10000 + i);
+        }
+        /* A run of five redelivered in a row, whose first copies are in a
+         * row too: one anomaly. */
+        for (i = 0; i < 5; i++) {
+                snprintf(id, sizeof(id), "run%d", i);
+                assert_int_equal(observe_id(tr, parts, 1, 30000 + i, id),
+                                 DEDUP_V_UNTRACKED);
+        }
+        for (i = 0; i < 5; i++) {
+                snprintf(id, sizeof(id), "run%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 21001 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        ids_find_check(fx->a);
+}
+
+/* A topic recreated: its state is retired in one transaction, the
+ * evidence kept and tagged, the other topic untouched; the fingerprint
+ * goes round the ledger with the offsets. */
+static void test_topic_incarnation(void **state)
+{
+        static const struct rec log[] = {
+                {1, 0, 0, P1, 0, 0},
+                {1, 0, 1, P1, 0, 1},
+                {1, 0, 2, P1, 0, 1}, /* a duplicate: incarnation 0 */
+                {1, 1, 0, P1, 0, 0},
+                {1, 2, 0, P1, 0, 0},
+        };
+        const struct fingerprint fp = {2, 77, 0x8000000000000005ULL, 6};
+        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0};
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_summary sum;
+        struct dedup_tracker *tr;
+        struct ledger *lg, *rd = NULL;
+        struct seen s;
+        int64_t inc = -1;
+        char err[256];
+
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        audit(tr, parts, log, 5, 1, 1000);
+        assert_int_equal(observe_id(tr, parts, 0, 3, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 2, 1, "m1"), DEDUP_V_UNTRACKED);
+        parts[0].fp = fp;
+        parts[1].fp.offset = parts[1].fp.ts_ms = -1;
+        parts[2].fp = fp;
+        parts[2].fp.offset = 1;
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* The fingerprint comes back with the offsets. */
+        tr = reload(fx->a, &lg, parts);
+        assert_int_equal(parts[0].next_offset, 4);
+        assert_int_equal(parts[0].fp.offset, 2);
+        assert_int_equal(parts[0].fp.ts_ms, 77);
+        assert_true(parts[0].fp.lo == fp.lo && parts[0].fp.hi == fp.hi);
+        assert_int_equal(parts[1].fp.offset, -1);
+        assert_int_equal(parts[2].fp.offset, 1);
+        assert_int_equal(ledger_topic_incarnation(lg, "orders", &inc, err,
+                                                  sizeof(err)),
+                         0);
+        assert_int_equal(inc, 0);
+
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(inc, 1);
+        /* State of orders gone, evidence kept, pay"ments untouched. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM partitions "
+                                       "WHERE topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs WHERE "
+                                       "topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens "
+                                       "WHERE topic = 'orders'"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches "
+                                       "WHERE gen NOT IN (SELECT gen FROM "
+                                       "msgid_gens)"),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM partitions "
+                                       "WHERE topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM pairs WHERE "
+                                       "topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens "
+                                       "WHERE topic = 'pay\"ments'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(records) FROM "
+                                       "retired_partitions WHERE topic = "
+                                       "'orders' AND incarnation = 0"),
+                         5);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(duplicate) FROM "
+                                       "retired_partitions"),
+                         1);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(ledger_anomalies_foreach(lg, "orders", -1, seen_cb,
+                                                  &s, err, sizeof(err)),
+                         0);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.kind[0], "coverage"); /* newest first */
+        assert_int_equal(s.a[0].incarnation, 1);
+        assert_int_equal(s.a[0].offset_lo, 0);
+        assert_int_equal(s.a[0].offset_hi, 2);
+        assert_int_equal(s.a[0].first_offset, 2);
+        assert_int_equal(s.a[0].count, 3);
+        assert_null(s.a[0].producer);
+        assert_string_equal(s.kind[1], "duplicate");
+        assert_int_equal(s.a[1].incarnation, 0);
+        assert_null(s.a[1].reason);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies WHERE "
+                                       "reason = 'recreated'"),
+                         1);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.records, 0);
+        assert_int_equal(sum.anomalies[DEDUP_KIND_DUPLICATE], 0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(sum.coverage_records, 0);
+        assert_int_equal(sum.pairs, 0);
+        assert_int_equal(ledger_summary(lg, "pay\"ments", &sum, err,
+                                        sizeof(err)),
+                         0);
+        assert_int_equal(sum.records, 2); /* one with an id only */
+        assert_int_equal(sum.coverage_gaps, 0);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* Loaded again: orders starts from nothing, its old ids unknown;
+         * pay"ments keeps its own. */
+        tr = reload(fx->a, &lg, parts);
+        windows_ok(lg, tr, parts, "msgid");
+        assert_int_equal(parts[0].next_offset, -1);
+        assert_int_equal(parts[1].next_offset, -1);
+        assert_int_equal(parts[2].next_offset, 2);
+        dedup_tracker_begin(tr, 2000);
+        /* seq 0 again: a first record, not a duplicate */
+        assert_int_equal(observe(tr, &log[0]), DEDUP_V_OK);
+        assert_int_equal(observe_id(tr, parts, 0, 1, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 2, 2, "m1"),
+                         DEDUP_V_REDELIVERED);
+        commit_ok(lg, tr, parts);
+
+        /* A second time: the count goes on, only the current
+         * incarnation's opening rows count as coverage. */
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(inc, 2);
+        assert_int_equal(ledger_summary(lg, "orders", &sum, err, sizeof(err)),
+                         0);
+        assert_int_equal(sum.coverage_gaps, 1);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies WHERE "
+                                       "kind = 'coverage'"),
+                         2);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM "
+                                       "retired_partitions WHERE incarnation "
+                                       "= 1"),
+                         1);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        /* A reader cannot. */
+        if (ledger_open_reader(&rd, fx->a, err, sizeof(err)))
+                fail_msg("ledger_open_reader: %s", err);
+        assert_int_equal(ledger_topic_incarnate(rd, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         -1);
+        ledger_close(rd);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                T(test_id_windows),
+                T(test_id_windows_closed),
+                T(test_topic_incarnation),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
