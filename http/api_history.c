@@ -75,26 +75,14 @@ static json_t *http_point_json(const struct ledger_history_point *p)
 
 static json_t *http_api_history(struct http_api *a)
 {
-        const struct http_conf *c = a->rq->conf;
-        const char *const *topics = c->topics;
-        size_t n = c->topic_cnt, i;
+        const char *const *topics;
+        size_t n, i;
         struct http_history h = {0};
         int64_t now = clock_wall_ms();
         json_t *j = NULL, *pts;
 
-        if (a->q->topic) {
-                for (i = 0; i < n && strcmp(topics[i], a->q->topic); i++)
-                        ;
-                if (i == n) {
-                        snprintf(a->errstr, sizeof(a->errstr),
-                                 "topic '%.255s' is not audited here",
-                                 a->q->topic);
-                        a->fail_status = 404;
-                        return NULL;
-                }
-                topics += i;
-                n = 1;
-        }
+        if (http_api_topics(a, &topics, &n))
+                return NULL;
         h.minutes = a->q->minutes;
         h.from_ms = now - now % LEDGER_HISTORY_MINUTE_MS -
                     (h.minutes - 1) * LEDGER_HISTORY_MINUTE_MS;
