@@ -30,14 +30,6 @@ static void ledger_counts_add(struct dedup_counts *sum,
         sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
 }
 
-/* Reads a column written by ledger_bind_opt(). */
-static int64_t ledger_col_opt(sqlite3_stmt *st, int col)
-{
-        if (sqlite3_column_type(st, col) == SQLITE_NULL)
-                return -1;
-        return sqlite3_column_int64(st, col);
-}
-
 /* Binds ?1 to topic, or NULL for all topics. */
 static int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
 {
