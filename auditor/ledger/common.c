@@ -28,6 +28,17 @@ int64_t ledger_col_opt(sqlite3_stmt *st, int col)
         return sqlite3_column_int64(st, col);
 }
 
+uint64_t ledger_sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
+{
+        return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(st, 1);
+}
+
 /* Reads the counter columns records, untracked, one per anomaly kind (in
  * enum dedup_kind order) and missing, starting at column col. */
 void ledger_counts_get(sqlite3_stmt *st, int col,

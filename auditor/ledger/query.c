@@ -8,11 +8,6 @@
 
 #include "internal.h"
 
-static uint64_t ledger_sat_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* Adds the counters of c to sum, saturating. */
 static void ledger_counts_add(struct dedup_counts *sum,
                               const struct dedup_counts *c)
@@ -28,13 +23,6 @@ static void ledger_counts_add(struct dedup_counts *sum,
         sum->ids = ledger_sat_add(sum->ids, c->ids);
         sum->recovered = ledger_sat_add(sum->recovered, c->recovered);
         sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
-}
-
-/* Binds ?1 to topic, or NULL for all topics. */
-static int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
-{
-        return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
-                     : sqlite3_bind_null(st, 1);
 }
 
 int ledger_summary(struct ledger *lg, const char *topic,
