@@ -28,11 +28,6 @@ int64_t ledger_col_opt(sqlite3_stmt *st, int col)
         return sqlite3_column_int64(st, col);
 }
 
-uint64_t ledger_sat_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
 {
         return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)

@@ -56,12 +56,12 @@ int ledger_history_foreach(struct ledger *lg, const char *topic,
                         have = 1;
                         continue;
                 }
-                pt.records = ledger_sat_add(pt.records, row.records);
-                pt.untracked = ledger_sat_add(pt.untracked, row.untracked);
-                pt.anomalous = ledger_sat_add(pt.anomalous, row.anomalous);
-                pt.gaps = ledger_sat_add(pt.gaps, row.gaps);
-                pt.missing = ledger_sat_add(pt.missing, row.missing);
-                pt.unaudited = ledger_sat_add(pt.unaudited, row.unaudited);
+                pt.records = dedup_sat_add(pt.records, row.records);
+                pt.untracked = dedup_sat_add(pt.untracked, row.untracked);
+                pt.anomalous = dedup_sat_add(pt.anomalous, row.anomalous);
+                pt.gaps = dedup_sat_add(pt.gaps, row.gaps);
+                pt.missing = dedup_sat_add(pt.missing, row.missing);
+                pt.unaudited = dedup_sat_add(pt.unaudited, row.unaudited);
         }
         if (!stop && src != SQLITE_DONE) {
                 ledger_err(lg, "cannot read ledger history", errstr,

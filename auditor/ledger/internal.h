@@ -133,8 +133,6 @@ uint64_t ledger_u64_get(sqlite3_stmt *st, int col);
 /* Reads a column that may be NULL (the engine's "unknown", as
  * ledger_bind_opt() writes it) as -1. */
 int64_t ledger_col_opt(sqlite3_stmt *st, int col);
-/* a + b, saturating at UINT64_MAX. */
-uint64_t ledger_sat_add(uint64_t a, uint64_t b);
 /* Binds ?1 to topic, or NULL for all topics. */
 int ledger_bind_topic(sqlite3_stmt *st, const char *topic);
 void ledger_counts_get(sqlite3_stmt *st, int col, struct dedup_counts *c);

@@ -14,15 +14,15 @@ static void ledger_counts_add(struct dedup_counts *sum,
 {
         int k;
 
-        sum->records = ledger_sat_add(sum->records, c->records);
-        sum->untracked = ledger_sat_add(sum->untracked, c->untracked);
+        sum->records = dedup_sat_add(sum->records, c->records);
+        sum->untracked = dedup_sat_add(sum->untracked, c->untracked);
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 sum->anomalies[k] =
-                        ledger_sat_add(sum->anomalies[k], c->anomalies[k]);
-        sum->missing = ledger_sat_add(sum->missing, c->missing);
-        sum->ids = ledger_sat_add(sum->ids, c->ids);
-        sum->recovered = ledger_sat_add(sum->recovered, c->recovered);
-        sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
+                        dedup_sat_add(sum->anomalies[k], c->anomalies[k]);
+        sum->missing = dedup_sat_add(sum->missing, c->missing);
+        sum->ids = dedup_sat_add(sum->ids, c->ids);
+        sum->recovered = dedup_sat_add(sum->recovered, c->recovered);
+        sum->unknown = dedup_sat_add(sum->unknown, c->unknown);
 }
 
 int ledger_summary(struct ledger *lg, const char *topic,
