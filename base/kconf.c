@@ -60,6 +60,15 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
                             errstr_size);
 }
 
+int kconf_put(rd_kafka_conf_t *conf, const char *key, const char *val,
+              char *errstr, size_t errstr_size)
+{
+        return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
+                       RD_KAFKA_CONF_OK
+                   ? 0
+                   : -1;
+}
+
 static int kconf_is_blank(char c)
 {
         return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||

@@ -28,6 +28,11 @@
 int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
               size_t errstr_size);
 
+/* Sets one property the program itself chooses (no secret check, unlike
+ * kconf_set()).  Returns 0, or -1 with librdkafka's message in errstr. */
+int kconf_put(rd_kafka_conf_t *conf, const char *key, const char *val,
+              char *errstr, size_t errstr_size);
+
 /*
  * Applies a kcat-style properties file (-F): one key=value per line,
  * blank lines and lines whose first non-blank character is '#' are

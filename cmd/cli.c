@@ -123,15 +123,6 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         return 0;
 }
 
-static int kset(rd_kafka_conf_t *conf, const char *key, const char *val,
-                char *errstr, size_t errstr_size)
-{
-        return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
-                       RD_KAFKA_CONF_OK
-                   ? 0
-                   : -1;
-}
-
 /* The consumer configuration: our defaults, then the properties file
  * (-F), then kafka.* lines of the configuration file, then -X, then
  * brokers and isolation, then what the audit's guarantees depend on. */
@@ -143,8 +134,8 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
         char rderr[256];
         size_t i, secret_lines = 0;
 
-        if (kset(conf, "group.id", "eosaudit", errstr, errstr_size) ||
-            kset(conf, "client.id", "eosaudit", errstr, errstr_size) ||
+        if (kconf_put(conf, "group.id", "eosaudit", errstr, errstr_size) ||
+            kconf_put(conf, "client.id", "eosaudit", errstr, errstr_size) ||
             audit_kconf_defaults(conf, errstr, errstr_size))
                 goto fail;
         props = conf_str(&c->conf, CONF_KAFKA_PROPERTIES_FILE);
@@ -157,7 +148,8 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                         goto fail;
                 if (kv->line && secrets_key_is_secret(kv->key))
                         secret_lines++;
-                if (kset(conf, kv->key, kv->value, rderr, sizeof(rderr))) {
+                if (kconf_put(conf, kv->key, kv->value, rderr,
+                              sizeof(rderr))) {
                         if (kv->line)
                                 snprintf(errstr, errstr_size, "%.200s:%u: %s",
                                          conf_str(&c->conf, CONF_CONFIG),
@@ -168,12 +160,13 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                 }
         }
         brokers = conf_str(&c->conf, CONF_BROKERS);
-        if (brokers && kset(conf, "bootstrap.servers", brokers, errstr,
-                            errstr_size))
+        if (brokers && kconf_put(conf, "bootstrap.servers", brokers, errstr,
+                                 errstr_size))
                 goto fail;
         if (conf_isset(&c->conf, CONF_ISOLATION) &&
-            kset(conf, "isolation.level", conf_str(&c->conf, CONF_ISOLATION),
-                 errstr, errstr_size))
+            kconf_put(conf, "isolation.level",
+                      conf_str(&c->conf, CONF_ISOLATION), errstr,
+                      errstr_size))
                 goto fail;
         if (audit_kconf_apply(conf, errstr, errstr_size))
                 goto fail;

@@ -195,6 +195,10 @@ struct dedup_counts {
         uint64_t ids;       /* records whose id the window checked */
 };
 
+/* a + b, saturating at UINT64_MAX: how every counter above adds, and how
+ * a reader summing them (several parts, several rows) must add too. */
+uint64_t dedup_sat_add(uint64_t a, uint64_t b);
+
 struct dedup_config {
         /* An open gap is confirmed once it has been open this many later
          * records on its part, or this many ms, whichever comes first. */

@@ -537,12 +537,48 @@ int dedup_flow_failed(const struct dedup_flow *fl)
         return fl->failed;
 }
 
+/* The entry of an id read on either side: *fresh and a new numbered entry
+ * when the id is unseen; NIL (the flow failed) when out of memory. */
+static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
+                        size_t id_len, int *fresh)
+{
+        struct dedup_id id;
+        uint32_t i;
+
+        dedup_id_hash(idb, id_len, &id);
+        i = h_find(fl, &id);
+        *fresh = i == NIL;
+        if (i != NIL)
+                return i;
+        i = ent_new(fl, &id, idb, id_len);
+        if (i == NIL) {
+                fl->failed = 1;
+                return NIL;
+        }
+        fl->ents[i].seq = fl->st.next_seq++;
+        return i;
+}
+
+/* Ends a read on either side: entry i, updated, counts again where it
+ * stands now, becomes the youngest, and the oldest retire if over the
+ * bound. */
+static int ent_settle(struct dedup_flow *fl, uint32_t i)
+{
+        struct flow_ent *e = &fl->ents[i];
+
+        latency(fl, e);
+        acct(fl, e, &fl->cur, +1);
+        touch(fl, i);
+        retire_excess(fl);
+        return fl->failed ? -1 : 0;
+}
+
 int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
                       int64_t ts_ms, const void *idb, size_t id_len)
 {
-        struct dedup_id id;
         struct flow_ent *e;
         uint32_t i;
+        int fresh;
 
         if (fl->failed)
                 return -1;
@@ -557,18 +593,10 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
         fl->st.source_reads++;
         if (ts_ms > fl->st.source_clock)
                 fl->st.source_clock = ts_ms;
-        dedup_id_hash(idb, id_len, &id);
-        i = h_find(fl, &id);
-        if (i == NIL) {
-                i = ent_new(fl, &id, idb, id_len);
-                if (i == NIL) {
-                        fl->failed = 1;
-                        return -1;
-                }
-                e = &fl->ents[i];
-                e->seq = fl->st.next_seq++;
-        } else {
-                e = &fl->ents[i];
+        if ((i = ent_get(fl, idb, id_len, &fresh)) == NIL)
+                return -1;
+        e = &fl->ents[i];
+        if (!fresh) {
                 if (e->flags & F_SRC) {
                         /* The source's own repeat: its audit says so. */
                         fl->st.source_repeats++;
@@ -587,19 +615,15 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
                 e->flags |= F_DUE;
         else if (!e->copies)
                 q_push(fl, &fl->plists[part], i);
-        latency(fl, e);
-        acct(fl, e, &fl->cur, +1);
-        touch(fl, i);
-        retire_excess(fl);
-        return fl->failed ? -1 : 0;
+        return ent_settle(fl, i);
 }
 
 int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
                     int64_t ts_ms, const void *idb, size_t id_len)
 {
-        struct dedup_id id;
         struct flow_ent *e;
         uint32_t i;
+        int fresh;
 
         if (fl->failed)
                 return -1;
@@ -610,20 +634,13 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
         fl->st.sink_reads++;
         if (ts_ms > fl->st.sink_clock)
                 fl->st.sink_clock = ts_ms;
-        dedup_id_hash(idb, id_len, &id);
-        i = h_find(fl, &id);
-        if (i == NIL) {
-                i = ent_new(fl, &id, idb, id_len);
-                if (i == NIL) {
-                        fl->failed = 1;
-                        return -1;
-                }
-                e = &fl->ents[i];
-                e->seq = fl->st.next_seq++;
+        if ((i = ent_get(fl, idb, id_len, &fresh)) == NIL)
+                return -1;
+        e = &fl->ents[i];
+        if (fresh) {
                 e->born = fl->st.source_reads;
                 q_push(fl, &fl->awaiting, i);
         } else {
-                e = &fl->ents[i];
                 acct(fl, e, &fl->cur, -1);
                 /* A source record leaves its part list with its first
                  * copy: due no longer matters to it. */
@@ -638,11 +655,7 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
         e->copies++;
         e->sink_part_last = part;
         e->sink_offset_last = offset;
-        latency(fl, e);
-        acct(fl, e, &fl->cur, +1);
-        touch(fl, i);
-        retire_excess(fl);
-        return fl->failed ? -1 : 0;
+        return ent_settle(fl, i);
 }
 
 void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,

@@ -267,7 +267,6 @@ struct dedup_event *dedup_event_new(struct dedup_tracker *tr,
                                     enum dedup_kind kind, uint32_t part);
 void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
                            const struct dedup_pair *pr);
-uint64_t dedup_sat_add(uint64_t a, uint64_t b);
 void dedup_gap_confirm(struct dedup_tracker *tr, struct dedup_pair *pr,
                        const struct dedup_gap *g);
 void dedup_gap_remove_at(struct dedup_tracker *tr, struct dedup_pair *pr,

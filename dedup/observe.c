@@ -169,6 +169,50 @@ static void gapset_remove(struct dedup_gapset *gs, uint32_t i)
         gs->n--;
 }
 
+#define GAPSET_NONE UINT32_MAX
+
+/* The index of the gap of epoch that holds seq, or GAPSET_NONE. */
+static uint32_t gapset_find(const struct dedup_gapset *gs, int32_t epoch,
+                            int64_t seq)
+{
+        uint32_t i;
+
+        for (i = 0; gs && i < gs->n; i++) {
+                const struct dedup_gap *g = &gs->g[i];
+                if (g->epoch == epoch && seq >= g->lo && seq <= g->hi)
+                        return i;
+        }
+        return GAPSET_NONE;
+}
+
+enum gap_cut { GAP_CUT_TRIMMED, GAP_CUT_EMPTY, GAP_CUT_SPLIT };
+
+/*
+ * Takes seq (within g) out of g: GAP_CUT_EMPTY when g held seq alone (the
+ * caller removes g), GAP_CUT_SPLIT when seq lay strictly inside (g keeps
+ * the lower half, *upper gets the rest for the caller to insert after g),
+ * else g is trimmed at an end.  Open and confirmed gaps cut alike; they
+ * differ only in how a removal or an insertion is bounded.
+ */
+static enum gap_cut gap_cut(struct dedup_gap *g, int64_t seq,
+                            struct dedup_gap *upper)
+{
+        if (g->lo == g->hi)
+                return GAP_CUT_EMPTY;
+        if (seq == g->lo) {
+                g->lo++;
+                return GAP_CUT_TRIMMED;
+        }
+        if (seq == g->hi) {
+                g->hi--;
+                return GAP_CUT_TRIMMED;
+        }
+        *upper = *g;
+        upper->lo = seq + 1;
+        g->hi = seq - 1;
+        return GAP_CUT_SPLIT;
+}
+
 void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr)
 {
         if (pr->done) {
@@ -199,39 +243,33 @@ static int done_fill(struct dedup_tracker *tr, struct dedup_pair *pr,
                      int32_t epoch, int64_t seq, struct dedup_gap *out)
 {
         struct dedup_gapset *gs = pr->done;
-        uint32_t i;
+        struct dedup_gap upper;
+        uint32_t i = gapset_find(gs, epoch, seq);
 
-        for (i = 0; gs && i < gs->n; i++) {
-                struct dedup_gap *g = &gs->g[i];
-                struct dedup_gap upper;
-                if (g->epoch != epoch || seq < g->lo || seq > g->hi)
-                        continue;
-                *out = *g;
-                pr->flags |= PAIR_DONE_DIRTY;
-                if (g->lo == g->hi) {
-                        gapset_remove(gs, i);
-                } else if (seq == g->lo) {
-                        g->lo++;
-                } else if (seq == g->hi) {
-                        g->hi--;
-                } else {
-                        upper = *g;
-                        upper.lo = seq + 1;
-                        g->hi = seq - 1;
-                        if (gs->n >= DEDUP_DONE_GAPS) {
-                                /* Full: the oldest other gap goes. */
-                                uint32_t drop = i == 0 ? 1 : 0;
-                                gapset_remove(gs, drop);
-                                if (drop < i)
-                                        i--;
-                        }
-                        gapset_insert(tr, &pr->done, i + 1, &upper);
+        if (i == GAPSET_NONE)
+                return 0;
+        *out = gs->g[i];
+        pr->flags |= PAIR_DONE_DIRTY;
+        switch (gap_cut(&gs->g[i], seq, &upper)) {
+        case GAP_CUT_TRIMMED:
+                break;
+        case GAP_CUT_EMPTY:
+                gapset_remove(gs, i);
+                break;
+        case GAP_CUT_SPLIT:
+                if (gs->n >= DEDUP_DONE_GAPS) {
+                        /* Full: the oldest other gap goes. */
+                        uint32_t drop = i == 0 ? 1 : 0;
+                        gapset_remove(gs, drop);
+                        if (drop < i)
+                                i--;
                 }
-                if (pr->done && pr->done->n == 0)
-                        dedup_done_free(tr, pr);
-                return 1;
+                gapset_insert(tr, &pr->done, i + 1, &upper);
+                break;
         }
-        return 0;
+        if (pr->done && pr->done->n == 0)
+                dedup_done_free(tr, pr);
+        return 1;
 }
 
 /* Inserts a gap at position i (gaps are kept in the order they opened,
@@ -280,31 +318,24 @@ static int gap_fill(struct dedup_tracker *tr, uint32_t slot, int32_t epoch,
 {
         struct dedup_pair *pr = dedup_pair_at(tr, slot);
         struct dedup_gapset *gs = pr->gaps;
-        uint32_t i;
+        struct dedup_gap upper;
+        uint32_t i = gapset_find(gs, epoch, seq);
 
-        if (!gs)
+        if (i == GAPSET_NONE)
                 return 0;
-        for (i = 0; i < gs->n; i++) {
-                struct dedup_gap *g = &gs->g[i];
-                struct dedup_gap upper;
-                if (g->epoch != epoch || seq < g->lo || seq > g->hi)
-                        continue;
-                if (g->lo == g->hi) {
-                        dedup_gap_remove_at(tr, pr, i);
-                } else if (seq == g->lo) {
-                        g->lo++;
-                } else if (seq == g->hi) {
-                        g->hi--;
-                } else {
-                        upper = *g;
-                        upper.lo = seq + 1;
-                        g->hi = seq - 1;
-                        if (dedup_gap_insert_at(tr, slot, i + 1, &upper))
-                                return 1;
-                }
-                return 1;
+        switch (gap_cut(&gs->g[i], seq, &upper)) {
+        case GAP_CUT_TRIMMED:
+                break;
+        case GAP_CUT_EMPTY:
+                dedup_gap_remove_at(tr, pr, i);
+                break;
+        case GAP_CUT_SPLIT:
+                /* Out of memory: the upper half is lost; the record is
+                 * still a fill. */
+                (void)dedup_gap_insert_at(tr, slot, i + 1, &upper);
+                break;
         }
-        return 0;
+        return 1;
 }
 
 /* Frees the gap set if empty; the gap list entry is dropped in tick. */

@@ -4,6 +4,7 @@
  * results and the start of a per-partition row.  Each endpoint lives in
  * its own api_*.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../auditor/report.h"
@@ -90,4 +91,28 @@ json_t *http_where_json(const char *topic, int32_t partition)
                             report_bytes_json(topic, strlen(topic), NULL));
         json_object_set_new(o, "partition", json_integer(partition));
         return o;
+}
+
+int http_api_topics(struct http_api *a, const char *const **topics,
+                    size_t *n)
+{
+        const struct http_conf *c = a->rq->conf;
+        size_t i;
+
+        *topics = c->topics;
+        *n = c->topic_cnt;
+        if (!a->q->topic)
+                return 0;
+        for (i = 0; i < c->topic_cnt && strcmp(c->topics[i], a->q->topic);
+             i++)
+                ;
+        if (i == c->topic_cnt) {
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "topic '%.255s' is not audited here", a->q->topic);
+                a->fail_status = 404;
+                return -1;
+        }
+        *topics += i;
+        *n = 1;
+        return 0;
 }

@@ -30,11 +30,6 @@ struct http_history {
         int64_t minutes;
 };
 
-static uint64_t http_sat_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 static int http_history_cb(void *opaque, const struct ledger_history_point *p)
 {
         struct http_history *h = opaque;
@@ -46,12 +41,12 @@ static int http_history_cb(void *opaque, const struct ledger_history_point *p)
                 return 0;
         d = &h->pts[i];
         d->minute_ms = p->minute_ms;
-        d->records = http_sat_add(d->records, p->records);
-        d->untracked = http_sat_add(d->untracked, p->untracked);
-        d->anomalous = http_sat_add(d->anomalous, p->anomalous);
-        d->gaps = http_sat_add(d->gaps, p->gaps);
-        d->missing = http_sat_add(d->missing, p->missing);
-        d->unaudited = http_sat_add(d->unaudited, p->unaudited);
+        d->records = dedup_sat_add(d->records, p->records);
+        d->untracked = dedup_sat_add(d->untracked, p->untracked);
+        d->anomalous = dedup_sat_add(d->anomalous, p->anomalous);
+        d->gaps = dedup_sat_add(d->gaps, p->gaps);
+        d->missing = dedup_sat_add(d->missing, p->missing);
+        d->unaudited = dedup_sat_add(d->unaudited, p->unaudited);
         h->set[i] = 1;
         return 0;
 }
@@ -75,26 +70,14 @@ static json_t *http_point_json(const struct ledger_history_point *p)
 
 static json_t *http_api_history(struct http_api *a)
 {
-        const struct http_conf *c = a->rq->conf;
-        const char *const *topics = c->topics;
-        size_t n = c->topic_cnt, i;
+        const char *const *topics;
+        size_t n, i;
         struct http_history h = {0};
         int64_t now = clock_wall_ms();
         json_t *j = NULL, *pts;
 
-        if (a->q->topic) {
-                for (i = 0; i < n && strcmp(topics[i], a->q->topic); i++)
-                        ;
-                if (i == n) {
-                        snprintf(a->errstr, sizeof(a->errstr),
-                                 "topic '%.255s' is not audited here",
-                                 a->q->topic);
-                        a->fail_status = 404;
-                        return NULL;
-                }
-                topics += i;
-                n = 1;
-        }
+        if (http_api_topics(a, &topics, &n))
+                return NULL;
         h.minutes = a->q->minutes;
         h.from_ms = now - now % LEDGER_HISTORY_MINUTE_MS -
                     (h.minutes - 1) * LEDGER_HISTORY_MINUTE_MS;

@@ -58,25 +58,24 @@ static int http_id_copy_cb(void *opaque, const struct ledger_id_copy *c)
         return 0;
 }
 
-/* The topic asked about: ?topic=, or the one audited topic. */
+/* The topic asked about: ?topic=, or the one audited topic.  Unlike the
+ * summary's 404, a topic not audited here is a bad request (400) for an
+ * id, as is leaving the topic out when several are audited. */
 static const char *http_ids_topic(struct http_api *a)
 {
-        const struct http_conf *c = a->rq->conf;
-        size_t i;
+        const char *const *topics;
+        size_t n;
 
-        if (!a->q->topic) {
-                if (c->topic_cnt == 1)
-                        return c->topics[0];
+        if (!a->q->topic && a->rq->conf->topic_cnt != 1) {
                 snprintf(a->errstr, sizeof(a->errstr),
                          "say which topic: ?topic=NAME");
                 return NULL;
         }
-        for (i = 0; i < c->topic_cnt; i++)
-                if (!strcmp(c->topics[i], a->q->topic))
-                        return c->topics[i];
-        snprintf(a->errstr, sizeof(a->errstr),
-                 "topic '%.255s' is not audited here", a->q->topic);
-        return NULL;
+        if (http_api_topics(a, &topics, &n)) {
+                a->fail_status = 400;
+                return NULL;
+        }
+        return topics[0];
 }
 
 /* The 32 hex digits of a value-hash identity into out; 0, or -1. */

@@ -12,24 +12,12 @@
 
 static json_t *http_api_summary(struct http_api *a)
 {
-        const struct http_conf *c = a->rq->conf;
-        const char *const *topics = c->topics;
-        size_t n = c->topic_cnt, i;
+        const char *const *topics;
+        size_t n, i;
         json_t *j, *arr;
 
-        if (a->q->topic) {
-                for (i = 0; i < n && strcmp(topics[i], a->q->topic); i++)
-                        ;
-                if (i == n) {
-                        snprintf(a->errstr, sizeof(a->errstr),
-                                 "topic '%.255s' is not audited here",
-                                 a->q->topic);
-                        a->fail_status = 404;
-                        return NULL;
-                }
-                topics += i;
-                n = 1;
-        }
+        if (http_api_topics(a, &topics, &n))
+                return NULL;
         j = report_summary_json(a->lg, topics, n,
                                 &(struct report_opts){.examples = 0},
                                 a->errstr, sizeof(a->errstr));

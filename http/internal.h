@@ -218,6 +218,11 @@ typedef json_t *http_api_fn(struct http_api *a);
 void http_api_run(const struct http_request *rq, struct http_reply *r,
                   enum http_endpoint ep, http_api_fn *fn);
 
+/* The audited topics an endpoint covers: all of them, or only ?topic=
+ * (404 with a->errstr when it is not audited here). 0, or -1. */
+int http_api_topics(struct http_api *a, const char *const **topics,
+                    size_t *n);
+
 /* A page of a newest-first or key-ordered walk: up to limit items, and
  * whether more follow (the walk asks for limit + 1). */
 struct http_page {

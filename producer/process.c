@@ -14,6 +14,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../base/clock.h"
+#include "../base/kconf.h"
 #include "../base/log.h"
 #include "process.h"
 
@@ -34,15 +35,6 @@ struct session {
         int crash;            /* crash_after applies to this session */
 };
 
-static int kset(rd_kafka_conf_t *conf, const char *k, const char *v,
-                char *errstr, size_t errstr_size)
-{
-        return rd_kafka_conf_set(conf, k, v, errstr, errstr_size) ==
-                       RD_KAFKA_CONF_OK
-                   ? 0
-                   : -1;
-}
-
 /* The -X properties, then ours where the processor depends on them. */
 static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
                                   char *errstr, size_t errstr_size)
@@ -53,8 +45,8 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
         /* A restart after a crash waits for the dead member's session to
          * end before it gets the partitions: keep that short (the broker's
          * default group.min.session.timeout.ms).  -X may change it. */
-        if (consumer && kset(conf, "session.timeout.ms", "6000", errstr,
-                             errstr_size))
+        if (consumer && kconf_put(conf, "session.timeout.ms", "6000", errstr,
+                                  errstr_size))
                 goto fail;
         for (i = 0; i < o->conf_kv_cnt; i++) {
                 char key[256];
@@ -68,30 +60,33 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
                 }
                 memcpy(key, o->conf_kv[i], n);
                 key[n] = '\0';
-                if (kset(conf, key, eq + 1, errstr, errstr_size))
+                if (kconf_put(conf, key, eq + 1, errstr, errstr_size))
                         goto fail;
         }
         if (o->brokers &&
-            kset(conf, "bootstrap.servers", o->brokers, errstr, errstr_size))
+            kconf_put(conf, "bootstrap.servers", o->brokers, errstr,
+                      errstr_size))
                 goto fail;
         if (consumer) {
-                if (kset(conf, "group.id", o->group, errstr, errstr_size) ||
-                    kset(conf, "enable.auto.commit", "false", errstr,
-                         errstr_size) ||
-                    kset(conf, "isolation.level", "read_committed", errstr,
-                         errstr_size) ||
-                    kset(conf, "auto.offset.reset", "earliest", errstr,
-                         errstr_size))
+                if (kconf_put(conf, "group.id", o->group, errstr,
+                              errstr_size) ||
+                    kconf_put(conf, "enable.auto.commit", "false", errstr,
+                              errstr_size) ||
+                    kconf_put(conf, "isolation.level", "read_committed",
+                              errstr, errstr_size) ||
+                    kconf_put(conf, "auto.offset.reset", "earliest", errstr,
+                              errstr_size))
                         goto fail;
         } else {
-                if (kset(conf, "enable.idempotence", "true", errstr,
-                         errstr_size) ||
-                    kset(conf, "linger.ms", "5", errstr, errstr_size))
+                if (kconf_put(conf, "enable.idempotence", "true", errstr,
+                              errstr_size) ||
+                    kconf_put(conf, "linger.ms", "5", errstr, errstr_size))
                         goto fail;
                 if (o->mode == PROCESS_EXACTLY_ONCE &&
-                    kset(conf, "transactional.id",
-                         o->transactional_id ? o->transactional_id : o->group,
-                         errstr, errstr_size))
+                    kconf_put(conf, "transactional.id",
+                              o->transactional_id ? o->transactional_id
+                                                  : o->group,
+                              errstr, errstr_size))
                         goto fail;
         }
         return conf;

@@ -128,6 +128,9 @@ void audit_part_init(struct ledger_part *lp, const char *topic,
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
                    size_t errstr_size);
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size);
+/* Assigns the partitions of l (destroyed here) to the audit's consumer. */
+int audit_assign_list(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                      char *errstr, size_t errstr_size);
 void audit_mark_done(struct audit *a, struct ledger_part *lp);
 int audit_out_of_range(struct audit *a, struct ledger_part *lp, char *errstr,
                        size_t errstr_size);

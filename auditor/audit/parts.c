@@ -80,11 +80,24 @@ int audit_position(struct audit *a, struct ledger_part *lp,
         return 0;
 }
 
+int audit_assign_list(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                      char *errstr, size_t errstr_size)
+{
+        rd_kafka_resp_err_t err = rd_kafka_assign(a->rk, l);
+
+        rd_kafka_topic_partition_list_destroy(l);
+        if (err) {
+                snprintf(errstr, errstr_size, "cannot assign partitions: %s",
+                         rd_kafka_err2str(err));
+                return -1;
+        }
+        return 0;
+}
+
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size)
 {
         rd_kafka_topic_partition_list_t *l =
             rd_kafka_topic_partition_list_new((int)a->nparts);
-        rd_kafka_resp_err_t err;
         uint32_t i;
 
         for (i = 0; i < a->nparts; i++) {
@@ -94,14 +107,7 @@ int audit_assign(struct audit *a, char *errstr, size_t errstr_size)
                                                   a->parts[i].partition)
                     ->offset = a->parts[i].next_offset;
         }
-        err = rd_kafka_assign(a->rk, l);
-        rd_kafka_topic_partition_list_destroy(l);
-        if (err) {
-                snprintf(errstr, errstr_size, "cannot assign partitions: %s",
-                         rd_kafka_err2str(err));
-                return -1;
-        }
-        return 0;
+        return audit_assign_list(a, l, errstr, errstr_size);
 }
 
 static void audit_pause(struct audit *a, struct ledger_part *lp)

@@ -47,13 +47,8 @@ static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
                 rd_kafka_topic_partition_list_destroy(l);
                 return 0;
         }
-        err = rd_kafka_assign(a->rk, l);
-        rd_kafka_topic_partition_list_destroy(l);
-        if (err) {
-                snprintf(errstr, errstr_size, "cannot assign partitions: %s",
-                         rd_kafka_err2str(err));
+        if (audit_assign_list(a, l, errstr, errstr_size))
                 return -1;
-        }
         while (left && clock_mono_us() < deadline) {
                 ssize_t n = rd_kafka_consume_batch_queue(
                     a->rkqu, 100, msgs, sizeof(msgs) / sizeof(*msgs));

@@ -36,15 +36,6 @@ static const char *const audit_kconf_required[][2] = {
 #define AUDIT_STR_(x) #x
 #define AUDIT_STR(x) AUDIT_STR_(x)
 
-static int audit_kconf_set(rd_kafka_conf_t *conf, const char *key,
-                           const char *val, char *errstr, size_t errstr_size)
-{
-        return rd_kafka_conf_set(conf, key, val, errstr, errstr_size) ==
-                               RD_KAFKA_CONF_OK
-                       ? 0
-                       : -1;
-}
-
 /* Reads key into buf (size bytes); -1 when it is unset and has no
  * default (auto.offset.reset until someone sets it). */
 static int audit_kconf_get(const rd_kafka_conf_t *conf, const char *key,
@@ -72,7 +63,7 @@ static int audit_kconf_required_set(rd_kafka_conf_t *conf, int warn,
                     strcmp(got, val))
                         log_warn("ignoring %s=%s: the audit needs %s", key,
                                  got, val);
-                if (audit_kconf_set(conf, key, val, errstr, errstr_size))
+                if (kconf_put(conf, key, val, errstr, errstr_size))
                         return -1;
         }
         return 0;
@@ -83,8 +74,8 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
 {
         char rderr[256];
 
-        if (audit_kconf_set(conf, "isolation.level", "read_committed", errstr,
-                            errstr_size))
+        if (kconf_put(conf, "isolation.level", "read_committed", errstr,
+                      errstr_size))
                 return -1;
         /*
          * The prefetch budget.  librdkafka applies queued.min.messages and
@@ -103,23 +94,23 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
          * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
          * same speed; before, queued.min.messages was 1000000.
          */
-        if (audit_kconf_set(conf, "queued.min.messages", "150000", errstr,
-                            errstr_size) ||
-            audit_kconf_set(conf, "queued.max.messages.kbytes", "16384",
-                            errstr, errstr_size) ||
-            audit_kconf_set(conf, "fetch.max.bytes",
-                            AUDIT_STR(AUDIT_FETCH_MAX_BYTES),
-                            errstr, errstr_size) ||
-            audit_kconf_set(conf, "fetch.wait.max.ms", "100", errstr,
-                            errstr_size))
+        if (kconf_put(conf, "queued.min.messages", "150000", errstr,
+                      errstr_size) ||
+            kconf_put(conf, "queued.max.messages.kbytes", "16384",
+                      errstr, errstr_size) ||
+            kconf_put(conf, "fetch.max.bytes",
+                      AUDIT_STR(AUDIT_FETCH_MAX_BYTES),
+                      errstr, errstr_size) ||
+            kconf_put(conf, "fetch.wait.max.ms", "100", errstr,
+                      errstr_size))
                 return -1;
         if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "100", rderr,
                               sizeof(rderr)) != RD_KAFKA_CONF_OK &&
-            (audit_kconf_set(conf, "topic.metadata.refresh.interval.ms",
-                             "100", errstr, errstr_size) ||
+            (kconf_put(conf, "topic.metadata.refresh.interval.ms",
+                       "100", errstr, errstr_size) ||
              /* else librdkafka makes it 3 x the interval, 300 ms */
-             audit_kconf_set(conf, "metadata.max.age.ms", "900000", errstr,
-                             errstr_size)))
+             kconf_put(conf, "metadata.max.age.ms", "900000", errstr,
+                       errstr_size)))
                 return -1;
         /* Set now and again by audit_kconf_apply(): a value that differs
          * then came from the user (librdkafka's own defaults are no
@@ -143,8 +134,8 @@ int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
             !audit_kconf_get(conf, "message.max.bytes", mmb, sizeof(mmb)) &&
             !kconf_parse_i64(mmb, 0, INT64_MAX, &v) &&
             v > AUDIT_FETCH_MAX_BYTES &&
-            audit_kconf_set(conf, "fetch.max.bytes", mmb, errstr,
-                            errstr_size))
+            kconf_put(conf, "fetch.max.bytes", mmb, errstr,
+                      errstr_size))
                 return -1;
         if (!audit_kconf_get(conf, "isolation.level", val, sizeof(val)) &&
             strcmp(val, "read_committed"))

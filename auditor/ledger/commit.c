@@ -67,6 +67,24 @@ static int ledger_pair_bind(sqlite3_stmt *st, const struct ledger_part *p,
         return brc;
 }
 
+/* Binds the columns open and confirmed gaps share (1-9: the pair's key,
+ * the gap's position i and its range); column 10 differs and is the
+ * caller's. */
+static int ledger_gap_bind(sqlite3_stmt *st, const struct ledger_part *p,
+                           const struct dedup_pair_view *pv, uint32_t i,
+                           const struct dedup_gap *g)
+{
+        int brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+
+        brc |= sqlite3_bind_int64(st, 4, i);
+        brc |= sqlite3_bind_int64(st, 5, g->epoch);
+        brc |= sqlite3_bind_int64(st, 6, g->lo);
+        brc |= sqlite3_bind_int64(st, 7, g->hi);
+        brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
+        brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+        return brc;
+}
+
 /* Rewrites the confirmed gaps the pair remembers. */
 static int ledger_done_put(struct ledger_commit_ctx *cc,
                            const struct ledger_part *p,
@@ -86,13 +104,7 @@ static int ledger_done_put(struct ledger_commit_ctx *cc,
         st = lg->st[LEDGER_ST_DONE_PUT];
         for (i = 0; i < pv->ndone; i++) {
                 const struct dedup_gap *g = &pv->done_gaps[i];
-                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
-                brc |= sqlite3_bind_int64(st, 4, i);
-                brc |= sqlite3_bind_int64(st, 5, g->epoch);
-                brc |= sqlite3_bind_int64(st, 6, g->lo);
-                brc |= sqlite3_bind_int64(st, 7, g->hi);
-                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
-                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc = ledger_gap_bind(st, p, pv, i, g);
                 brc |= sqlite3_bind_int(st, 10, !!g->unknown);
                 if (ledger_step_done(lg, st, brc,
                                      "cannot write ledger confirmed gap",
@@ -153,13 +165,7 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
         st = lg->st[LEDGER_ST_GAP_PUT];
         for (i = 0; i < pv->ngaps; i++) {
                 const struct dedup_gap *g = &pv->gaps[i];
-                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
-                brc |= sqlite3_bind_int64(st, 4, i);
-                brc |= sqlite3_bind_int64(st, 5, g->epoch);
-                brc |= sqlite3_bind_int64(st, 6, g->lo);
-                brc |= sqlite3_bind_int64(st, 7, g->hi);
-                brc |= sqlite3_bind_int64(st, 8, g->opened_offset);
-                brc |= sqlite3_bind_int64(st, 9, g->opened_ms);
+                brc = ledger_gap_bind(st, p, pv, i, g);
                 brc |= sqlite3_bind_int64(st, 10,
                                           ledger_u64_put(g->opened_rec));
                 if (ledger_step_done(lg, st, brc,

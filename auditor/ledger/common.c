@@ -21,6 +21,19 @@ uint64_t ledger_u64_get(sqlite3_stmt *st, int col)
         return v < 0 ? 0 : (uint64_t)v;
 }
 
+int64_t ledger_col_opt(sqlite3_stmt *st, int col)
+{
+        if (sqlite3_column_type(st, col) == SQLITE_NULL)
+                return -1;
+        return sqlite3_column_int64(st, col);
+}
+
+int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
+{
+        return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(st, 1);
+}
+
 /* Reads the counter columns records, untracked, one per anomaly kind (in
  * enum dedup_kind order) and missing, starting at column col. */
 void ledger_counts_get(sqlite3_stmt *st, int col,

@@ -447,13 +447,6 @@ out:
         return rc;
 }
 
-static int64_t opt64(sqlite3_stmt *st, int col)
-{
-        return sqlite3_column_type(st, col) == SQLITE_NULL
-                   ? -1
-                   : sqlite3_column_int64(st, col);
-}
-
 int ledger_flow_evidence_foreach(struct ledger *lg, const char *outcome,
                                  int64_t after_seq, int64_t limit,
                                  ledger_flow_row_cb *cb, void *opaque,
@@ -489,17 +482,17 @@ int ledger_flow_evidence_foreach(struct ledger *lg, const char *outcome,
                 r.outcome = (const char *)sqlite3_column_text(st, 1);
                 r.live = sqlite3_column_int(st, 2);
                 r.src_topic = (const char *)sqlite3_column_text(st, 3);
-                r.src_partition = (int32_t)opt64(st, 4);
-                r.src_offset = opt64(st, 5);
-                r.src_ts = opt64(st, 6);
+                r.src_partition = (int32_t)ledger_col_opt(st, 4);
+                r.src_offset = ledger_col_opt(st, 5);
+                r.src_ts = ledger_col_opt(st, 6);
                 r.copies = (uint32_t)sqlite3_column_int64(st, 7);
                 r.sink_topic = (const char *)sqlite3_column_text(st, 8);
-                r.sink_partition = (int32_t)opt64(st, 9);
-                r.sink_offset = opt64(st, 10);
+                r.sink_partition = (int32_t)ledger_col_opt(st, 9);
+                r.sink_offset = ledger_col_opt(st, 10);
                 r.sink_topic_last = (const char *)sqlite3_column_text(st, 11);
-                r.sink_partition_last = (int32_t)opt64(st, 12);
-                r.sink_offset_last = opt64(st, 13);
-                r.sink_ts = opt64(st, 14);
+                r.sink_partition_last = (int32_t)ledger_col_opt(st, 12);
+                r.sink_offset_last = ledger_col_opt(st, 13);
+                r.sink_ts = ledger_col_opt(st, 14);
                 r.id = sqlite3_column_blob(st, 15);
                 r.id_stored = (size_t)sqlite3_column_bytes(st, 15);
                 r.id_len = sqlite3_column_int64(st, 16);

@@ -13,11 +13,6 @@ _Static_assert(LEDGER_HISTORY_MINUTES * (int64_t)LEDGER_HISTORY_MINUTE_MS ==
                        604800000,
                "schema/0003_history.sql prunes at 7 days: add a migration");
 
-static uint64_t ledger_history_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 int ledger_history_foreach(struct ledger *lg, const char *topic,
                            int64_t since_ms, ledger_history_cb *cb,
                            void *opaque, char *errstr, size_t errstr_size)
@@ -36,8 +31,7 @@ int ledger_history_foreach(struct ledger *lg, const char *topic,
                            "ORDER BY minute_ms",
                            &st, errstr, errstr_size))
                 goto out;
-        brc = topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
-                    : sqlite3_bind_null(st, 1);
+        brc = ledger_bind_topic(st, topic);
         brc |= sqlite3_bind_int64(st, 2, since_ms);
         if (brc != SQLITE_OK) {
                 ledger_err(lg, "cannot read ledger history", errstr,
@@ -62,12 +56,12 @@ int ledger_history_foreach(struct ledger *lg, const char *topic,
                         have = 1;
                         continue;
                 }
-                pt.records = ledger_history_add(pt.records, row.records);
-                pt.untracked = ledger_history_add(pt.untracked, row.untracked);
-                pt.anomalous = ledger_history_add(pt.anomalous, row.anomalous);
-                pt.gaps = ledger_history_add(pt.gaps, row.gaps);
-                pt.missing = ledger_history_add(pt.missing, row.missing);
-                pt.unaudited = ledger_history_add(pt.unaudited, row.unaudited);
+                pt.records = dedup_sat_add(pt.records, row.records);
+                pt.untracked = dedup_sat_add(pt.untracked, row.untracked);
+                pt.anomalous = dedup_sat_add(pt.anomalous, row.anomalous);
+                pt.gaps = dedup_sat_add(pt.gaps, row.gaps);
+                pt.missing = dedup_sat_add(pt.missing, row.missing);
+                pt.unaudited = dedup_sat_add(pt.unaudited, row.unaudited);
         }
         if (!stop && src != SQLITE_DONE) {
                 ledger_err(lg, "cannot read ledger history", errstr,

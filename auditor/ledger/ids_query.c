@@ -10,14 +10,6 @@
 
 #include "internal.h"
 
-/* Reads a column that may be NULL (-1). */
-static int64_t ledger_col_or(sqlite3_stmt *st, int col)
-{
-        if (sqlite3_column_type(st, col) == SQLITE_NULL)
-                return -1;
-        return sqlite3_column_int64(st, col);
-}
-
 int ledger_id_key(struct ledger *lg, const char *topic, char *key,
                   size_t key_size, char *errstr, size_t errstr_size)
 {
@@ -231,8 +223,8 @@ static int ledger_copies_find(struct ledger *lg, const char *topic,
                 c.anomaly_id = sqlite3_column_int64(st, 0);
                 c.partition = (int32_t)sqlite3_column_int64(st, 1);
                 c.detected_ms = sqlite3_column_int64(st, 4);
-                c.first_partition = (int32_t)ledger_col_or(st, 5);
-                c.first_offset = ledger_col_or(st, 6);
+                c.first_partition = (int32_t)ledger_col_opt(st, 5);
+                c.first_offset = ledger_col_opt(st, 6);
                 c.offset = lo;
                 if (sqlite3_column_int64(st, 8) == 1 && c.first_offset >= 0) {
                         /* Differences, not sums: offsets may be large. */

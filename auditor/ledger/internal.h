@@ -133,6 +133,11 @@ struct ledger {
 void ledger_err(struct ledger *lg, const char *what, char *errstr,
                 size_t errstr_size);
 uint64_t ledger_u64_get(sqlite3_stmt *st, int col);
+/* Reads a column that may be NULL (the engine's "unknown", as
+ * ledger_bind_opt() writes it) as -1. */
+int64_t ledger_col_opt(sqlite3_stmt *st, int col);
+/* Binds ?1 to topic, or NULL for all topics. */
+int ledger_bind_topic(sqlite3_stmt *st, const char *topic);
 void ledger_counts_get(sqlite3_stmt *st, int col, struct dedup_counts *c);
 int ledger_bind_key(sqlite3_stmt *st, const struct ledger_part *p,
                     const char *producer, size_t producer_len);

@@ -8,41 +8,21 @@
 
 #include "internal.h"
 
-static uint64_t ledger_sat_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* Adds the counters of c to sum, saturating. */
 static void ledger_counts_add(struct dedup_counts *sum,
                               const struct dedup_counts *c)
 {
         int k;
 
-        sum->records = ledger_sat_add(sum->records, c->records);
-        sum->untracked = ledger_sat_add(sum->untracked, c->untracked);
+        sum->records = dedup_sat_add(sum->records, c->records);
+        sum->untracked = dedup_sat_add(sum->untracked, c->untracked);
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 sum->anomalies[k] =
-                        ledger_sat_add(sum->anomalies[k], c->anomalies[k]);
-        sum->missing = ledger_sat_add(sum->missing, c->missing);
-        sum->ids = ledger_sat_add(sum->ids, c->ids);
-        sum->recovered = ledger_sat_add(sum->recovered, c->recovered);
-        sum->unknown = ledger_sat_add(sum->unknown, c->unknown);
-}
-
-/* Reads a column written by ledger_bind_opt(). */
-static int64_t ledger_col_opt(sqlite3_stmt *st, int col)
-{
-        if (sqlite3_column_type(st, col) == SQLITE_NULL)
-                return -1;
-        return sqlite3_column_int64(st, col);
-}
-
-/* Binds ?1 to topic, or NULL for all topics. */
-static int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
-{
-        return topic ? sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC)
-                     : sqlite3_bind_null(st, 1);
+                        dedup_sat_add(sum->anomalies[k], c->anomalies[k]);
+        sum->missing = dedup_sat_add(sum->missing, c->missing);
+        sum->ids = dedup_sat_add(sum->ids, c->ids);
+        sum->recovered = dedup_sat_add(sum->recovered, c->recovered);
+        sum->unknown = dedup_sat_add(sum->unknown, c->unknown);
 }
 
 int ledger_summary(struct ledger *lg, const char *topic,
