@@ -106,7 +106,7 @@ for ((i = 0; i < 150; i++)); do
 done
 assert_eq "/metrics: eosaudit_records_total" "$M_DELIVERED" "$(metric eosaudit_records_total)"
 dups="$(in_c curl -fsS "http://127.0.0.1:$PORT/metrics" |
-        awk -v t="topic=\"$T\"" 'index($1, "eosaudit_anomalies_total{") == 1 &&
+        awk -v t="topic=\"$T\"" 'index($1, "eosaudit_anomalous_records_total{") == 1 &&
                 index($1, "kind=\"duplicate\"") && index($1, t) { s += $2 } END { printf "%d\n", s }')"
 assert_eq "/metrics: duplicates" "$M_DUPS" "$dups"
 SUM="$(in_c curl -fsS "http://127.0.0.1:$PORT/api/v1/summary")"

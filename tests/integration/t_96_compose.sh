@@ -59,7 +59,7 @@ E="http://127.0.0.1:$EOSAUDIT_PORT"
 P="http://127.0.0.1:$PROMETHEUS_PORT"
 for ((i = 0; i < 600; i++)); do
         [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$E/healthz")" = 200 ] &&
-                curl -s -m 2 "$E/metrics" | grep -q '^eosaudit_anomalies_total{topic="orders",kind="duplicate"} 0$' &&
+                curl -s -m 2 "$E/metrics" | grep -q '^eosaudit_anomalous_records_total{topic="orders",kind="duplicate"} 0$' &&
                 break
         sleep 0.2
 done
@@ -69,7 +69,7 @@ podman logs "$(cname eosaudit)" 2>&1 | tail -n 4 | sed 's/^/  eosaudit: /'
 assert_eq "eosaudit /healthz on its published port" 200 \
         "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$E/healthz")"
 assert_true "eosaudit audits topic orders (duplicates at 0)" \
-        grep -q '^eosaudit_anomalies_total{topic="orders",kind="duplicate"} 0$' \
+        grep -q '^eosaudit_anomalous_records_total{topic="orders",kind="duplicate"} 0$' \
         <<<"$(curl -s -m 5 "$E/metrics")"
 
 # Prometheus must have scraped the 0 before the duplicates come
@@ -79,12 +79,12 @@ q() { curl -s -m 5 --data-urlencode "query=$1" "$P/api/v1/query" |
 r = json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r else "none")' 2>/dev/null; }
 for ((i = 0; i < 60; i++)); do
-        [ "$(q 'eosaudit_anomalies_total{job="eosaudit",kind="duplicate",topic="orders"}')" = 0 ] && break
+        [ "$(q 'eosaudit_anomalous_records_total{job="eosaudit",kind="duplicate",topic="orders"}')" = 0 ] && break
         sleep 1
 done
 assert_eq "Prometheus: up{job=\"eosaudit\"}" 1 "$(q 'up{job="eosaudit"}')"
 assert_eq "Prometheus scraped the duplicate counter at" 0 \
-        "$(q 'eosaudit_anomalies_total{job="eosaudit",kind="duplicate",topic="orders"}')"
+        "$(q 'eosaudit_anomalous_records_total{job="eosaudit",kind="duplicate",topic="orders"}')"
 
 PROD_JSON="$(podman exec "$(cname eosaudit)" eosaudit produce -b kafka:9092 -t orders \
         --producer "$PROJECT" -n 2000 --inject-duplicates 0.01 --seed 9601 --json -q)" ||
@@ -106,7 +106,7 @@ alerts | sed 's/^/  /'
 assert_true "EosauditDuplicateRecords fires for orders within ${ALERT_WAIT}s" \
         grep -q '^EosauditDuplicateRecords orders firing$' <<<"$(alerts)"
 assert_eq "eosaudit counted the injected duplicates" "$DUPS" \
-        "$(curl -s -m 5 "$E/metrics" | sed -n 's/^eosaudit_anomalies_total{topic="orders",kind="duplicate"} //p')"
+        "$(curl -s -m 5 "$E/metrics" | sed -n 's/^eosaudit_anomalous_records_total{topic="orders",kind="duplicate"} //p')"
 
 compose down -v >>"$IT_TMP/compose.log" 2>&1
 assert_true "compose down removed the stack" \
