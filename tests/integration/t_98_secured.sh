@@ -133,7 +133,11 @@ create_topic "$T" 2
 start=$SECONDS
 sscan "$A" -t "$T"
 assert_eq "no Read: scan exit status" 2 "$SCAN_RC"
-assert_eq "no Read: nothing on stdout" "" "$SCAN_JSON"
+# Under --json the error is a JSON object on stdout too, never a report.
+assert_eq "no Read: stdout is the JSON error object" "error" \
+        "$(json_get verdict "$SCAN_JSON")"
+assert_true "no Read: ... naming the refusal" \
+        grep -qF "not authorized to read topic '$T'" <<<"$SCAN_JSON"
 assert_true "no Read: within 20 s" test $((SECONDS - start)) -le 20
 assert_eq "no Read: the error line" \
         "eosaudit: not authorized to read topic '$T' (TOPIC_AUTHORIZATION_FAILED): grant Read on it to this principal" \
