@@ -57,8 +57,11 @@ done
 
 E="http://127.0.0.1:$EOSAUDIT_PORT"
 P="http://127.0.0.1:$PROMETHEUS_PORT"
+# /readyz, not /healthz: until kafka-init has made the topic, eosaudit
+# answers /healthz and then exits to be restarted, so a 200 from /healthz
+# alone can come from an instance about to go.
 for ((i = 0; i < 600; i++)); do
-        [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$E/healthz")" = 200 ] &&
+        [ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$E/readyz")" = 200 ] &&
                 curl -s -m 2 "$E/metrics" | grep -q '^eosaudit_anomalous_records_total{topic="orders",kind="duplicate"} 0$' &&
                 break
         sleep 0.2
