@@ -44,6 +44,11 @@ struct ledger_flow_summary {
             source_no_id, sink_no_id, sink_records, live, lat_count;
         int64_t lat_p50_ms, lat_p99_ms, lat_max_ms; /* -1: none */
         int64_t updated_ms;
+        /* The latency histogram: lat[b] latencies within
+         * dedup_flow_lat_bounds[b] (not cumulative; they add up to
+         * lat_count), and their sum. */
+        uint64_t lat[DEDUP_FLOW_LAT_BUCKETS];
+        uint64_t lat_sum_ms;
 };
 
 int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "report.h"
+#include "report_flow.h"
 
 #define REPORT_BYTES_MAX (DEDUP_PRODUCER_MAX * 3 + 1)
 
@@ -459,12 +460,63 @@ static void summary_add(struct ledger_summary *sum,
                 sum->window_oldest_ms = s->window_oldest_ms;
 }
 
+/* The flow's verdict as the ledger holds it. */
+static int report_flow_verdict_get(struct ledger *lg, enum report_verdict *fv,
+                                   char *errstr, size_t errstr_size)
+{
+        struct ledger_flow_summary fs;
+
+        if (ledger_flow_summary(lg, &fs, errstr, errstr_size))
+                return -1;
+        *fv = report_flow_verdict(&fs);
+        return 0;
+}
+
+/* "verdict" and "warnings" of a flow's sink: its records are judged by
+ * lineage, so carrying no eos.* headers of its own is no warning. */
+static void report_sink_verdict_set(json_t *o, enum report_verdict v)
+{
+        json_t *warn = json_array();
+
+        json_object_set_new(o, "verdict",
+                            json_string(report_verdict_name(v)));
+        if (v == REPORT_NOT_AUDITED)
+                json_array_append_new(
+                    warn, json_string("not audited: the flow traced no "
+                                      "record (no id on either side)"));
+        json_object_set_new(o, "warnings", warn);
+}
+
+int report_verdict_topics(struct ledger *lg, const char *const *topics,
+                          size_t n, size_t sinks, enum report_verdict *v,
+                          char *errstr, size_t errstr_size)
+{
+        struct ledger_summary s;
+        enum report_verdict fv = REPORT_CLEAN, tv;
+        size_t i;
+
+        *v = REPORT_CLEAN;
+        if (sinks && report_flow_verdict_get(lg, &fv, errstr, errstr_size))
+                return -1;
+        for (i = 0; i < n; i++) {
+                if (ledger_summary(lg, topics[i], &s, errstr, errstr_size))
+                        return -1;
+                tv = report_verdict(&s);
+                if (i < sinks)
+                        tv = report_sink_verdict(tv, fv);
+                *v = report_verdict_merge(*v, tv);
+        }
+        if (sinks)
+                *v = report_verdict_merge(*v, fv);
+        return 0;
+}
+
 json_t *report_summary_json(struct ledger *lg, const char *const *topics,
                             size_t n, const struct report_opts *o,
                             char *errstr, size_t errstr_size)
 {
         struct ledger_summary sum, s, d, dsum;
-        enum report_verdict verdict = REPORT_CLEAN, v;
+        enum report_verdict verdict = REPORT_CLEAN, v, fv = REPORT_CLEAN;
         json_t *root = NULL, *arr = json_array();
         int any_prev = 0;
         size_t i;
@@ -474,19 +526,31 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
         sum.window_oldest_ms = -1;
         if (!arr)
                 goto fail;
+        if (o->sinks && report_flow_verdict_get(lg, &fv, errstr, errstr_size))
+                goto fail;
         for (i = 0; i < n; i++) {
                 json_t *t;
+                int sink = i < o->sinks;
                 if (ledger_summary(lg, topics[i], &s, errstr, errstr_size))
                         goto fail;
                 summary_add(&sum, &s);
                 v = report_verdict(&s);
+                if (sink)
+                        v = report_sink_verdict(v, fv);
                 verdict = report_verdict_merge(verdict, v);
                 t = report_counts_json(&s);
                 json_object_set_new(t, "topic",
                                     report_bytes_json(topics[i],
                                                       strlen(topics[i]),
                                                       NULL));
-                report_verdict_set(t, v, &s);
+                if (o->sinks)
+                        json_object_set_new(
+                            t, "judged_by",
+                            json_string(sink ? "lineage" : "sequence"));
+                if (sink)
+                        report_sink_verdict_set(t, v);
+                else
+                        report_verdict_set(t, v, &s);
                 if (o->prev) {
                         int had = o->prev[i].partitions > 0;
                         static const struct ledger_summary none;
@@ -513,6 +577,8 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
                 json_array_append_new(arr, t);
         }
         root = report_counts_json(&sum);
+        if (o->sinks)
+                verdict = report_verdict_merge(verdict, fv);
         /* Sums hide a topic nobody audited: the verdict is the topics'. */
         json_object_set_new(root, "verdict",
                             json_string(report_verdict_name(verdict)));
@@ -796,8 +862,11 @@ int report_summary_print(FILE *f, struct ledger *lg,
                          const struct report_opts *o, char *errstr,
                          size_t errstr_size)
 {
+        enum report_verdict fv = REPORT_CLEAN;
         size_t i;
 
+        if (o->sinks && report_flow_verdict_get(lg, &fv, errstr, errstr_size))
+                return -1;
         for (i = 0; i < n; i++) {
                 struct ledger_summary s;
                 enum report_verdict v;
@@ -805,13 +874,18 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 if (ledger_summary(lg, topics[i], &s, errstr, errstr_size))
                         return -1;
                 v = report_verdict(&s);
-                fprintf(f, "topic %s: %u partitions\n", topics[i],
-                        s.partitions);
+                if (i < o->sinks)
+                        v = report_sink_verdict(v, fv);
+                fprintf(f, "topic %s: %u partitions%s\n", topics[i],
+                        s.partitions,
+                        i < o->sinks ? " (a flow's sink: judged by lineage, "
+                                       "see \"flow\" below)"
+                                     : "");
                 fprintf(f, "  records        %llu (untracked %llu)\n",
                         (unsigned long long)s.records,
                         (unsigned long long)s.untracked);
                 report_untracked_text(&s, warn, sizeof(warn));
-                if (warn[0])
+                if (warn[0] && i >= o->sinks)
                         fprintf(f, "  WARNING        %s\n", warn);
                 fprintf(f, "  producers      %llu on %llu (partition, "
                            "producer) pairs\n",

@@ -51,7 +51,25 @@ struct report_opts {
          * previous run; an entry with partitions == 0: none for that
          * topic. */
         const struct ledger_summary *prev;
+        /* topics[0..sinks) are the sinks of a flow (scan/serve --source),
+         * the rest its sources or other topics; 0: no flow.  See
+         * report_verdict_topics(). */
+        size_t sinks;
 };
+
+/*
+ * The verdict of topics[0..n) (what scan's exit status, its --json
+ * "verdict" and /api/v1/summary's say), with topics[0..sinks) the sinks
+ * of a flow.  A sink is judged by lineage: the eos.* headers it carries
+ * are the source writer's, forwarded, and raise nothing, so its own
+ * verdict is NOT_AUDITED by design; it takes the flow's verdict instead
+ * (report_flow_verdict()), and the flow's verdict merges into the whole.
+ * A sink whose own checks found anomalies keeps them.  Returns 0 and *v,
+ * or -1 with errstr.
+ */
+int report_verdict_topics(struct ledger *lg, const char *const *topics,
+                          size_t n, size_t sinks, enum report_verdict *v,
+                          char *errstr, size_t errstr_size);
 
 /*
  * The summary of topics[0..n): totals at the top level (records_total,
@@ -62,7 +80,9 @@ struct report_opts {
  * topic in "topics"; with o->examples > 0, the newest anomalies of each
  * kind with their evidence and kcat commands; with o->prev, "new" (what
  * this run added: records_total, missing_records, coverage_gaps,
- * anomalies{...}, anomalies_total) and "previous_run" (true/false).  The totals of
+ * anomalies{...}, anomalies_total) and "previous_run" (true/false).  With
+ * o->sinks, the sinks' objects say "judged_by": "lineage" (the others
+ * "sequence") and the verdicts follow report_verdict_topics().  The totals of
  * window are sums over the topics' windows, oldest_ms the oldest of them
  * (null when no window holds an id).
  * Returns a new reference (caller json_decref()s), or NULL with errstr.

@@ -11,9 +11,21 @@
 #include <jansson.h>
 
 #include "ledger_flow.h"
+#include "report.h"
 
 /* What the exit status counts: lost + duplicated + unexpected. */
 uint64_t report_flow_bad(const struct ledger_flow_summary *s);
+
+/* The flow's verdict: ANOMALIES when report_flow_bad(), else NOT_AUDITED
+ * when it traced no record (no flow, or no record on either side with an
+ * id), else CLEAN (pending records are not yet judged: not a failure). */
+enum report_verdict report_flow_verdict(const struct ledger_flow_summary *s);
+
+/* A flow sink's verdict: the flow's fv, merged with its own checks'
+ * verdict own when those audited anything (own NOT_AUDITED is the rule
+ * on a sink: the forwarded headers raise nothing, by design). */
+enum report_verdict report_sink_verdict(enum report_verdict own,
+                                        enum report_verdict fv);
 
 /*
  * {"expect", "source_records", "delivered", "lost", "duplicated",

@@ -98,6 +98,7 @@ int status_view_init(struct status_view *v, const char *const *topics,
         }
         for (i = 0; i < nparts; i++)
                 v->parts[i].next_offset = v->parts[i].high_watermark = -1;
+        v->flow_lag = -1;
         return 0;
 fail:
         status_view_release(v);

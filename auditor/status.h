@@ -58,6 +58,11 @@ struct status_view {
         size_t nparts;
         struct status_topic *topics;
         size_t ntopics;
+        /* A flow with --processor-group: the sources' records above the
+         * group's committed offsets at the last read of them (summed over
+         * the source partitions; one with no committed offset counts its
+         * whole readable log); -1 when unknown or no group. */
+        int64_t flow_lag;
         /* Why the brokers refuse the audit (access.h), or "": set by
          * status_refusal_set(), cleared by the next status_publish(). */
         char refused[512];

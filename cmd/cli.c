@@ -227,8 +227,16 @@ static int cli_http_start(struct cli *c, int serve)
         if (c->listen)
                 c->hc.listen = c->listen;
         c->hc.db_path = c->db;
-        c->hc.topics = c->topics;
-        c->hc.topic_cnt = c->ntopics;
+        {
+                size_t i;
+                for (i = 0; i < c->ntopics; i++)
+                        c->http_topics[i] = c->topics[i];
+                for (i = 0; i < c->nsources; i++)
+                        c->http_topics[c->ntopics + i] = c->sources[i];
+        }
+        c->hc.topics = c->http_topics;
+        c->hc.topic_cnt = c->ntopics + c->nsources;
+        c->hc.flow_sinks = c->nsources ? c->ntopics : 0;
         c->hc.status = c->st;
         c->hc.version = EOSAUDIT_VERSION;
         c->hc.brokers = c->brokers[0] ? c->brokers : NULL;

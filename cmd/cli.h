@@ -31,6 +31,9 @@ struct cli {
         char *sources_buf; /* --source: the flow audit */
         const char *sources[CLI_TOPICS_MAX];
         size_t nsources;
+        /* What HTTP reports: the topics, then the sources (a flow's
+         * sinks first: http_conf.flow_sinks). */
+        const char *http_topics[2 * CLI_TOPICS_MAX];
         const char *db;
         int json;
         int quiet;

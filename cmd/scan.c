@@ -96,8 +96,9 @@ static int scan_prev(struct cli *c)
         return 0;
 }
 
-/* The verdict of every topic (what the exit status says), with a
- * warning for each topic nobody could audit or that is mostly untracked.
+/* The verdict of every topic (what the exit status says, by the same
+ * rule as --json's "verdict": report_verdict_topics()), with a warning
+ * for each topic nobody could audit or that is mostly untracked.
  * Returns 0, or -1 after saying why. */
 static int scan_verdict(struct cli *c, enum report_verdict *v)
 {
@@ -105,20 +106,18 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
         const char *all[2 * CLI_TOPICS_MAX];
         char errstr[512];
         size_t i, n = scan_topics(c, all);
+        size_t sinks = c->nsources ? c->ntopics : 0;
 
-        *v = REPORT_CLEAN;
-        for (i = 0; i < n; i++) {
+        for (i = sinks; i < n; i++) {
                 enum report_verdict tv;
                 if (ledger_summary(audit_ledger(c->a), all[i], &s,
                                    errstr, sizeof(errstr))) {
                         cli_error(c, "report: %s", errstr);
                         return -1;
                 }
+                /* A flow's sinks (i < sinks) are judged by lineage: no
+                 * headers of their own is no warning. */
                 tv = report_verdict(&s);
-                /* A flow's sink is judged by lineage (below), not by its
-                 * forwarded headers. */
-                if (i < c->ntopics && c->nsources && tv == REPORT_NOT_AUDITED)
-                        continue;
                 if (tv == REPORT_NOT_AUDITED)
                         log_warn("topic '%s' was not audited: %s", all[i],
                                  s.records ? "no record carries the eos.* "
@@ -131,7 +130,11 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
                                  "eos.* headers and were not audited",
                                  all[i], (unsigned long long)s.untracked,
                                  (unsigned long long)s.records);
-                *v = report_verdict_merge(*v, tv);
+        }
+        if (report_verdict_topics(audit_ledger(c->a), all, n, sinks, v,
+                                  errstr, sizeof(errstr))) {
+                cli_error(c, "report: %s", errstr);
+                return -1;
         }
         if (c->nsources) {
                 struct ledger_flow_summary fs;
@@ -140,10 +143,6 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
                         cli_error(c, "report: %s", errstr);
                         return -1;
                 }
-                if (report_flow_bad(&fs))
-                        *v = report_verdict_merge(*v, REPORT_ANOMALIES);
-                else if (!fs.source_records && !fs.sink_records)
-                        *v = report_verdict_merge(*v, REPORT_NOT_AUDITED);
                 /* Nothing to trace is not a clean flow: say so. */
                 if (fs.source_no_id && !fs.source_records)
                         fprintf(stderr,
@@ -197,6 +196,7 @@ static int scan_report(struct cli *c)
         struct report_opts o = {
             .brokers = c->brokers[0] ? c->brokers : NULL,
             .prev = x->have_prev ? x->prev : NULL,
+            .sinks = c->nsources ? c->ntopics : 0,
         };
         char errstr[512];
 

@@ -332,6 +332,7 @@ static void latency(struct dedup_flow *fl, struct flow_ent *e)
                 if (l <= dedup_flow_lat_bounds[b])
                         break;
         fl->st.lat[b]++;
+        fl->st.lat_sum_ms += (uint64_t)l;
         if (l > fl->st.lat_max_ms)
                 fl->st.lat_max_ms = l;
 }
@@ -767,6 +768,7 @@ void dedup_flow_stats_get(const struct dedup_flow *fl,
         st->live = fl->live;
         for (b = 0; b < DEDUP_FLOW_LAT_BUCKETS; b++)
                 st->lat_count += fl->st.lat[b];
+        st->lat_sum_ms = fl->st.lat_sum_ms;
         st->lat_p50_ms = lat_pct(&fl->st, st->lat_count, 0.50);
         st->lat_p99_ms = lat_pct(&fl->st, st->lat_count, 0.99);
         st->lat_max_ms = st->lat_count ? fl->st.lat_max_ms : -1;

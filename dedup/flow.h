@@ -100,7 +100,9 @@ struct dedup_flow_config {
 
 void dedup_flow_config_defaults(struct dedup_flow_config *c);
 
-/* The upper bounds (ms) of the latency buckets; the last is open. */
+/* The upper bounds (ms) of the latency buckets, inclusive (a latency l
+ * counts in the first bucket whose bound is >= l, as Prometheus's "le");
+ * the last is open.  Latencies are whole ms, negative ones count as 0. */
 extern const int64_t dedup_flow_lat_bounds[DEDUP_FLOW_LAT_BUCKETS];
 
 /* Counters by outcome (see "Counting" above). */
@@ -119,6 +121,7 @@ struct dedup_flow_state {
         uint64_t next_seq;
         uint64_t lat[DEDUP_FLOW_LAT_BUCKETS];
         int64_t lat_max_ms; /* -1: none */
+        uint64_t lat_sum_ms; /* of the latencies counted in lat[] */
 };
 
 struct dedup_flow_stats {
@@ -129,6 +132,7 @@ struct dedup_flow_stats {
         uint64_t sink_records;      /* sink records with an id */
         uint64_t live;              /* entries held now */
         uint64_t lat_count;
+        uint64_t lat_sum_ms;
         int64_t lat_p50_ms, lat_p99_ms, lat_max_ms; /* -1: none */
 };
 

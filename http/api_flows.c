@@ -3,7 +3,8 @@
  * the ledger holds it after the last commit: the counts by outcome, the
  * end-to-end latency, and the evidence of every lost, duplicated or
  * unexpected record, a page at a time (the cursor is the seq of the last
- * item of the previous page).  "flow" is null when no flow was audited.
+ * item of the previous page).  "flow" is null when no flow was audited;
+ * "processor_lag" is the live lag of --processor-group (null: none).
  */
 #include "../auditor/report_flow.h"
 #include "internal.h"
@@ -41,10 +42,16 @@ static json_t *http_api_flows(struct http_api *a)
             a->lg, NULL, a->q->cursor > 0 ? a->q->cursor : 0,
             a->q->limit + 1, http_flow_cb, &fp, a->errstr, sizeof(a->errstr));
         j = http_page_json(&fp.pg, rc, "evidence", json_integer(fp.last_seq));
-        if (j)
+        if (j) {
                 json_object_set_new(j, "flow",
                                     s.present ? report_flow_summary_json(&s)
                                               : json_null());
+                /* Live, as /metrics' eosaudit_flow_processor_lag_records:
+                 * null without --processor-group or before its read. */
+                json_object_set_new(j, "processor_lag",
+                                    report_opt_json(a->v ? a->v->flow_lag
+                                                         : -1));
+        }
         return j;
 }
 

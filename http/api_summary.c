@@ -13,13 +13,21 @@
 static json_t *http_api_summary(struct http_api *a)
 {
         const char *const *topics;
-        size_t n, i;
+        size_t n, i, off, sinks;
         json_t *j, *arr;
 
         if (http_api_topics(a, &topics, &n))
                 return NULL;
+        /* ?topic= narrows topics to one of the configured ones: a sink
+         * stays a sink. */
+        off = (size_t)(topics - a->rq->conf->topics);
+        sinks = off < a->rq->conf->flow_sinks
+                    ? a->rq->conf->flow_sinks - off
+                    : 0;
+        if (sinks > n)
+                sinks = n;
         j = report_summary_json(a->lg, topics, n,
-                                &(struct report_opts){.examples = 0},
+                                &(struct report_opts){.sinks = sinks},
                                 a->errstr, sizeof(a->errstr));
         if (!j)
                 return NULL;

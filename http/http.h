@@ -55,6 +55,9 @@ struct http_conf {
                                    does) */
         const char *const *topics; /* the audited topics: summary, metrics */
         size_t topic_cnt;
+        size_t flow_sinks;      /* topics[0..flow_sinks) are the sinks of a
+                                   flow (--source), judged by lineage in
+                                   the summary's verdicts; 0: no flow */
         struct status *status;  /* live figures; NULL: none (not ready) */
         const char *token_file; /* NULL: no authentication */
         const char *tls_cert_file; /* PEM; both or neither */

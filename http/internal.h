@@ -184,6 +184,9 @@ json_t *http_live_json(const struct status_view *v);
 http_handler_fn http_metrics_handle;
 /* metrics_flow.c: the flow audit's families onto b (none without one). */
 void http_metrics_flow(const struct http_request *rq, struct http_buf *b);
+/* eosaudit_flow_processor_lag_records from the live view, when a flow
+ * with --processor-group has read it (metrics_flow.c). */
+void http_metrics_flow_lag(struct http_buf *b, const struct status_view *v);
 
 /* api_*.c, and api.c for any other path under /api/v1/ */
 http_handler_fn http_api_summary_handle;

@@ -349,6 +349,7 @@ void http_metrics_handle(const struct http_request *rq, struct http_reply *r)
                 http_metrics_flow(rq, &b);
         if (v) {
                 http_live_families(&b, v);
+                http_metrics_flow_lag(&b, v);
                 status_view_release(v);
         }
         free(sums);

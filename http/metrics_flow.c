@@ -3,12 +3,64 @@
  * ledger's flow figures (ledger_flow.h) as of the last commit; nothing
  * when no flow was audited.  Outcomes move (a lost record whose copy
  * comes late turns delivered), so eosaudit_flow_records_total is a gauge
- * despite its name.
+ * despite its name.  The processor's lag is a live figure (status.h):
+ * http_metrics_flow_lag().
  */
 #include <inttypes.h>
 
 #include "../auditor/ledger_flow.h"
 #include "internal.h"
+
+/*
+ * The end-to-end latency (sink record time - source record time, once
+ * per source record: its first copy) as a Prometheus histogram, from the
+ * engine's buckets (dedup_flow_lat_bounds: 1 ms .. 600 s, whole ms, a
+ * bound inclusive as "le" is).  Cumulative as Prometheus wants; _count
+ * is the records measured (delivered or duplicated, both timestamps
+ * known).  Like eosaudit_flow_records_total it is the ledger's, so it
+ * survives restarts.  The largest latency seen goes beside it.
+ */
+static void flow_latency(struct http_buf *b,
+                         const struct ledger_flow_summary *s)
+{
+        uint64_t cum = 0;
+        size_t i;
+
+        http_buf_printf(b, "# HELP eosaudit_flow_latency_seconds End-to-end "
+                           "latency of the flow: sink record time - source "
+                           "record time, once per source record with a "
+                           "sink copy.\n"
+                           "# TYPE eosaudit_flow_latency_seconds "
+                           "histogram\n");
+        for (i = 0; i < DEDUP_FLOW_LAT_BUCKETS; i++) {
+                cum += s->lat[i];
+                if (i < DEDUP_FLOW_LAT_BUCKETS - 1)
+                        http_buf_printf(b,
+                                        "eosaudit_flow_latency_seconds_bucket"
+                                        "{le=\"%g\"} %" PRIu64 "\n",
+                                        (double)dedup_flow_lat_bounds[i] /
+                                            1e3,
+                                        cum);
+                else
+                        http_buf_printf(b,
+                                        "eosaudit_flow_latency_seconds_bucket"
+                                        "{le=\"+Inf\"} %" PRIu64 "\n",
+                                        cum);
+        }
+        http_buf_printf(b,
+                        "eosaudit_flow_latency_seconds_sum %.3f\n"
+                        "eosaudit_flow_latency_seconds_count %" PRIu64 "\n",
+                        (double)s->lat_sum_ms / 1e3, cum);
+        if (s->lat_count)
+                http_buf_printf(b,
+                                "# HELP eosaudit_flow_latency_max_seconds "
+                                "The largest end-to-end latency of the "
+                                "flow.\n"
+                                "# TYPE eosaudit_flow_latency_max_seconds "
+                                "gauge\n"
+                                "eosaudit_flow_latency_max_seconds %.3f\n",
+                                (double)s->lat_max_ms / 1e3);
+}
 
 void http_metrics_flow(const struct http_request *rq, struct http_buf *b)
 {
@@ -54,16 +106,22 @@ void http_metrics_flow(const struct http_request *rq, struct http_buf *b)
                         "# TYPE eosaudit_flow_duplicate_copies gauge\n"
                         "eosaudit_flow_duplicate_copies %" PRIu64 "\n",
                         s.duplicate_copies);
-        if (s.lat_count)
-                http_buf_printf(
-                    b,
-                    "# HELP eosaudit_flow_latency_seconds End-to-end latency "
-                    "(sink record time - source record time): bucket upper "
-                    "bounds of p50 and p99, and the largest seen.\n"
-                    "# TYPE eosaudit_flow_latency_seconds gauge\n"
-                    "eosaudit_flow_latency_seconds{quantile=\"0.5\"} %.3f\n"
-                    "eosaudit_flow_latency_seconds{quantile=\"0.99\"} %.3f\n"
-                    "eosaudit_flow_latency_seconds{quantile=\"1\"} %.3f\n",
-                    (double)s.lat_p50_ms / 1e3, (double)s.lat_p99_ms / 1e3,
-                    (double)s.lat_max_ms / 1e3);
+        flow_latency(b, &s);
+}
+
+void http_metrics_flow_lag(struct http_buf *b, const struct status_view *v)
+{
+        if (!v || v->flow_lag < 0)
+                return;
+        http_buf_printf(b,
+                        "# HELP eosaudit_flow_processor_lag_records Records "
+                        "of the flow's sources above the processor group's "
+                        "committed offsets (--processor-group), summed over "
+                        "the source partitions, as of the last read of "
+                        "them (every --flow-frontier-interval-ms); a "
+                        "partition without a committed offset counts its "
+                        "whole log.\n"
+                        "# TYPE eosaudit_flow_processor_lag_records gauge\n"
+                        "eosaudit_flow_processor_lag_records %" PRId64 "\n",
+                        v->flow_lag);
 }

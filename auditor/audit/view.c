@@ -69,6 +69,11 @@ void audit_publish(struct audit *a, int64_t now)
         a->view.records = a->stats.records;
         a->view.live_pairs = dedup_tracker_pairs(a->tr);
         a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
+        /* Read with the frontier (flow.c), every
+         * --flow-frontier-interval-ms: not per record. */
+        a->view.flow_lag = a->flow && a->conf.processor_group
+                               ? a->flow_info.lag
+                               : -1;
         status_publish(a->conf.status, &a->view);
         a->last_publish_ms = now;
 }

@@ -14,8 +14,11 @@
 #include "../ledger_flow.h"
 #include "internal.h"
 
-/* The numbers of struct dedup_flow_state, in the order they are stored. */
-#define FLOW_STATE_NUMS (DEDUP_FLOW__OUTCOMES + 10 + DEDUP_FLOW_LAT_BUCKETS)
+/* The numbers of struct dedup_flow_state, in the order they are stored.
+ * The last, the latency sum, came after the first ledgers with a flow: a
+ * state one number short is read with a sum of 0 (the sum then counts
+ * from that run on; /metrics' _sum says so by its rate). */
+#define FLOW_STATE_NUMS (DEDUP_FLOW__OUTCOMES + 11 + DEDUP_FLOW_LAT_BUCKETS)
 
 static void state_nums(const struct dedup_flow_state *s, int64_t *v)
 {
@@ -35,6 +38,7 @@ static void state_nums(const struct dedup_flow_state *s, int64_t *v)
         v[k++] = s->lat_max_ms;
         for (i = 0; i < DEDUP_FLOW_LAT_BUCKETS; i++)
                 v[k++] = (int64_t)s->lat[i];
+        v[k++] = (int64_t)s->lat_sum_ms;
 }
 
 static void state_from(struct dedup_flow_state *s, const int64_t *v)
@@ -55,6 +59,36 @@ static void state_from(struct dedup_flow_state *s, const int64_t *v)
         s->lat_max_ms = v[k++];
         for (i = 0; i < DEDUP_FLOW_LAT_BUCKETS; i++)
                 s->lat[i] = (uint64_t)v[k++];
+        s->lat_sum_ms = (uint64_t)v[k++];
+}
+
+/* The stored state text p into *s.  Returns 0, or -1 when it is damaged
+ * (not FLOW_STATE_NUMS numbers, or one short: see FLOW_STATE_NUMS). */
+static int state_parse(const char *p, struct dedup_flow_state *s)
+{
+        int64_t v[FLOW_STATE_NUMS];
+        char *end;
+        size_t i;
+
+        if (!p)
+                return -1;
+        memset(v, 0, sizeof(v));
+        for (i = 0; i < FLOW_STATE_NUMS; i++) {
+                while (*p == ' ')
+                        p++;
+                if (!*p)
+                        break;
+                errno = 0;
+                v[i] = strtoll(p, &end, 10);
+                if (end == p || errno)
+                        return -1;
+                p = end;
+        }
+        if (i < FLOW_STATE_NUMS - 1 || *p)
+                return -1;
+        memset(s, 0, sizeof(*s));
+        state_from(s, v);
+        return 0;
 }
 
 static const struct ledger_part *flow_part(const struct ledger *lg,
@@ -264,10 +298,6 @@ static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
 {
         sqlite3_stmt *st = NULL;
         struct dedup_flow_state s;
-        int64_t v[FLOW_STATE_NUMS];
-        const char *p;
-        char *end;
-        size_t i;
         int rc = -1, src;
 
         if (ledger_prepare(lg, "SELECT state FROM flow_state WHERE one = 1",
@@ -283,21 +313,11 @@ static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
                            errstr_size);
                 goto out;
         }
-        p = (const char *)sqlite3_column_text(st, 0);
-        for (i = 0; p && i < FLOW_STATE_NUMS; i++) {
-                errno = 0;
-                v[i] = strtoll(p, &end, 10);
-                if (end == p || errno)
-                        break;
-                p = end;
-        }
-        if (!p || i < FLOW_STATE_NUMS || *p) {
+        if (state_parse((const char *)sqlite3_column_text(st, 0), &s)) {
                 snprintf(errstr, errstr_size,
                          "the ledger's flow state is damaged");
                 goto out;
         }
-        memset(&s, 0, sizeof(s));
-        state_from(&s, v);
         dedup_flow_state_set(fl, &s);
         rc = 0;
 out:
@@ -399,6 +419,7 @@ int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,
                         char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
+        struct dedup_flow_state fs;
         int rc = -1, src;
 
         memset(s, 0, sizeof(*s));
@@ -408,8 +429,8 @@ int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,
                            "duplicated, duplicate_copies, pending, awaiting, "
                            "unexpected, source_repeats, source_no_id, "
                            "sink_no_id, sink_records, live, lat_count, "
-                           "lat_p50_ms, lat_p99_ms, lat_max_ms, updated_ms "
-                           "FROM flow_state WHERE one = 1",
+                           "lat_p50_ms, lat_p99_ms, lat_max_ms, updated_ms, "
+                           "state FROM flow_state WHERE one = 1",
                            &st, errstr, errstr_size))
                 return -1;
         src = sqlite3_step(st);
@@ -436,6 +457,15 @@ int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,
                 s->lat_p99_ms = sqlite3_column_int64(st, 16);
                 s->lat_max_ms = sqlite3_column_int64(st, 17);
                 s->updated_ms = sqlite3_column_int64(st, 18);
+                /* The histogram lives in the engine's state. */
+                if (state_parse((const char *)sqlite3_column_text(st, 19),
+                                &fs)) {
+                        snprintf(errstr, errstr_size,
+                                 "the ledger's flow state is damaged");
+                        goto out;
+                }
+                memcpy(s->lat, fs.lat, sizeof(s->lat));
+                s->lat_sum_ms = fs.lat_sum_ms;
         } else if (src != SQLITE_DONE) {
                 ledger_err(lg, "cannot read the flow state", errstr,
                            errstr_size);
