@@ -6,6 +6,10 @@
  *     /api/v1/summary, and the verdict is the summary's;
  *   - the anomalies table holds the newest anomalies, each with evidence;
  *   - the lag table has one row per partition of /api/v1/partitions;
+ *   - the flow panel: hidden when /api/v1/flows has no flow, else its
+ *     numbers are the endpoint's; with a staged flow (lost, duplicated,
+ *     unexpected, latency, processor lag) it shows exactly those, the bad
+ *     outcomes standing out;
  *   - the chart draws the ledger's history (/api/v1/history): the records
  *     it holds are every record audited, its bars are drawn, and a reload
  *     shows them again at once;
@@ -79,7 +83,7 @@ async function nextPoll(page) {
 
 /* The verdict rule of the issue, for a summary without a verdict field. */
 function verdictOf(s) {
-  if (s.verdict) return s.verdict;
+  if (s.verdict) return s.verdict.replace(/_/g, " ");
   if (s.anomalies_total > 0) return "anomalies";
   return s.records_total - s.untracked > 0 || s.ids_checked > 0 ? "clean" : "not audited";
 }
@@ -176,7 +180,7 @@ async function main() {
     check("the demo's verdict says anomalies, unit by unit",
       verdict.cls === "verdict bad" && /anomalous records?/.test(verdict.text) &&
       !/Anomalies found: [0-9]/.test(verdict.text), verdict.text);
-    const found = await page.$$eval(".tile.found", (ts) => ts.map((t) => t.getAttribute("data-kind")));
+    const found = await page.$$eval("#kinds .tile.found", (ts) => ts.map((t) => t.getAttribute("data-kind")));
     const wantFound = ["duplicate", "gap", "out_of_order", "fenced", "redelivered", "malformed"]
       .filter((k) => summary.anomalies[k] > 0).concat(summary.coverage_gaps > 0 ? ["coverage"] : []);
     check("the kinds found stand out, the others do not",
@@ -204,6 +208,27 @@ async function main() {
     check("lag table has one row per partition",
       lagRows.length === parts.partitions.length && lagRows.length > 0,
       lagRows.length + " rows, " + parts.partitions.length + " partitions");
+
+    /* The flow panel: the endpoint's numbers, or hidden without a flow. */
+    const flowCells = () => page.$$eval("#flow-panel [data-flow]", (els) =>
+      els.map((e) => [e.getAttribute("data-flow"), e.getAttribute("data-value"),
+                      e.classList.contains("nonzero")]));
+    const flowShown = () => page.$eval("#flow-panel", (e) => ({
+      present: e.getAttribute("data-flow-present"), shown: e.offsetHeight > 0 }));
+    const flows = await api("api/v1/flows?limit=1");
+    await nextPoll(page);
+    let fs = await flowShown();
+    if (flows.flow) {
+      const f = Object.assign({ processor_lag: flows.processor_lag }, flows.flow);
+      check("flow panel shown for the flow", fs.present === "true" && fs.shown, JSON.stringify(fs));
+      for (const [field, value] of await flowCells()) {
+        const w = get(f, field);
+        check("flow panel " + field + " = " + w, value === (w == null ? "" : String(w)), value);
+      }
+    } else {
+      check("no flow: the flow panel is hidden", fs.present === "false" && !fs.shown,
+        JSON.stringify(fs));
+    }
 
     /* The chart: the ledger's history, not what the page saw. */
     const hist = await api("api/v1/history?minutes=60");
@@ -280,6 +305,32 @@ async function main() {
     check("without a verdict field: tracked and no anomaly is clean",
       b.verdict === "clean" && b.cls === "verdict clean", b.text);
     await page.unroute(isSummary);
+    await nextPoll(page);
+
+    /* A staged flow: the panel shows exactly its numbers. */
+    const stagedFlow = { limit: 1, next_cursor: null, evidence: [], processor_lag: 42,
+      flow: { expect: "exactly-one", source_records: 3000, delivered: 2990, lost: 7,
+        duplicated: 2, duplicate_copies: 2, unexpected: 1, pending: 1, awaiting_source: 0,
+        sink_records: 2995, latency_ms: { count: 2992, p50: 20, p99: 200, max: 512 } } };
+    const isFlows = (u) => u.pathname.endsWith("/api/v1/flows");
+    await page.route(isFlows, (route) => route.fulfill({
+      status: 200, contentType: "application/json", body: JSON.stringify(stagedFlow) }));
+    await nextPoll(page);
+    fs = await flowShown();
+    check("staged flow: the panel is shown", fs.present === "true" && fs.shown, JSON.stringify(fs));
+    const sf = Object.assign({ processor_lag: 42 }, stagedFlow.flow);
+    const cells = await flowCells();
+    check("staged flow: every figure of the panel",
+      cells.length === 10 && cells.every(([field, value]) => value === String(get(sf, field))),
+      JSON.stringify(cells));
+    check("staged flow: lost, duplicated, unexpected and the lag stand out, delivered does not",
+      cells.filter((c) => c[2]).map((c) => c[0]).sort().join() ===
+        "duplicated,lost,processor_lag,unexpected", JSON.stringify(cells));
+    const flowText = await page.$eval("#flow-panel", (e) => e.textContent.replace(/\s+/g, " "));
+    check("staged flow: latency and lag read with their units",
+      /p50 20 ms p99 200 ms max 512 ms/.test(flowText) && /processor lag 42 records/.test(flowText),
+      flowText);
+    await page.unroute(isFlows);
     await nextPoll(page);
 
     /* Redelivered rows, staged: the page's rendering of their evidence. */

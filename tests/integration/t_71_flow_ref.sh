@@ -81,6 +81,14 @@ flow_case() {
         assert_f flow.unexpected "$O_UNEXP"
         assert_f flow.pending 0
         assert_f flow.group_committed true
+        # --json's verdict is the exit status's: the sink judged by
+        # lineage, not "not audited" for carrying forwarded headers only.
+        assert_f verdict "$([ "$SCAN_RC" = 0 ] && echo clean || echo anomalies)"
+        assert_f topics.0.topic "$SINK"
+        assert_f topics.0.judged_by lineage
+        assert_f topics.1.judged_by sequence
+        # Nothing above the group's committed offsets once it is done.
+        assert_f flow.processor_lag 0
         # The sink's forwarded eos.* headers raise nothing; the source's
         # own audit is clean.
         assert_f anomalies.duplicate 0

@@ -178,4 +178,47 @@ assert_true "serve: the sink's forwarded headers raise no anomaly" \
         sh -c "! grep -v ' flow: ' '$IT_TMP/serve.log' |
                grep -qE 'duplicate|gap|out_of_order'"
 
+# The latency histogram: one observation per delivered source record (the
+# processor never duplicates here), cumulative up to +Inf.
+metric() { # metric NAME: its value on serve's /metrics ("" when absent)
+        curl -sf "http://127.0.0.1:$PORT/metrics" |
+                awk -v n="$1" '$1 == n { print $2 }'
+}
+assert_eq "serve: latency histogram _count = delivered" \
+        "$((4000 - WANT_LOST))" "$(metric eosaudit_flow_latency_seconds_count)"
+assert_eq "serve: latency histogram le=+Inf = _count" \
+        "$((4000 - WANT_LOST))" \
+        "$(metric 'eosaudit_flow_latency_seconds_bucket{le="+Inf"}')"
+assert_true "serve: latency _sum > 0" python3 -c \
+        'import sys; sys.exit(not float(sys.argv[1]) > 0)' \
+        "$(metric eosaudit_flow_latency_seconds_sum)"
+# The summary judges the sink by lineage: lost records make it anomalies,
+# and the source is reported as a topic of its own.
+SUMV="$(curl -sf "http://127.0.0.1:$PORT/api/v1/summary" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = {x["topic"]: x for x in d["topics"]}
+print(d["verdict"], t[sys.argv[1]]["judged_by"], t[sys.argv[1]]["verdict"],
+      t[sys.argv[2]]["judged_by"])' "$SINK" "$SRC")"
+assert_eq "serve: /api/v1/summary verdict, the sink's, the source's" \
+        "anomalies lineage anomalies sequence" "$SUMV"
+
+# The processor's lag: records written to the source after the processor
+# stopped are above its group's committed offsets.  serve re-reads them
+# every 2 s; the oracle is Kafka's own kafka-consumer-groups.
+produce -t "$SRC" --producer "$(name live-p2)" -n 700
+LAG=""
+for i in $(seq 1 40); do
+        LAG="$(metric eosaudit_flow_processor_lag_records)"
+        [ "$LAG" = 700 ] && break
+        sleep 0.5
+done
+ORACLE_LAG="$("$KAFKA_SH" tool \
+        org.apache.kafka.tools.consumer.group.ConsumerGroupCommand \
+        --bootstrap-server "$BOOTSTRAP" --describe --group "$G" 2>/dev/null |
+        awk -v t="$SRC" '$2 == t && $6 ~ /^[0-9]+$/ { s += $6 } END { print s + 0 }')"
+log "processor lag: /metrics $LAG, kafka-consumer-groups $ORACLE_LAG"
+assert_eq "serve: processor lag = kafka-consumer-groups' LAG" "$ORACLE_LAG" "$LAG"
+assert_eq "serve: processor lag = the records written after it stopped" 700 "$LAG"
+
 finish
