@@ -5,7 +5,9 @@
 # asks for, and no metric the binary does not export: every eosaudit_*
 # name in the dashboard's queries (and in the alert rules) must be a
 # family of a running serve's /metrics, or the _bucket/_sum/_count series
-# of one of its histograms.
+# of one of its histograms.  serve audits a flow (T the sink of source S,
+# a processor group that has committed nothing), so that the flow's
+# families are there too.
 source "$(dirname "$0")/lib.sh"
 
 command -v promtool >/dev/null 2>&1 || die "promtool not found (Debian package prometheus)"
@@ -16,11 +18,16 @@ PY=python3
 
 DASH="$ROOT/deploy/grafana/eosaudit.json"
 T="$(name main)"
+S="$(name src)"
 create_topic "$T" 2
+create_topic "$S" 1
 produce -t "$T" --producer "$(name p)" -n 50 --seed 1
+[ "$PROD_RC" = 0 ] || die "produce failed"
+produce -t "$S" --producer "$(name ps)" -n 10 --seed 2
 [ "$PROD_RC" = 0 ] || die "produce failed"
 
 bg_start SERVE "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --db "$IT_TMP/ledger.db" \
+        --source "$S" --processor-group "$(name group)" \
         --commit-interval-ms 200 --listen 127.0.0.1:0 >"$IT_TMP/serve.log" 2>&1
 URL=
 for ((i = 0; i < 300; i++)); do
@@ -36,7 +43,8 @@ for ((i = 0; i < 300; i++)); do
         curl -sf "${URL}metrics" >"$IT_TMP/metrics.txt" || : >"$IT_TMP/metrics.txt"
         grep -q '^eosaudit_ledger_readable 1$' "$IT_TMP/metrics.txt" &&
                 grep -q "^eosaudit_records_total{topic=\"$T\"} 50\$" "$IT_TMP/metrics.txt" &&
-                grep -q '^eosaudit_consumer_lag_records{' "$IT_TMP/metrics.txt" && break
+                grep -q '^eosaudit_consumer_lag_records{' "$IT_TMP/metrics.txt" &&
+                grep -q '^eosaudit_flow_processor_lag_records 10$' "$IT_TMP/metrics.txt" && break
         sleep 0.1
 done
 assert_true "serve's /metrics is complete" grep -q "^eosaudit_records_total{topic=\"$T\"} 50\$" "$IT_TMP/metrics.txt"
@@ -143,6 +151,17 @@ for f in ("eosaudit_records_total", "eosaudit_anomalous_records_total",
 check(any(re.search(r"\bup\{", e) for _, _, e in exprs), "the dashboard shows up")
 check(any("histogram_quantile" in e and "eosaudit_record_latency_seconds_bucket" in e
           for _, _, e in exprs), "latency quantiles from the histogram")
+# The flow (issue 15): outcomes, end-to-end latency from its histogram,
+# the processor's lag.
+for f in ("eosaudit_flow_records_total", "eosaudit_flow_latency_seconds",
+          "eosaudit_flow_processor_lag_records"):
+    check(f in used, "the dashboard shows %s" % f)
+check(families.get("eosaudit_flow_latency_seconds") == "histogram",
+      "eosaudit_flow_latency_seconds is a histogram")
+check(any("histogram_quantile" in e and "eosaudit_flow_latency_seconds_bucket" in e
+          for _, _, e in exprs), "flow latency quantiles from the histogram")
+check(any(re.search(r'outcome=~"lost\|duplicated\|unexpected"', e) for _, _, e in exprs),
+      "the flow's bad outcomes")
 check(any(re.search(r"sum by \(kind\)", e) and "eosaudit_anomalous_records_total" in e
           for _, _, e in exprs), "anomalous records by kind")
 # One unit a query: records and events are never added up in one PromQL
