@@ -118,7 +118,7 @@ void http_metrics_flow_lag(struct http_buf *b, const struct status_view *v)
                         "of the flow's sources above the processor group's "
                         "committed offsets (--processor-group), summed over "
                         "the source partitions, as of the last read of "
-                        "them (every --flow-frontier-interval-ms); a "
+                        "them (every 2 s in serve, once in a scan); a "
                         "partition without a committed offset counts its "
                         "whole log.\n"
                         "# TYPE eosaudit_flow_processor_lag_records gauge\n"

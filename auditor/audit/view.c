@@ -70,7 +70,7 @@ void audit_publish(struct audit *a, int64_t now)
         a->view.live_pairs = dedup_tracker_pairs(a->tr);
         a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
         /* Read with the frontier (flow.c), every
-         * --flow-frontier-interval-ms: not per record. */
+         * conf.flow_frontier_interval_ms (2 s): not per record. */
         a->view.flow_lag = a->flow && a->conf.processor_group
                                ? a->flow_info.lag
                                : -1;
