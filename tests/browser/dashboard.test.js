@@ -217,17 +217,17 @@ async function main() {
       present: e.getAttribute("data-flow-present"), shown: e.offsetHeight > 0 }));
     const flows = await api("api/v1/flows?limit=1");
     await nextPoll(page);
-    let fs = await flowShown();
+    let fshown = await flowShown();
     if (flows.flow) {
       const f = Object.assign({ processor_lag: flows.processor_lag }, flows.flow);
-      check("flow panel shown for the flow", fs.present === "true" && fs.shown, JSON.stringify(fs));
+      check("flow panel shown for the flow", fshown.present === "true" && fshown.shown, JSON.stringify(fshown));
       for (const [field, value] of await flowCells()) {
         const w = get(f, field);
         check("flow panel " + field + " = " + w, value === (w == null ? "" : String(w)), value);
       }
     } else {
-      check("no flow: the flow panel is hidden", fs.present === "false" && !fs.shown,
-        JSON.stringify(fs));
+      check("no flow: the flow panel is hidden", fshown.present === "false" && !fshown.shown,
+        JSON.stringify(fshown));
     }
 
     /* The chart: the ledger's history, not what the page saw. */
@@ -316,8 +316,8 @@ async function main() {
     await page.route(isFlows, (route) => route.fulfill({
       status: 200, contentType: "application/json", body: JSON.stringify(stagedFlow) }));
     await nextPoll(page);
-    fs = await flowShown();
-    check("staged flow: the panel is shown", fs.present === "true" && fs.shown, JSON.stringify(fs));
+    fshown = await flowShown();
+    check("staged flow: the panel is shown", fshown.present === "true" && fshown.shown, JSON.stringify(fshown));
     const sf = Object.assign({ processor_lag: 42 }, stagedFlow.flow);
     const cells = await flowCells();
     check("staged flow: every figure of the panel",
