@@ -2,8 +2,11 @@
  * metrics_flow.c - the flow audit's families on /metrics, from the
  * ledger's flow figures (ledger_flow.h) as of the last commit; nothing
  * when no flow was audited.  Outcomes move (a lost record whose copy
- * comes late turns delivered), so eosaudit_flow_records_total is a gauge
- * despite its name.  The processor's lag is a live figure (status.h):
+ * comes late turns delivered), so eosaudit_flow_records_total is no
+ * counter despite its name; typed gauge with that name it fails
+ * `promtool check metrics` ("non-counter metrics should not have _total
+ * suffix"), so it is untyped: it promises no monotony (the alerts and
+ * the board read it with delta() and as is).  The processor's lag is a live figure (status.h):
  * http_metrics_flow_lag().
  */
 #include <inttypes.h>
@@ -93,7 +96,7 @@ void http_metrics_flow(const struct http_request *rq, struct http_buf *b)
                                 "delivered, lost, duplicated or pending; sink "
                                 "records unexpected or awaiting their source "
                                 "(scan/serve --source).\n"
-                                "# TYPE eosaudit_flow_records_total gauge\n");
+                                "# TYPE eosaudit_flow_records_total untyped\n");
                 for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
                         http_buf_printf(b,
                                         "eosaudit_flow_records_total{outcome="

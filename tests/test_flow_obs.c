@@ -166,6 +166,9 @@ static void test_metrics_histogram_and_lag(void **state)
         assert_line(r.body, "eosaudit_flow_latency_seconds_sum 0.043");
         assert_line(r.body, "eosaudit_flow_latency_seconds_count 2");
         assert_line(r.body, "eosaudit_flow_latency_max_seconds 0.040");
+        /* Outcomes move both ways: no counter, and no gauge named
+         * _total either (promtool check metrics refuses it). */
+        assert_line(r.body, "# TYPE eosaudit_flow_records_total untyped");
         assert_line(r.body, "eosaudit_flow_records_total{outcome=\"delivered\"} 2");
         assert_line(r.body, "eosaudit_flow_records_total{outcome=\"lost\"} 1");
         assert_line(r.body, "# TYPE eosaudit_flow_processor_lag_records gauge");

@@ -184,6 +184,9 @@ metric() { # metric NAME: its value on serve's /metrics ("" when absent)
         curl -sf "http://127.0.0.1:$PORT/metrics" |
                 awk -v n="$1" '$1 == n { print $2 }'
 }
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$IT_TMP/metrics.txt"
+assert_true "serve: /metrics of a flow passes promtool check metrics" \
+        promtool check metrics <"$IT_TMP/metrics.txt"
 assert_eq "serve: latency histogram _count = delivered" \
         "$((4000 - WANT_LOST))" "$(metric eosaudit_flow_latency_seconds_count)"
 assert_eq "serve: latency histogram le=+Inf = _count" \
