@@ -6,8 +6,8 @@
  * counter despite its name; typed gauge with that name it fails
  * `promtool check metrics` ("non-counter metrics should not have _total
  * suffix"), so it is untyped: it promises no monotony (the alerts and
- * the board read it with delta() and as is).  The processor's lag is a live figure (status.h):
- * http_metrics_flow_lag().
+ * the board read it with delta() and as is).  The processor's lag is a
+ * live figure (status.h): http_metrics_flow_lag().
  */
 #include <inttypes.h>
 
