@@ -81,7 +81,7 @@ static int frontier_read(struct audit *a)
         const rd_kafka_topic_partition_list_t *got;
         size_t ng = 0, t;
         int64_t lag = 0;
-        int rc = -1, i, committed = 0;
+        int rc = -1, i, committed = 0, lag_known = 1;
         uint32_t p;
 
         l = rd_kafka_topic_partition_list_new((int)a->nparts);
@@ -149,6 +149,10 @@ static int frontier_read(struct audit *a)
                                 lag += hi - a->flow_pend[p];
                         else if (!err && a->flow_pend[p] < 0)
                                 lag += hi - lo;
+                        /* A partition whose watermark is not
+                         * known makes the sum unknown, not smaller. */
+                        if (err)
+                                lag_known = 0;
                         continue;
                 }
                 if (role != AUDIT_FLOW_SINK)
@@ -173,7 +177,7 @@ static int frontier_read(struct audit *a)
                          a->conf.processor_group);
         if (committed)
                 a->flow_info.group_committed = 1;
-        a->flow_info.lag = lag;
+        a->flow_info.lag = lag_known ? lag : -1;
         a->flow_pending = 1;
         rc = 0;
 out:
