@@ -184,6 +184,7 @@ metric() { # metric NAME: its value on serve's /metrics ("" when absent)
         curl -sf "http://127.0.0.1:$PORT/metrics" |
                 awk -v n="$1" '$1 == n { print $2 }'
 }
+T_OBS=$SECONDS
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$IT_TMP/metrics.txt"
 assert_true "serve: /metrics of a flow passes promtool check metrics" \
         promtool check metrics <"$IT_TMP/metrics.txt"
@@ -223,5 +224,6 @@ ORACLE_LAG="$("$KAFKA_SH" tool \
 log "processor lag: /metrics $LAG, kafka-consumer-groups $ORACLE_LAG"
 assert_eq "serve: processor lag = kafka-consumer-groups' LAG" "$ORACLE_LAG" "$LAG"
 assert_eq "serve: processor lag = the records written after it stopped" 700 "$LAG"
+log "the flow's metrics, summary and lag checks took $((SECONDS - T_OBS)) s"
 
 finish
