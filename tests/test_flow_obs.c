@@ -240,6 +240,27 @@ static void verdict_check(struct ofx *fx, const char *want)
                          0);
         assert_string_equal(report_verdict_name(v), want);
         json_decref(j);
+        /* The human report says the same of the sink. */
+        {
+                char *text = NULL, line[64];
+                size_t len;
+                FILE *f = open_memstream(&text, &len);
+
+                assert_non_null(f);
+                assert_int_equal(
+                    report_summary_print(f, lg, flow_topics, 1,
+                                         &(struct report_opts){.sinks = 1},
+                                         err, sizeof(err)),
+                    0);
+                fclose(f);
+                assert_non_null(strstr(text, "topic out: 1 partitions (a "
+                                             "flow's sink: judged by "
+                                             "lineage"));
+                snprintf(line, sizeof(line), "  verdict        %s\n",
+                         strcmp(want, "clean") ? "ANOMALIES FOUND" : "clean");
+                assert_non_null(strstr(text, line));
+                free(text);
+        }
         /* Without the flow rule the sink is not audited: what scan --json
          * said before. */
         j = report_summary_json(lg, flow_topics, 1,
