@@ -3,12 +3,15 @@
 # reading the same two topics, in the same run; then the engine's memory
 # per outstanding id, measured from outside (max RSS of bench_flow).
 #
-# usage: bench/flow.sh [-n RECORDS] [-p PARTITIONS] [-r REPS] [-k] [-P]
+# usage: bench/flow.sh [-n RECORDS] [-p PARTITIONS] [-r REPS] [-m MAX_IDS]
+#                      [-k] [-P]
 #   -n RECORDS     source records (5000000), 100 bytes each, written by
 #                  eosaudit produce (idempotent, eos.* headers)
 #   -p PARTITIONS  partitions of the source and of the sink (12)
 #   -r REPS        runs of every reader (3), interleaved, the order rotated
 #                  each round so that no reader always goes first
+#   -m MAX_IDS     the flow scan's --flow-max-ids (default: the scan's own,
+#                  1,000,000); the verdict must be exact either way
 #   -k             keep the two topics (deleted at the end otherwise)
 #   -P             profile one flow scan with perf record -g
 #
@@ -31,15 +34,16 @@
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-records=5000000 parts=12 reps=3 keep=0 profile=0
-while getopts "n:p:r:kPh" o; do
+records=5000000 parts=12 reps=3 keep=0 profile=0 maxids=()
+while getopts "n:p:r:m:kPh" o; do
   case "$o" in
     n) records=$(bench_uint -n "$OPTARG") ;;
     p) parts=$(bench_uint -p "$OPTARG") ;;
     r) reps=$(bench_uint -r "$OPTARG") ;;
+    m) maxids=(--flow-max-ids "$(bench_uint -m "$OPTARG")") ;;
     k) keep=1 ;;
     P) profile=1 ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
@@ -95,7 +99,7 @@ run_one() {
     flow)
       db="$(bench_db_new "flow-$rep")"
       "${tm[@]}" "$EOSAUDIT" scan -b "$BROKER" -t "$sink" --source "$src" \
-        --processor-group "$group" --flow-max-ids $((records + 1)) \
+        --processor-group "$group" "${maxids[@]}" \
         --db "$db" --json -q --no-progress >"$work/flow.json" || rc=$?
       # 0: clean; anything else is a wrong verdict or an error here.
       [ "$rc" -eq 0 ] || { head -c 2000 "$work/flow.json" >&2; die "the flow scan exited $rc"; }
@@ -129,7 +133,7 @@ label() {
 }
 
 echo "tool,label,median_records_per_s,min_records_per_s,max_records_per_s,reps,median_seconds,median_max_rss_mib,median_cpu_seconds" >"$summary"
-bench_out "source $src: $(bench_fmt "$records") records of 100 bytes, $parts partitions; sink $sink written by eosaudit process (exactly-once, 5,000 records per transaction); read_committed, $reps runs per reader (interleaved); records/s count both topics ($(bench_fmt "$total") records)"
+bench_out "source $src: $(bench_fmt "$records") records of 100 bytes, $parts partitions; sink $sink written by eosaudit process (exactly-once, 5,000 records per transaction); read_committed, $reps runs per reader (interleaved); records/s count both topics ($(bench_fmt "$total") records); flow scan ${maxids[*]:-with the default --flow-max-ids}"
 bench_out ""
 bench_out "| reader | records/s (median) | min | max | s (median) | CPU s (median) | max RSS MiB (median) |"
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -173,7 +177,7 @@ if [ "$profile" -eq 1 ]; then
     db="$(bench_db_new prof)"
     perf record -q -g -o "$work/perf.data" -- "$EOSAUDIT" scan -b "$BROKER" \
       -t "$sink" --source "$src" --processor-group "$group" \
-      --flow-max-ids $((records + 1)) --db "$db" -q --no-progress \
+      "${maxids[@]}" --db "$db" -q --no-progress \
       >/dev/null 2>"$work/perf.err" || true
     perf report -i "$work/perf.data" --no-children --stdio --percent-limit 1 \
       2>/dev/null | grep -v '^$' >"$BENCH_RESULTS/flow-perf.txt" || true
