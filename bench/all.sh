@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/all.sh - every benchmark, one after the other, then the chart: about
-# 13 minutes on the 2-core VM when it is quiet, 17 when others load it.
+# 13 minutes on the 2-core VM when it is quiet, 17 when others load it, and
+# flow.sh another 14 (5M records through a processor, then read 9 times).
 #
 # usage: bench/all.sh [-q]
 #   -q  quick: small sizes and fewer runs, to check that everything works
