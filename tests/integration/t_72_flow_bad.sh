@@ -110,6 +110,13 @@ counts() {
 CLEAN="$(counts)"
 assert_true "clean scan: lost = dropped ($CLEAN)" \
         test "$(fget flow.lost)" = "$(json_get dropped "$PROC_JSON")"
+# A bound below what is outstanding between the two topics: early
+# verdicts, said so.
+scan_flow -t "$SINK" --source "$SRC" --processor-group "$G" \
+        --flow-max-ids 100
+assert_true "said: verdicts judged early at --flow-max-ids" \
+        grep -q "judged lost or unexpected early, when --flow-max-ids (100) was reached" \
+        "$IT_TMP/scan.err"
 DB="$IT_TMP/k9.db"
 # Each run dies inside its second commit (after the first has moved the
 # ledger on), until a run finishes within one commit.
