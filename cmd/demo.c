@@ -282,8 +282,7 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
                 goto out;
         }
         /* Act 2 (cmd/demo_flow.c) runs alongside: it mostly waits on the
-         * mock cluster's group timers.  Started once act 1's clients are
-         * made (its processor forks). */
+         * mock cluster's group timers. */
         flow = demo_flow_start(mc, bootstraps, quiet, run);
         if (!flow)
                 goto out;

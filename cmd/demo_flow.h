@@ -11,6 +11,10 @@
  *    enforce transactions (no fencing, aborted records stay readable), so
  *    the act is at-least-once; exactly-once is audited against a real
  *    broker by the integration tests (t_71, t_73).
+ *  - The crash is in process (process_opts.crash_in_process): the
+ *    session stops dead, its last batch written and its offsets not
+ *    committed, and a new session starts; no fork in a process with
+ *    threads.
  *  - The duplicated figure is checked against a count that does not use
  *    the audit: the sink's records (its watermarks) minus the source's.
  *    Every source record reaches the sink at least once (at-least-once,
