@@ -158,8 +158,11 @@ struct ledger_incarnation_part {
  * tagged with the incarnation they belong to.  One 'coverage' anomaly per
  * why[] entry (reason set; offsets log_start..old_next - 1, the offsets
  * the ledger had audited there; first_offset the last audited record)
- * opens the new incarnation.  Call before ledger_load() and
- * ledger_windows_load(), or load again after.  *incarnation (may be NULL)
+ * opens the new incarnation.  The flow audit's live entries that name the
+ * topic are retired (ledger_flow_incarnate(), auditor/ledger/flow.c):
+ * nothing outstanding of the old log is judged against the new one.
+ * Call before ledger_load(), ledger_windows_load() and ledger_flow_load(),
+ * or load again after.  *incarnation (may be NULL)
  * receives the new number (the first incarnation of a topic is 0).
  */
 int ledger_topic_incarnate(struct ledger *lg, const char *topic,

@@ -25,6 +25,7 @@
 #define F_DIRTY 0x10u
 #define F_LAT 0x20u
 #define F_QUEUED 0x40u /* in a part list or the awaiting list */
+#define F_PRIOR 0x80u  /* delivered to a sink incarnation since retired */
 
 struct flow_ent {
         struct dedup_id id;
@@ -267,6 +268,8 @@ static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
                 return (e->flags & F_AGED) ? DEDUP_FLOW_UNEXPECTED
                                            : DEDUP_FLOW_AWAITING;
         if (e->copies == 0) {
+                if (e->flags & F_PRIOR)
+                        return DEDUP_FLOW_DELIVERED;
                 if (!(e->flags & F_DUE))
                         return DEDUP_FLOW_PENDING;
                 return fl->conf.expect == DEDUP_FLOW_AT_MOST_ONE
@@ -361,6 +364,7 @@ static void view_of(const struct dedup_flow *fl, const struct flow_ent *e,
         v->sink_ts = e->sink_ts;
         v->born = e->born;
         v->latency_done = !!(e->flags & F_LAT);
+        v->prior = !!(e->flags & F_PRIOR);
         v->id_len = e->id_len;
         memcpy(v->id_bytes, e->id_bytes,
                e->id_len < DEDUP_FLOW_ID_KEEP ? e->id_len : DEDUP_FLOW_ID_KEEP);
@@ -876,6 +880,8 @@ int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
         e->born = v->born;
         if (v->latency_done)
                 e->flags |= F_LAT;
+        if (v->prior && v->src_seen)
+                e->flags |= F_PRIOR;
         if (v->src_seen) {
                 e->flags |= F_SRC;
                 if (v->due)

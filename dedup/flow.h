@@ -13,6 +13,9 @@
  *   source seen, copies == 1             -> DELIVERED
  *   source seen, copies >= 2             -> DUPLICATED (at-least-one:
  *                                           DELIVERED, a fan-out)
+ *   source seen, copies == 0, prior      -> DELIVERED (its copies were in
+ *                                           a sink incarnation since
+ *                                           retired: restore only)
  *   sink seen, no source, not yet aged   -> AWAITING (the source copy may
  *                                           still come: sink-before-source)
  *   sink seen, no source, aged           -> UNEXPECTED
@@ -149,6 +152,11 @@ struct dedup_flow_view {
         int64_t sink_offset, sink_offset_last, sink_ts; /* first copy's ts */
         uint64_t born;     /* reads counter at arrival (for aging) */
         int latency_done;
+        /* A source record whose copies were in a sink topic that was
+         * recreated or truncated since (a new incarnation, the copies
+         * forgotten): DELIVERED with no copy, and its copies in the new
+         * sink count from zero, so a re-delivery is not DUPLICATED. */
+        int prior;
         size_t id_len;     /* the id's whole length */
         unsigned char id_bytes[DEDUP_FLOW_ID_KEEP]; /* min(id_len, KEEP) */
 };

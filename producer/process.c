@@ -33,6 +33,7 @@ struct session {
         struct process_stats *st;
         uint64_t since_start; /* records produced by this session */
         int crash;            /* crash_after applies to this session */
+        int crashed;          /* crash_in_process: it did */
 };
 
 /* The -X properties, then ours where the processor depends on them. */
@@ -244,6 +245,8 @@ static int assigned(struct session *s)
         return n > 0;
 }
 
+/* Ends the session as kill -9 would for the data; returns only with
+ * crash_in_process (the caller then leaves the session at once). */
 static void crash_now(struct session *s)
 {
         if (s->o->mode == PROCESS_AT_LEAST_ONCE)
@@ -254,7 +257,9 @@ static void crash_now(struct session *s)
                 " aborted, %" PRIu64 " offset commits)\n",
                 s->since_start, s->st->transactions, s->st->aborted,
                 s->st->commits);
-        _exit(137);
+        if (!s->o->crash_in_process)
+                _exit(137);
+        s->crashed = 1;
 }
 
 static int session_run(struct session *s, char *errstr, size_t errstr_size)
@@ -342,8 +347,11 @@ static int session_run(struct session *s, char *errstr, size_t errstr_size)
                                 goto out;
                         }
                         rd_kafka_message_destroy(m);
-                        if (s->crash && s->since_start >= o->crash_after)
+                        if (s->crash && s->since_start >= o->crash_after) {
                                 crash_now(s);
+                                rc = 0; /* crash_in_process */
+                                goto out;
+                        }
                 }
                 rd_kafka_poll(s->p, 0);
                 if (!n) {
@@ -414,7 +422,24 @@ int process_run(const struct process_opts *o, struct process_stats *st,
         memset(&s, 0, sizeof(s));
         s.o = o;
         s.st = st;
-        if (o->crash_after) {
+        if (o->crash_after && o->crash_in_process) {
+                s.crash = 1;
+                if (session_run(&s, errstr, errstr_size))
+                        return -1;
+                if (!s.crashed) {
+                        snprintf(errstr, errstr_size,
+                                 "the crashing session ran out of records "
+                                 "before the crash");
+                        return -1;
+                }
+                /* As after a fork: the counts of the last session. */
+                memset(st, 0, sizeof(*st));
+                memset(&s, 0, sizeof(s));
+                s.o = o;
+                s.st = st;
+                log_info("process: restarting after the crash");
+                st->restarts = 1;
+        } else if (o->crash_after) {
                 /* The session that crashes runs in a child, as a process
                  * killed with kill -9 would: nothing of it is cleaned up. */
                 fflush(NULL);

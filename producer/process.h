@@ -51,6 +51,14 @@ struct process_opts {
         enum process_mode mode;
         uint64_t batch;       /* records per transaction / commit, >= 1 */
         uint64_t crash_after; /* 0: never */
+        /* With crash_after: the crashing session runs in this process,
+         * not a forked child, and ends as a crash does for the data (the
+         * batch's outputs flushed, at-least-once, or its transaction left
+         * to abort; the offsets not committed), then leaves the group at
+         * once.  For a caller with threads of its own, where fork() is not
+         * safe (the demo: a lock another thread held at the fork stays
+         * held in the child). */
+        int crash_in_process;
         uint64_t abort_every; /* 0: never (exactly-once only) */
         uint64_t drop_every;  /* 0: never */
         int rekey;

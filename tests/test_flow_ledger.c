@@ -2,7 +2,9 @@
  * test_flow_ledger.c - the flow audit through the ledger: a batch written
  * by ledger_commit(), read back by a new process's flow (same counts,
  * same verdicts afterwards), a batch lost to a crash before COMMIT
- * replayed to the same counts, the evidence walk and the human report.
+ * replayed to the same counts, the evidence walk and the human report;
+ * a source or sink topic recreated (a new incarnation): nothing of the
+ * old log's outstanding flow carries across.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,6 +245,133 @@ static void test_lost_batch_replayed(void **state)
         run_close(&r);
 }
 
+/* The topic recreated, as audit_resume_check() finds it, between runs. */
+static void incarnate(struct fx *fx, const char *topic)
+{
+        struct ledger *lg;
+        struct ledger_incarnation_part why = {0, "recreated", 4, 3, 0};
+        int64_t inc = -1;
+        char err[256];
+
+        assert_int_equal(ledger_open(&lg, fx->path, err, sizeof(err)), 0);
+        assert_int_equal(ledger_topic_incarnate(lg, topic, &why, 1, &inc, err,
+                                                sizeof(err)),
+                         0);
+        assert_int_equal(inc, 1);
+        ledger_close(lg);
+}
+
+static int count_cb(void *opaque, const struct ledger_flow_row *row)
+{
+        (void)row;
+        (*(int *)opaque)++;
+        return 0;
+}
+
+/* A recreated source: its outstanding ids are not lost (they are gone
+ * with the old log, unjudged), what was judged stays judged, and the new
+ * log's records, same ids and all, are new entries. */
+static void test_source_reborn(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_flow_summary s;
+        struct run r;
+        char err[256];
+        int ev = 0;
+
+        run_open(fx, &r);
+        src(&r, 1, 0, "a"); /* delivered */
+        src(&r, 1, 1, "b"); /* duplicated */
+        src(&r, 1, 2, "c"); /* due, no copy: lost */
+        src(&r, 1, 3, "d"); /* pending at the recreation */
+        sink(&r, 0, "a");
+        sink(&r, 1, "b");
+        sink(&r, 2, "b");
+        sink(&r, 3, "e"); /* awaiting: the sink is not recreated */
+        dedup_flow_frontier(r.fl, 1, 3);
+        commit(fx, &r);
+        run_close(&r);
+
+        incarnate(fx, "in");
+        run_open(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.pending, 0);
+        assert_int_equal(s.source_records, 3);
+        assert_int_equal(s.awaiting, 1);
+        /* The new log: a again at offset 0, delivered again; the old d
+         * must not turn lost when every source record is due. */
+        src(&r, 1, 0, "a");
+        sink(&r, 4, "a");
+        dedup_flow_frontier(r.fl, 1, 1);
+        dedup_flow_finish(r.fl, 1);
+        commit(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.source_records, 4);
+        assert_int_equal(s.delivered, 2);
+        assert_int_equal(s.lost, 1);
+        assert_int_equal(s.duplicated, 1);
+        assert_int_equal(s.duplicate_copies, 1);
+        assert_int_equal(s.pending, 0);
+        assert_int_equal(s.unexpected, 1); /* e, aged at the scan's end */
+        /* The old verdicts' evidence is kept: c lost, b duplicated, e. */
+        assert_int_equal(ledger_flow_evidence_foreach(r.lg, NULL, 0, -1,
+                                                      count_cb, &ev, err,
+                                                      sizeof(err)),
+                         0);
+        assert_int_equal(ev, 3);
+        run_close(&r);
+}
+
+/* A recreated sink: a delivered record's copy went with it; a re-delivery
+ * into the new sink is its first copy there, not a duplicate, and no
+ * re-delivery leaves it delivered (it was), not lost.  Across a restart
+ * too (the prior mark is stored). */
+static void test_sink_reborn(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_flow_summary s;
+        struct run r;
+        char err[256];
+
+        run_open(fx, &r);
+        src(&r, 1, 0, "a"); /* delivered, re-delivered later */
+        src(&r, 1, 1, "b"); /* duplicated in the old sink */
+        src(&r, 2, 0, "c"); /* pending: reaches the new sink */
+        src(&r, 2, 1, "f"); /* delivered, never re-delivered */
+        sink(&r, 0, "a");
+        sink(&r, 1, "b");
+        sink(&r, 2, "b");
+        sink(&r, 3, "f");
+        sink(&r, 4, "w"); /* awaiting, gone with the old sink */
+        commit(fx, &r);
+        run_close(&r);
+
+        incarnate(fx, "out");
+        run_open(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.awaiting, 0);
+        assert_int_equal(s.delivered, 2);
+        commit(fx, &r);
+        run_close(&r);
+
+        run_open(fx, &r); /* the prior mark survives a restart */
+        sink(&r, 0, "a"); /* the new sink's offsets start again */
+        sink(&r, 1, "c");
+        dedup_flow_frontier(r.fl, 1, 2);
+        dedup_flow_frontier(r.fl, 2, 2);
+        dedup_flow_finish(r.fl, 1);
+        commit(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.source_records, 4);
+        assert_int_equal(s.delivered, 3); /* a, c, f */
+        assert_int_equal(s.duplicated, 1); /* b, in the old sink */
+        assert_int_equal(s.duplicate_copies, 1);
+        assert_int_equal(s.lost, 0);
+        assert_int_equal(s.unexpected, 0);
+        assert_int_equal(s.pending, 0);
+        run_close(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -250,6 +379,10 @@ int main(void)
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_lost_batch_replayed,
                                             fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_source_reborn, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_sink_reborn, fx_setup,
+                                            fx_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

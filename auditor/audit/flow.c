@@ -214,6 +214,17 @@ static int frontier_apply(struct audit *a)
         return 1;
 }
 
+/* Lost + unexpected among the retired entries: in a run, only the memory
+ * bound retires (a new incarnation does it in the ledger, before load). */
+static uint64_t flow_retired_bad(const struct audit *a)
+{
+        struct dedup_flow_state s;
+
+        dedup_flow_state_get(a->flow, &s);
+        return s.retired.outcome[DEDUP_FLOW_LOST] +
+               s.retired.outcome[DEDUP_FLOW_UNEXPECTED];
+}
+
 int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct dedup_flow_config fc = a->conf.flow;
@@ -244,6 +255,7 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                              dedup_flow_expect_name(fc.expect), errstr,
                              errstr_size))
                 return -1;
+        a->flow_early0 = flow_retired_bad(a);
         a->flow_info.group = a->conf.processor_group != NULL;
         a->flow_info.lag = -1;
         /* Before the scan's end watermarks are taken (audit_position):
@@ -285,6 +297,25 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
 
 /* serve: says when the flow's lost, duplicated or unexpected counts
  * grow (at most every 5 s), as the live anomaly lines do for topics. */
+/* Entries judged early by --flow-max-ids as lost or unexpected: their
+ * verdict may be wrong (the copy or the source was still to come).  A
+ * scan reads the sources and the sinks at their own paces, so what is
+ * outstanding between them can reach the topics' size. */
+static void flow_early_say(struct audit *a)
+{
+        uint64_t n = flow_retired_bad(a) - a->flow_early0;
+
+        if (!n || a->flow_early_said)
+                return;
+        a->flow_early_said = 1;
+        log_warn("flow: %" PRIu64 " id(s) were judged lost or unexpected "
+                 "early, when --flow-max-ids (%" PRIu64 ") was reached: "
+                 "those verdicts may be wrong.  Raise --flow-max-ids above "
+                 "the ids outstanding between sources and sinks (for a "
+                 "scan from the start, the records of the sources)",
+                 n, a->conf.flow.max_ids);
+}
+
 static void flow_say(struct audit *a, int64_t now)
 {
         struct dedup_flow_stats st;
@@ -318,8 +349,10 @@ void audit_flow_poll(struct audit *a, int64_t now)
                 frontier_read(a);
         }
         dedup_flow_tick(a->flow);
-        if (a->conf.follow)
+        if (a->conf.follow) {
                 flow_say(a, now);
+                flow_early_say(a);
+        }
 }
 
 void audit_flow_end(struct audit *a)
@@ -334,6 +367,7 @@ void audit_flow_end(struct audit *a)
          * was not found is unexpected.  Source records stay pending unless
          * a frontier made them due. */
         dedup_flow_finish(a->flow, 0);
+        flow_early_say(a);
 }
 
 void audit_flow_free(struct audit *a)

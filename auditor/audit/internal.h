@@ -107,6 +107,8 @@ struct audit {
         int64_t flow_last_read_ms;
         struct audit_flow_info flow_info;
         uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
+        uint64_t flow_early0;    /* retired lost + unexpected at load */
+        int flow_early_said;     /* the bound's warning was given */
         int64_t flow_said_ms;
         /* --txn-manifests (txn.c) */
         const char **txn_topics; /* conf.topics and the manifest topic,

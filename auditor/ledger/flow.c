@@ -62,17 +62,16 @@ static void state_from(struct dedup_flow_state *s, const int64_t *v)
         s->lat_sum_ms = (uint64_t)v[k++];
 }
 
-/* The stored state text p into *s.  Returns 0, or -1 when it is damaged
+/* The stored state text p into v.  Returns 0, or -1 when it is damaged
  * (not FLOW_STATE_NUMS numbers, or one short: see FLOW_STATE_NUMS). */
-static int state_parse(const char *p, struct dedup_flow_state *s)
+static int state_parse(const char *p, int64_t *v)
 {
-        int64_t v[FLOW_STATE_NUMS];
         char *end;
         size_t i;
 
         if (!p)
                 return -1;
-        memset(v, 0, sizeof(v));
+        memset(v, 0, sizeof(*v) * FLOW_STATE_NUMS);
         for (i = 0; i < FLOW_STATE_NUMS; i++) {
                 while (*p == ' ')
                         p++;
@@ -86,8 +85,27 @@ static int state_parse(const char *p, struct dedup_flow_state *s)
         }
         if (i < FLOW_STATE_NUMS - 1 || *p)
                 return -1;
-        memset(s, 0, sizeof(*s));
-        state_from(s, v);
+        return 0;
+}
+
+/* v as the stored state's text.  Returns 0, or -1 with errstr. */
+static int state_text(const int64_t *v, char *text, size_t size,
+                      size_t *len, char *errstr, size_t errstr_size)
+{
+        size_t i;
+        int n;
+
+        *len = 0;
+        for (i = 0; i < FLOW_STATE_NUMS; i++) {
+                n = snprintf(text + *len, size - *len, "%s%" PRId64,
+                             i ? " " : "", v[i]);
+                if (n < 0 || (size_t)n >= size - *len) {
+                        snprintf(errstr, errstr_size,
+                                 "flow state does not fit its buffer");
+                        return -1;
+                }
+                *len += (size_t)n;
+        }
         return 0;
 }
 
@@ -157,6 +175,7 @@ static int flow_put(struct ledger *lg, const struct dedup_flow_view *v,
         brc |= sqlite3_bind_blob(st, 21, v->id_bytes, (int)kept,
                                  SQLITE_STATIC);
         brc |= sqlite3_bind_int64(st, 22, (int64_t)v->id_len);
+        brc |= sqlite3_bind_int(st, 23, v->prior);
         return ledger_step_done(lg, st, brc, "cannot write a flow entry",
                                 errstr, errstr_size);
 }
@@ -176,22 +195,14 @@ static int flow_state_put(struct ledger *lg, int64_t now_ms, char *errstr,
         struct dedup_flow_stats fs;
         int64_t v[FLOW_STATE_NUMS];
         char text[FLOW_STATE_NUMS * 21 + 1];
-        size_t len = 0, i;
-        int brc, n;
+        size_t len = 0;
+        int brc;
 
         dedup_flow_state_get(lg->flow, &s);
         dedup_flow_stats_get(lg->flow, &fs);
         state_nums(&s, v);
-        for (i = 0; i < FLOW_STATE_NUMS; i++) {
-                n = snprintf(text + len, sizeof(text) - len, "%s%" PRId64,
-                             i ? " " : "", v[i]);
-                if (n < 0 || (size_t)n >= sizeof(text) - len) {
-                        snprintf(errstr, errstr_size,
-                                 "flow state does not fit its buffer");
-                        return -1;
-                }
-                len += (size_t)n;
-        }
+        if (state_text(v, text, sizeof(text), &len, errstr, errstr_size))
+                return -1;
         brc = sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
         brc |= sqlite3_bind_text(st, 2, lg->flow_expect, -1, SQLITE_STATIC);
         brc |= sqlite3_bind_int64(st, 3, (int64_t)fs.source_records);
@@ -293,13 +304,15 @@ static uint32_t part_find(const struct ledger *lg, const unsigned char *topic,
         return UINT32_MAX;
 }
 
-static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
-                      size_t errstr_size)
+/* The stored state's numbers into v.  *present = 0 (and v untouched) when
+ * no flow was ever committed.  Returns 0, or -1 with errstr. */
+static int state_read(struct ledger *lg, int64_t *v, int *present,
+                      char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
-        struct dedup_flow_state s;
         int rc = -1, src;
 
+        *present = 0;
         if (ledger_prepare(lg, "SELECT state FROM flow_state WHERE one = 1",
                            &st, errstr, errstr_size))
                 return -1;
@@ -313,16 +326,33 @@ static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
                            errstr_size);
                 goto out;
         }
-        if (state_parse((const char *)sqlite3_column_text(st, 0), &s)) {
+        if (state_parse((const char *)sqlite3_column_text(st, 0), v)) {
                 snprintf(errstr, errstr_size,
                          "the ledger's flow state is damaged");
                 goto out;
         }
-        dedup_flow_state_set(fl, &s);
+        *present = 1;
         rc = 0;
 out:
         sqlite3_finalize(st);
         return rc;
+}
+
+static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
+                      size_t errstr_size)
+{
+        struct dedup_flow_state s;
+        int64_t v[FLOW_STATE_NUMS];
+        int present;
+
+        if (state_read(lg, v, &present, errstr, errstr_size))
+                return -1;
+        if (!present)
+                return 0;
+        memset(&s, 0, sizeof(s));
+        state_from(&s, v);
+        dedup_flow_state_set(fl, &s);
+        return 0;
 }
 
 int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
@@ -345,7 +375,8 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                            "sink_topic, sink_partition, sink_offset, "
                            "sink_topic_last, sink_partition_last, "
                            "sink_offset_last, sink_ts, born, due, "
-                           "latency_done, id, id_len FROM flow_entries "
+                           "latency_done, id, id_len, prior FROM "
+                           "flow_entries "
                            "WHERE live = 1 ORDER BY seq",
                            &st, errstr, errstr_size))
                 return -1;
@@ -379,6 +410,7 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                         memcpy(v.id_bytes, sqlite3_column_blob(st, 18),
                                (size_t)n);
                 v.id_len = (size_t)sqlite3_column_int64(st, 19);
+                v.prior = sqlite3_column_int(st, 20);
                 /* A topic no longer in the flow: its entry cannot be
                  * judged by this run. */
                 if ((v.src_seen && v.src_part == UINT32_MAX) ||
@@ -412,6 +444,150 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* A topic's new incarnation                                           */
+/* ------------------------------------------------------------------ */
+
+/* Statements with ?1 = seq. */
+static const char flow_inc_drop_sql[] =
+        "DELETE FROM flow_entries WHERE seq = ?1";
+static const char flow_inc_evidence_sql[] =
+        "UPDATE flow_entries SET live = 0 WHERE seq = ?1";
+static const char flow_inc_prior_sql[] =
+        "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
+        "sink_partition = NULL, sink_offset = NULL, sink_topic_last = NULL, "
+        "sink_partition_last = NULL, sink_offset_last = NULL, "
+        "sink_ts = NULL, due = 1, prior = 1 WHERE seq = ?1";
+
+static int flow_inc_step(struct ledger *lg, const char *sql, int64_t seq,
+                         char *errstr, size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        if (ledger_prepare(lg, sql, &st, errstr, errstr_size))
+                return -1;
+        rc = ledger_step_done(lg, st, sqlite3_bind_int64(st, 1, seq),
+                              "cannot retire a flow entry", errstr,
+                              errstr_size);
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int ledger_flow_incarnate(struct ledger *lg, const char *topic,
+                          struct ledger_flow_reborn *out, char *errstr,
+                          size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        int64_t v[FLOW_STATE_NUMS];
+        char text[FLOW_STATE_NUMS * 21 + 1];
+        uint64_t gone_pending = 0, gone_awaiting = 0, gone = 0;
+        size_t len;
+        int present, src, rc = -1;
+
+        memset(out, 0, sizeof(*out));
+        if (state_read(lg, v, &present, errstr, errstr_size))
+                return -1;
+        if (!present)
+                return 0; /* no flow in this ledger */
+        if (ledger_prepare(lg,
+                           "SELECT seq, outcome, src_topic IS NOT NULL, "
+                           "COALESCE(src_topic = ?1, 0), copies FROM "
+                           "flow_entries WHERE live = 1 AND (src_topic = ?1 "
+                           "OR sink_topic = ?1 OR sink_topic_last = ?1) "
+                           "ORDER BY seq",
+                           &st, errstr, errstr_size))
+                return -1;
+        if (sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC) != SQLITE_OK) {
+                ledger_err(lg, "cannot read the flow entries", errstr,
+                           errstr_size);
+                goto out;
+        }
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t seq = sqlite3_column_int64(st, 0);
+                const char *name = (const char *)sqlite3_column_text(st, 1);
+                int has_src = sqlite3_column_int(st, 2);
+                int src_in = sqlite3_column_int(st, 3);
+                int64_t copies = sqlite3_column_int64(st, 4);
+                enum dedup_flow_outcome o;
+                const char *sql;
+
+                if (!name || dedup_flow_outcome_parse(name, &o)) {
+                        snprintf(errstr, errstr_size,
+                                 "flow entry %" PRId64 " has an unknown "
+                                 "outcome",
+                                 seq);
+                        goto out;
+                }
+                if (o == DEDUP_FLOW_PENDING || o == DEDUP_FLOW_AWAITING) {
+                        /* Not judged, and never can be: what it waited
+                         * for was in the old log.  Part of the coverage
+                         * gap the incarnation opens with. */
+                        if (o == DEDUP_FLOW_PENDING)
+                                gone_pending++;
+                        else
+                                gone_awaiting += (uint64_t)copies;
+                        out->unjudged++;
+                        sql = flow_inc_drop_sql;
+                } else if (has_src && !src_in &&
+                           o == DEDUP_FLOW_DELIVERED) {
+                        /* Its source is still the same log: it stays, a
+                         * delivered record whose copies went with the
+                         * sink, so that a re-delivery is its first copy
+                         * in the new one, not a duplicate. */
+                        out->prior++;
+                        sql = flow_inc_prior_sql;
+                } else {
+                        /* Judged in the old incarnation: the verdict
+                         * stands, the entry leaves the live set (an id of
+                         * the new log is a new entry), as the memory bound
+                         * retires one. */
+                        v[o] += has_src ? 1 : copies;
+                        if (o == DEDUP_FLOW_DUPLICATED)
+                                v[DEDUP_FLOW__OUTCOMES] += copies - 1;
+                        out->judged++;
+                        sql = o == DEDUP_FLOW_DELIVERED
+                                  ? flow_inc_drop_sql
+                                  : flow_inc_evidence_sql;
+                }
+                if (sql != flow_inc_prior_sql)
+                        gone++;
+                if (flow_inc_step(lg, sql, seq, errstr, errstr_size))
+                        goto out;
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, "cannot read the flow entries", errstr,
+                           errstr_size);
+                goto out;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (!out->unjudged && !out->judged && !out->prior)
+                return 0;
+        /* The figures for reports follow (the next commit rewrites them
+         * from the engine anyway). */
+        if (state_text(v, text, sizeof(text), &len, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "UPDATE flow_state SET state = ?1, pending = "
+                           "pending - ?2, source_records = source_records - "
+                           "?2, awaiting = awaiting - ?3, live = live - ?4 "
+                           "WHERE one = 1",
+                           &st, errstr, errstr_size))
+                goto out;
+        if (ledger_step_done(
+                lg, st,
+                sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC) |
+                    sqlite3_bind_int64(st, 2, (int64_t)gone_pending) |
+                    sqlite3_bind_int64(st, 3, (int64_t)gone_awaiting) |
+                    sqlite3_bind_int64(st, 4, (int64_t)gone),
+                "cannot write the flow state", errstr, errstr_size))
+                goto out;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -420,6 +596,7 @@ int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,
 {
         sqlite3_stmt *st = NULL;
         struct dedup_flow_state fs;
+        int64_t v[FLOW_STATE_NUMS];
         int rc = -1, src;
 
         memset(s, 0, sizeof(*s));
@@ -459,11 +636,13 @@ int ledger_flow_summary(struct ledger *lg, struct ledger_flow_summary *s,
                 s->updated_ms = sqlite3_column_int64(st, 18);
                 /* The histogram lives in the engine's state. */
                 if (state_parse((const char *)sqlite3_column_text(st, 19),
-                                &fs)) {
+                                v)) {
                         snprintf(errstr, errstr_size,
                                  "the ledger's flow state is damaged");
                         goto out;
                 }
+                memset(&fs, 0, sizeof(fs));
+                state_from(&fs, v);
                 memcpy(s->lat, fs.lat, sizeof(s->lat));
                 s->lat_sum_ms = fs.lat_sum_ms;
         } else if (src != SQLITE_DONE) {

@@ -3,13 +3,16 @@
  * ledger's state of the topic is retired in one transaction and a new
  * incarnation begins (schema/0004_incarnations.sql).  Evidence stays:
  * anomalies rows keep their incarnation, the partition rows are copied to
- * retired_partitions; state goes: pairs, open gaps, coverage gaps and the
- * topic's id window, so nothing of the old log is applied to the new one.
+ * retired_partitions; state goes: pairs, open gaps, coverage gaps, the
+ * topic's id window and its outstanding flow entries (ledger_flow_
+ * incarnate() in flow.c), so nothing of the old log is applied to the new
+ * one.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "../../base/clock.h"
+#include "../../base/log.h"
 #include "internal.h"
 
 /* Statements run with ?1 = topic, ?2 = the new incarnation, ?3 = now. */
@@ -120,6 +123,7 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
         sqlite3_stmt *st = NULL;
         int64_t inc = 0, now_ms = clock_wall_ms();
         const char *reason = "truncated";
+        struct ledger_flow_reborn fr = {0, 0, 0};
         size_t i;
         int brc, rc = -1;
 
@@ -138,6 +142,7 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
         if (ledger_incarnation_next(lg, topic, &inc, errstr, errstr_size) ||
             ledger_retire(lg, topic, inc, reason, now_ms, errstr,
                           errstr_size) ||
+            ledger_flow_incarnate(lg, topic, &fr, errstr, errstr_size) ||
             ledger_prepare(lg, ledger_reborn_sql, &st, errstr, errstr_size))
                 goto out;
         for (i = 0; i < n; i++) {
@@ -171,6 +176,17 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
                 goto out;
         if (incarnation)
                 *incarnation = inc;
+        if (fr.unjudged || fr.judged || fr.prior)
+                log_warn("flow: topic '%s' starts incarnation %lld: %llu "
+                         "outstanding flow id(s) of the old log dropped "
+                         "unjudged (its coverage gap), %llu judged one(s) "
+                         "retired with their verdict, %llu delivered source "
+                         "record(s) keep it with their sink copies "
+                         "forgotten",
+                         topic, (long long)inc,
+                         (unsigned long long)fr.unjudged,
+                         (unsigned long long)fr.judged,
+                         (unsigned long long)fr.prior);
         rc = 0;
 out:
         sqlite3_finalize(st);

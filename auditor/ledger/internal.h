@@ -188,6 +188,20 @@ int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
 int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
                       size_t errstr_size);
 void ledger_flow_committed(struct ledger *lg);
+/* flow.c: topic starts a new incarnation (incarnate.c, inside its
+ * transaction, before ledger_flow_load()).  The live flow entries that
+ * name it are retired: not yet judged (pending, awaiting) dropped, as part
+ * of the incarnation's coverage gap; judged (delivered, lost, duplicated,
+ * unexpected) moved to the retired counters, lost / duplicated /
+ * unexpected kept as evidence; a delivered source record of another
+ * topic whose copies were in topic kept, its copies forgotten (prior).
+ * Returns 0, or -1 with errstr. */
+struct ledger_flow_reborn {
+        uint64_t unjudged, judged, prior;
+};
+int ledger_flow_incarnate(struct ledger *lg, const char *topic,
+                          struct ledger_flow_reborn *out, char *errstr,
+                          size_t errstr_size);
 /* txn.c: the transaction check's dirty state, inside the commit's
  * transaction. */
 int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,

@@ -7,6 +7,8 @@
 #                                       duplicated (kcat agrees), and a warning
 #   the auditor killed inside a ledger commit, then run again on its
 #   ledger                           -> the same counts as a clean scan
+#   the sink deleted and recreated, its records processed again into it
+#   (same ledger)                    -> delivered, not duplicated
 source "$(dirname "$0")/lib.sh"
 
 source "$(dirname "$0")/flow_lib.sh"
@@ -108,6 +110,13 @@ counts() {
 CLEAN="$(counts)"
 assert_true "clean scan: lost = dropped ($CLEAN)" \
         test "$(fget flow.lost)" = "$(json_get dropped "$PROC_JSON")"
+# A bound below what is outstanding between the two topics: early
+# verdicts, said so.
+scan_flow -t "$SINK" --source "$SRC" --processor-group "$G" \
+        --flow-max-ids 100
+assert_true "said: verdicts judged early at --flow-max-ids" \
+        grep -q "judged lost or unexpected early, when --flow-max-ids (100) was reached" \
+        "$IT_TMP/scan.err"
 DB="$IT_TMP/k9.db"
 # Each run dies inside its second commit (after the first has moved the
 # ledger on), until a run finishes within one commit.
@@ -127,6 +136,46 @@ scan_flow --db "$DB" -t "$SINK" --source "$SRC" --processor-group "$G"
 AFTER="$(counts)"
 assert_eq "counts after three kills = a clean scan's" "$CLEAN" "$AFTER"
 assert_f records_total $((6000 + 6000 - $(fget flow.lost)))
+
+log "== the sink recreated, the source processed again into it"
+SRC="$(name re-src)"; SINK="$(name re-sink)"; DB="$IT_TMP/re.db"
+create_topic "$SRC" 2
+create_topic "$SINK" 2
+produce -t "$SRC" --producer "$(name re-p)" -n "$N"
+process --source "$SRC" --sink "$SINK" --group "$(name re-g1)"
+scan_flow --db "$DB" -t "$SINK" --source "$SRC" \
+        --processor-group "$(name re-g1)"
+assert_f flow.delivered "$N"
+out="$("$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+        org.apache.kafka.tools.TopicCommand --bootstrap-server "$BOOTSTRAP" --delete --topic "$SINK" 2>&1)" ||
+        die "cannot delete $SINK: $out"
+for ((i = 0; i < 100; i++)); do
+        kcat -b "$BOOTSTRAP" -L -t "$SINK" 2>/dev/null |
+                grep -q "topic \"$SINK\" with 2 partitions" || break
+        sleep 0.2
+done
+for ((i = 0; i < 50; i++)); do # creation fails while deletion goes on
+        "$KAFKA_SH" topic "$SINK" 2 >/dev/null 2>&1 && break
+        sleep 0.5
+done
+[ "$i" -lt 50 ] || die "cannot create $SINK again"
+# More than before, so that the new sink's log runs past the ledger's
+# offsets (another record at the last audited one: "recreated").
+produce -t "$SRC" --producer "$(name re-p2)" -n 100
+process --source "$SRC" --sink "$SINK" --group "$(name re-g2)" --batch 50
+scan_flow --db "$DB" -t "$SINK" --source "$SRC" \
+        --processor-group "$(name re-g2)"
+assert_true "said: the sink starts a new incarnation, $N deliveries kept" \
+        grep -q "flow: topic '$SINK' starts incarnation 1: .*, $N delivered source record(s) keep it" \
+        "$IT_TMP/scan.err"
+assert_f flow.delivered $((N + 100))
+assert_f flow.duplicated 0
+assert_f flow.lost 0
+assert_f flow.unexpected 0
+# Exit 1 from the incarnation's coverage events alone (one per partition),
+# counted once, as for any recreated topic (t_66).
+assert_f coverage_gaps 2
+assert_eq "recreated sink: scan exit status (the coverage events)" 1 "$SCAN_RC"
 
 log "== serve: a live flow, the processor running while serve audits it"
 SRC="$(name live-src)"; SINK="$(name live-sink)"; G="$(name live-g)"

@@ -7,7 +7,10 @@
 # equal /api/v1/summary, the anomalies table must show the newest anomalies
 # with their evidence, the lag table one row per partition, the chart must
 # draw the ledger's history (and again after a reload), and the layout must
-# hold at 1400x1000 and at 420x900.  The screenshots are kept in
+# hold at 1400x1000 and at 420x900.  The demo's second act (a pipeline,
+# the flow audit) must report the duplicates of the processor's crash
+# with their evidence, equal to the demo's own count of the extra sink
+# copies.  The screenshots are kept in
 # $BUILD/test-output/browser/dashboard-1400.png and dashboard-420.png (the
 # ones in docs/ are copies).  Then SIGINT ends the demo, whose exit status
 # is that of its comparison.
@@ -55,6 +58,25 @@ grep -q '^demo: still serving the dashboard' "$IT_TMP/demo.out" ||
         { cat "$IT_TMP/demo.err"; die "the demo did not finish"; }
 touch "$DONE"
 
+# Act 2, the pipeline: the processor, at-least-once, crashes after 1100
+# records, its last batch written and its offsets not committed; the
+# restart writes that batch again.  The demo counts the extra sink copies
+# from the topics' watermarks, apart from the audit: the flow audit's
+# duplicated records must be that count, one partial batch (batches of 200
+# records: 1..200; 100 when every batch was full).
+sed -n '/^demo: act 2/,/^  duplicated records/p' "$IT_TMP/demo.out"
+assert_true "the demo says the mock cluster does not enforce transactions" \
+        grep -q "mock cluster does not enforce transactions" "$IT_TMP/demo.out"
+extra="$(sed -n 's/^  extra sink copies *counted \([0-9]*\) .*/\1/p' "$IT_TMP/demo.out")"
+dup="$(sed -n 's/^  duplicated records *counted [0-9]* *flow audit \([0-9]*\) .*/\1/p' "$IT_TMP/demo.out")"
+assert_eq "flow audit: duplicated = the extra sink copies counted from the watermarks" \
+        "${extra:-none}" "${dup:-no flow line}"
+assert_true "flow audit: duplicated in 1..200 (one partial batch), got '${dup}'" \
+        test "${dup:-0}" -ge 1 -a "${dup:-0}" -le 200
+assert_true "flow audit: evidence of a duplicated record (source and sink offsets)" \
+        grep -qE "^    duplicated id '[^']+'  source demo-orders \[[0-9]+\] @[0-9]+  sink demo-orders-enriched \[[0-9]+\] @[0-9]+ \.\. demo-orders-enriched \[[0-9]+\] @[0-9]+ \(2 copies\)$" \
+        "$IT_TMP/demo.out"
+
 wait_pid "$NODE" 180
 sed 's/^/  /' "$IT_TMP/browser.out"
 assert_eq "browser test exit status" 0 "$WAIT_RC"
@@ -64,6 +86,6 @@ assert_true "screenshot at $OUT/dashboard-420.png" test -s "$OUT/dashboard-420.p
 
 kill -INT "$DEMO"
 wait_pid "$DEMO" 20
-assert_eq "demo exit status after SIGINT (injected = found)" 0 "$WAIT_RC"
+assert_eq "demo exit status after SIGINT (injected = found, flow = counted)" 0 "$WAIT_RC"
 
 finish
