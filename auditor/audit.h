@@ -188,6 +188,7 @@ struct audit_flow_info {
         int group;           /* a processor group was given */
         int group_committed; /* it has a committed offset on a source */
         uint64_t frontiers;  /* frontiers applied */
+        uint64_t holds;      /* times pacing held one side back */
         int64_t lag;         /* records of the sources above the group's
                                 committed offsets at the last read; -1 */
 };

@@ -338,9 +338,128 @@ static void flow_say(struct audit *a, int64_t now)
         memcpy(a->flow_said, c, sizeof(c));
 }
 
+/*
+ * Pacing.  One consumer reads the sources and the sinks, each at its own
+ * pace: left alone, a scan can read one side almost whole before the
+ * other, and then the ids outstanding between them (source records
+ * without their copy yet, sink records without their source yet) reach
+ * the topics' size.  Past --flow-max-ids the engine would retire them
+ * with a verdict that may be wrong.  So the side that runs ahead is held
+ * (its partitions paused) once its unmatched ids pass a quarter of the
+ * bound, while the other side still has records to read, and let go at
+ * an eighth, or as soon as the other side has nothing more to read now
+ * (a lagging processor makes sources run ahead legitimately: they are
+ * not held forever).
+ */
+#define FLOW_HOLD_AT(max) ((max) / 4)
+#define FLOW_FREE_AT(max) ((max) / 8)
+
+/* Whether a part of role has records to read now (not at its end). */
+static int side_reading(const struct audit *a, int role)
+{
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++)
+                if (role_of(a, &a->parts[p]) == role && !a->rt[p].done &&
+                    !a->rt[p].eof && !a->rt[p].flow_held)
+                        return 1;
+        return 0;
+}
+
+static void side_hold(struct audit *a, int role)
+{
+        rd_kafka_topic_partition_list_t *l =
+            rd_kafka_topic_partition_list_new((int)a->nparts);
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++) {
+                struct audit_rt *rt = &a->rt[p];
+                if (role_of(a, &a->parts[p]) != role || rt->done ||
+                    rt->paused || rt->eof)
+                        continue;
+                rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
+                                                  a->parts[p].partition);
+                rt->flow_held = 1;
+        }
+        if (l->cnt)
+                rd_kafka_pause_partitions(a->rk, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        a->flow_held_role = role;
+        a->flow_info.holds++;
+        log_debug("flow: the %s run ahead of the %s: held",
+                  role == AUDIT_FLOW_SOURCE ? "sources" : "sinks",
+                  role == AUDIT_FLOW_SOURCE ? "sinks" : "sources");
+}
+
+/* Resumes the held parts, each at the offset after its last audited
+ * record: a seek, not a bare resume, so that no record fetched around the
+ * pause is skipped (a record already audited is refetched and ignored). */
+static void side_free(struct audit *a, int64_t now)
+{
+        rd_kafka_topic_partition_list_t *l =
+            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_error_t *error = NULL;
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++) {
+                struct audit_rt *rt = &a->rt[p];
+                if (!rt->flow_held)
+                        continue;
+                rt->flow_held = 0;
+                rt->last_progress_ms = now;
+                if (rt->done || rt->paused)
+                        continue;
+                rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
+                                                  a->parts[p].partition)
+                    ->offset = a->parts[p].next_offset;
+        }
+        if (l->cnt) {
+                rd_kafka_resume_partitions(a->rk, l);
+                error = rd_kafka_seek_partitions(a->rk, l,
+                                                 AUDIT_META_TIMEOUT_MS);
+        }
+        if (error) {
+                /* The resumed fetch goes on from librdkafka's own
+                 * position; a record it skipped would read as loss, so
+                 * say so. */
+                log_warn("flow: cannot seek the partitions let go after "
+                         "pacing: %s",
+                         rd_kafka_error_string(error));
+                rd_kafka_error_destroy(error);
+        }
+        rd_kafka_topic_partition_list_destroy(l);
+        a->flow_held_role = AUDIT_FLOW_NONE;
+}
+
+static void flow_pace(struct audit *a, int64_t now)
+{
+        struct dedup_flow_stats st;
+        uint64_t max = a->conf.flow.max_ids, src, snk;
+
+        dedup_flow_stats_get(a->flow, &st);
+        src = st.c.outcome[DEDUP_FLOW_PENDING];  /* live only: retired */
+        snk = st.c.outcome[DEDUP_FLOW_AWAITING]; /* ones were judged */
+        if (a->flow_held_role == AUDIT_FLOW_SOURCE) {
+                if (src <= FLOW_FREE_AT(max) ||
+                    !side_reading(a, AUDIT_FLOW_SINK))
+                        side_free(a, now);
+        } else if (a->flow_held_role == AUDIT_FLOW_SINK) {
+                if (snk <= FLOW_FREE_AT(max) ||
+                    !side_reading(a, AUDIT_FLOW_SOURCE))
+                        side_free(a, now);
+        } else if (src > FLOW_HOLD_AT(max) &&
+                   side_reading(a, AUDIT_FLOW_SINK)) {
+                side_hold(a, AUDIT_FLOW_SOURCE);
+        } else if (snk > FLOW_HOLD_AT(max) &&
+                   side_reading(a, AUDIT_FLOW_SOURCE)) {
+                side_hold(a, AUDIT_FLOW_SINK);
+        }
+}
+
 void audit_flow_poll(struct audit *a, int64_t now)
 {
         frontier_apply(a);
+        flow_pace(a, now);
         /* serve: a new frontier once the last one is applied; a scan
          * keeps the one read before its end watermarks. */
         if (a->conf.follow && a->conf.processor_group && !a->flow_pending &&

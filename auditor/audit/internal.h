@@ -64,6 +64,7 @@ struct audit_rt {
         int paused;
         int fp_stale;        /* parts[].fp.offset is set, its hash not yet
                                 (audit_fingerprint_batch) */
+        int flow_held;       /* paused by the flow's pacing (flow.c) */
 };
 
 struct audit {
@@ -109,6 +110,7 @@ struct audit {
         uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
         uint64_t flow_early0;    /* retired lost + unexpected at load */
         int flow_early_said;     /* the bound's warning was given */
+        int flow_held_role;      /* AUDIT_FLOW_*: the side held back */
         int64_t flow_said_ms;
         /* --txn-manifests (txn.c) */
         const char **txn_topics; /* conf.topics and the manifest topic,
