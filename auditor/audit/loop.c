@@ -216,6 +216,10 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_publish(a, clock_wall_ms());
                         continue;
                 }
+                /* The last job (freeing the batch before it, in the
+                 * array msgs points at now) ends before msgs and jb are
+                 * reused. */
+                audit_pool_finish(a->pool);
                 n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
                                                  AUDIT_BATCH_MAX);
                 if (n < 0)
@@ -248,7 +252,11 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_message(a, msgs[k], pooled ? &recs[k] : NULL,
                                       now, &fatal, errstr, errstr_size);
                 }
-                audit_pool_finish(a->pool);
+                /* Every record parsed (some may be left after a fatal
+                 * error); the helpers may still be freeing the last
+                 * batch: the next audit_pool_start() waits for that, so
+                 * it overlaps this thread's commit and the next poll. */
+                audit_pool_wait(a->pool, (size_t)n);
                 if (n > 0)
                         audit_fingerprint_batch(a, msgs, (size_t)n);
                 /* Destroyed by the next job, or at the end. */

@@ -4,7 +4,6 @@
 #include "pool.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +24,9 @@ struct pool_job {
 struct audit_pool {
         pthread_mutex_t mu;
         pthread_cond_t cv;
+        pthread_cond_t done_cv;  /* a chunk is done, for a caller that
+                                    sleeps in pool_wait_chunks() */
+        _Atomic int sleeping;    /* the caller sleeps (or is about to) */
         pthread_t *th;
         unsigned nth;
         int stop;                /* under mu */
@@ -74,7 +76,19 @@ static void pool_run(const struct pool_job *j, size_t c)
 
         pool_bounds(j, c, &b, &e);
         j->fn(j->opaque, b, e);
-        atomic_store_explicit(&j->done[c], j->gen, memory_order_release);
+        /* seq_cst, against the caller's store of sleeping and load of
+         * done (pool_sleep): one of the two sees the other. */
+        atomic_store(&j->done[c], j->gen);
+}
+
+/* After a helper's chunk: wakes the caller if it sleeps. */
+static void pool_wake(struct audit_pool *p)
+{
+        if (atomic_load(&p->sleeping)) {
+                pthread_mutex_lock(&p->mu);
+                pthread_cond_broadcast(&p->done_cv);
+                pthread_mutex_unlock(&p->mu);
+        }
 }
 
 static void *pool_thread(void *arg)
@@ -95,8 +109,10 @@ static void *pool_thread(void *arg)
                 j = p->job;
                 seen = j.gen;
                 pthread_mutex_unlock(&p->mu);
-                while (pool_claim(p, j.gen, j.nchunks, &c))
+                while (pool_claim(p, j.gen, j.nchunks, &c)) {
                         pool_run(&j, c);
+                        pool_wake(p);
+                }
                 pthread_mutex_lock(&p->mu);
         }
         pthread_mutex_unlock(&p->mu);
@@ -117,6 +133,8 @@ struct audit_pool *audit_pool_new(unsigned helpers, char *errstr,
         }
         pthread_mutex_init(&p->mu, NULL);
         pthread_cond_init(&p->cv, NULL);
+        pthread_cond_init(&p->done_cv, NULL);
+        atomic_init(&p->sleeping, 0);
         atomic_init(&p->next, 0);
         for (i = 0; i < helpers; i++) {
                 err = pthread_create(&p->th[i], NULL, pool_thread, p);
@@ -146,6 +164,7 @@ void audit_pool_free(struct audit_pool *p)
         for (i = 0; i < p->nth; i++)
                 pthread_join(p->th[i], NULL);
         pthread_cond_destroy(&p->cv);
+        pthread_cond_destroy(&p->done_cv);
         pthread_mutex_destroy(&p->mu);
         free(p->job.done);
         free(p->th);
@@ -213,6 +232,21 @@ int audit_pool_start(struct audit_pool *p, audit_pool_fn *fn, void *opaque,
         return 0;
 }
 
+/* Sleeps until chunk c is done (a helper runs it, pool_wake()): on a
+ * machine with more threads than cores, spinning or yielding would take
+ * the CPU the helper needs and cost a system call per turn. */
+static void pool_sleep(struct audit_pool *p, size_t c)
+{
+        const struct pool_job *j = &p->job;
+
+        pthread_mutex_lock(&p->mu);
+        atomic_store(&p->sleeping, 1);
+        while (atomic_load(&j->done[c]) != j->gen)
+                pthread_cond_wait(&p->done_cv, &p->mu);
+        atomic_store(&p->sleeping, 0);
+        pthread_mutex_unlock(&p->mu);
+}
+
 /* Until chunks [from, to) are done, running unclaimed ones below to. */
 static void pool_wait_chunks(struct audit_pool *p, size_t from, size_t to)
 {
@@ -231,13 +265,15 @@ static void pool_wait_chunks(struct audit_pool *p, size_t from, size_t to)
                         spins = 0;
                         continue;
                 }
-                /* A helper runs chunk c: its chunks are short. */
-                if (++spins < 64) {
+                /* A helper runs chunk c, a short one: spin a little,
+                 * then sleep until it is done. */
+                if (++spins < 200) {
 #if defined(__x86_64__) || defined(__i386__)
                         __builtin_ia32_pause();
 #endif
                 } else {
-                        sched_yield();
+                        pool_sleep(p, c);
+                        spins = 0;
                 }
         }
 }
