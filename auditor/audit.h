@@ -109,7 +109,14 @@ struct audit_conf {
          * committed manifest's records must be visible, no record of an
          * aborted transaction may be (dedup/txn.h).  NULL: off. */
         const char *txn_manifests;
+        /* --threads: the audit's threads, the consumer's included (0: one
+         * per core, at most AUDIT_THREADS_MAX).  The others parse records
+         * and free messages; verdicts and the ledger stay on the
+         * consumer's, so the counts do not depend on it. */
+        unsigned threads;
 };
+
+#define AUDIT_THREADS_MAX 64
 
 void audit_conf_defaults(struct audit_conf *c);
 

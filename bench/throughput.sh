@@ -20,9 +20,13 @@
 #   ConsumerPerformance  --consumer.config with isolation.level=read_committed;
 #                   its own nMsg.sec (and fetch.nMsg.sec, which leaves out
 #                   the group join), and our wall clock including JVM start
-#   eosaudit        eosaudit scan --db FILE (a fresh ledger under /var/tmp each
-#                   run); every record's eos.msgid goes through the id window
-#   eosaudit --id-window 0  the same without id checks (sequence checks only)
+#   eosaudit        eosaudit scan --db FILE --threads 2 (a fresh ledger under
+#                   /var/tmp each run); every record's eos.msgid goes through
+#                   the id window
+#   eosaudit --threads 1  the same on one thread (no helper)
+#   eosaudit --id-window 0  the same without id checks (sequence checks
+#                   only), with 2 threads and with 1
+# eosaudit links tcmalloc itself (Makefile ALLOC_LIBS): no LD_PRELOAD row.
 # records/s = records / wall-clock seconds of the whole command (start-up
 # included), except the ConsumerPerformance "own" row.  Writes
 # build/bench-results/throughput.csv (summary), throughput_runs.csv (every
@@ -92,9 +96,10 @@ run_one() {
           exit }' <<<"$out")"
       read -r got own fetch <<<"$own"
       [ -n "$own" ] || die "cannot parse ConsumerPerformance output: $out" ;;
-    eosaudit | eosaudit_noids)
-      x=()
-      [ "$tool" = eosaudit_noids ] && x=(--id-window 0)
+    eosaudit | eosaudit_t1 | eosaudit_noids | eosaudit_noids_t1)
+      x=(--threads 2)
+      case "$tool" in *_t1) x=(--threads 1) ;; esac
+      case "$tool" in eosaudit_noids*) x+=(--id-window 0) ;; esac
       db="$(bench_db_new "tput-$tool-$rep")"
       out="$("${tm[@]}" "$EOSAUDIT" scan -b "$BROKER" -t "$topic" --db "$db" \
                --json -q --no-progress "${x[@]}")" || die "eosaudit scan failed or found anomalies"
@@ -117,7 +122,8 @@ run_one() {
   say "rep $rep: $tool $secs s"
 }
 
-bench_rounds "$reps" run_one kcat kcat_tcmalloc cperf eosaudit eosaudit_noids
+bench_rounds "$reps" run_one kcat kcat_tcmalloc cperf eosaudit eosaudit_t1 \
+  eosaudit_noids eosaudit_noids_t1
 
 label() {
   case "$1" in
@@ -126,8 +132,10 @@ label() {
     cperf_own) echo "ConsumerPerformance (its nMsg.sec)" ;;
     cperf_fetch) echo "ConsumerPerformance (its fetch.nMsg.sec)" ;;
     cperf_wall) echo "ConsumerPerformance (wall incl. JVM start)" ;;
-    eosaudit) echo "eosaudit scan (ledger on disk)" ;;
-    eosaudit_noids) echo "eosaudit scan --id-window 0 (ledger on disk)" ;;
+    eosaudit) echo "eosaudit scan --threads 2 (ledger on disk; ids checked)" ;;
+    eosaudit_t1) echo "eosaudit scan --threads 1 (ledger on disk; ids checked)" ;;
+    eosaudit_noids) echo "eosaudit scan --threads 2 --id-window 0 (ledger on disk)" ;;
+    eosaudit_noids_t1) echo "eosaudit scan --threads 1 --id-window 0 (ledger on disk)" ;;
   esac
 }
 
@@ -138,8 +146,10 @@ short() {
     cperf_own) echo "ConsumerPerf.|nMsg.sec" ;;
     cperf_fetch) echo "ConsumerPerf.|fetch.nMsg.sec" ;;
     cperf_wall) echo "ConsumerPerf.|wall + JVM start" ;;
-    eosaudit) echo "eosaudit scan|(ids checked)" ;;
-    eosaudit_noids) echo "eosaudit scan|--id-window 0" ;;
+    eosaudit) echo "eosaudit scan|2 threads, ids" ;;
+    eosaudit_t1) echo "eosaudit scan|1 thread, ids" ;;
+    eosaudit_noids) echo "eosaudit scan|2 thr., --id-window 0" ;;
+    eosaudit_noids_t1) echo "eosaudit scan|1 thr., --id-window 0" ;;
   esac
 }
 
@@ -150,7 +160,7 @@ bench_out "| reader | records/s (median) | min | max | s (median) | CPU s (media
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 declare -A per_cpu
 declare -A med
-for t in kcat kcat_tcmalloc cperf_own cperf_fetch cperf_wall eosaudit eosaudit_noids; do
+for t in kcat kcat_tcmalloc cperf_own cperf_fetch cperf_wall eosaudit eosaudit_t1 eosaudit_noids eosaudit_noids_t1; do
   read -r m lo hi < <(bench_col "$runs" 5 2 "$t" | bench_stats)
   read -r s _ _ < <(bench_col "$runs" 4 2 "$t" | { grep . || true; } | bench_stats)
   read -r r _ _ < <(bench_col "$runs" 6 2 "$t" | { grep . || true; } | bench_stats)
@@ -172,7 +182,12 @@ bench_out "ConsumerPerformance's own figures leave out JVM start, and fetch.nMsg
 ratio_cpu=$(awk -v a="${per_cpu[eosaudit]}" -v b="${per_cpu[kcat]}" 'BEGIN { printf "%.2f", a / b }')
 bench_out ""
 ratio_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
-bench_out "eosaudit/kcat = $ratio (target >= 0.9); eosaudit/(kcat + tcmalloc) = $ratio_tc; per CPU second, eosaudit/kcat = $ratio_cpu; without id checks (--id-window 0) eosaudit/kcat = $ratio_noids"
+ratio_t1=$(awk -v a="${med[eosaudit_t1]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
+ratio_t1_tc=$(awk -v a="${med[eosaudit_t1]}" -v b="${med[kcat_tcmalloc]}" 'BEGIN { printf "%.2f", a / b }')
+scale=$(awk -v a="${med[eosaudit]}" -v b="${med[eosaudit_t1]}" 'BEGIN { printf "%.2f", a / b }')
+scale_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[eosaudit_noids_t1]}" 'BEGIN { printf "%.2f", a / b }')
+bench_out "ids checked: eosaudit/kcat = $ratio with 2 threads, $ratio_t1 with 1 (target >= 1.0); eosaudit/(kcat + tcmalloc) = $ratio_tc and $ratio_t1_tc (target >= 0.8); per CPU second (2 threads), eosaudit/kcat = $ratio_cpu"
+bench_out "without id checks (--id-window 0, 2 threads) eosaudit/kcat = $ratio_noids; 1 -> 2 threads: x$scale with ids, x$scale_noids without"
 [ -n "$prod_rps" ] && bench_out "(eosaudit produce wrote the topic at $(bench_fmt "$prod_rps") records/s)"
 bench_out "load average at end: $(bench_load)"
 

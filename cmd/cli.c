@@ -92,6 +92,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
             conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
         c->ac.commit_records =
             (uint64_t)conf_int(&c->conf, CONF_COMMIT_RECORDS);
+        c->ac.threads = (unsigned)conf_int(&c->conf, CONF_THREADS);
         c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
         c->ac.metadata_refresh_ms =
             conf_int(&c->conf, CONF_METADATA_REFRESH_MS);

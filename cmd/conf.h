@@ -58,6 +58,7 @@ enum conf_id {
         CONF_FLOW_MAX_IDS,
         CONF_COMMIT_INTERVAL_MS,
         CONF_COMMIT_RECORDS,
+        CONF_THREADS,
         CONF_STALL_TIMEOUT_MS,
         CONF_METADATA_REFRESH_MS,
         CONF_LISTEN,

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../auditor/audit.h"
 #include "../http/http.h"
 #include "../producer/producer.h"
 
@@ -158,6 +159,14 @@ const struct conf_option conf_options[CONF__CNT] = {
                              "commit-records", 0, CONF_T_INT, "N", "100000",
                              NULL, 1, 100000000, NULL, NULL, CONF_ALL,
                              "... or every N records, whichever comes first"},
+    [CONF_THREADS] = {CONF_THREADS, "threads", "threads", 0, CONF_T_INT, "N",
+                      "0", NULL, 0, AUDIT_THREADS_MAX, NULL, "2", CONF_ALL,
+                      "threads of the audit, the consumer's included: the "
+                      "others parse each batch's headers and ids and free "
+                      "its messages, while the consumer's thread gives "
+                      "every verdict in each partition's order and writes "
+                      "the ledger, so the counts are the same for any N; "
+                      "0 = one per core"},
     [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",
                                "stall-timeout-ms", 0, CONF_T_INT, "N",
                                "30000", NULL, 1, 86400000, NULL, NULL,

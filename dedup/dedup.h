@@ -82,6 +82,11 @@ enum dedup_hdr_status {
         DEDUP_HDR_MALFORMED, /* some but not all, or an invalid value */
 };
 
+/* A 128-bit identity: MurmurHash3 x64_128 of the id bytes, seed 0. */
+struct dedup_id {
+        uint64_t lo, hi;
+};
+
 /*
  * Parsed eos.* headers of one record.  producer and msgid point into the
  * caller's header memory and are valid only as long as it is.
@@ -114,6 +119,12 @@ struct dedup_hdrs {
         int64_t ts_ms;
         unsigned seen; /* DEDUP_HDR_* present (last occurrence) */
         unsigned bad;  /* DEDUP_HDR_* whose last occurrence is invalid */
+        /* id_hashed: id_hash is dedup_id_hash(id, id_len), computed by
+         * the caller ahead of dedup_tracker_observe() (on another thread,
+         * or to prefetch with dedup_tracker_prefetch()); the engine
+         * trusts it.  0 after dedup_hdrs_init(): the engine hashes. */
+        int id_hashed;
+        struct dedup_id id_hash;
 };
 
 void dedup_hdrs_init(struct dedup_hdrs *h);
@@ -375,6 +386,15 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                                          uint32_t part, int64_t offset,
                                          const struct dedup_hdrs *h);
 
+/*
+ * Starts loading the id window's filter block that observing h on part
+ * will read (h->id_hashed set; a no-op otherwise, or without a window):
+ * called a few records ahead of dedup_tracker_observe(), it hides that
+ * cache miss.  Reads the tracker only; changes nothing.
+ */
+void dedup_tracker_prefetch(const struct dedup_tracker *tr, uint32_t part,
+                            const struct dedup_hdrs *h);
+
 /* Non-zero after an allocation failure: state can no longer be trusted. */
 int dedup_tracker_failed(const struct dedup_tracker *tr);
 
@@ -416,11 +436,6 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
 /* ------------------------------------------------------------------ */
 
 #define DEDUP_WINDOW_GENS 16 /* generations per window */
-
-/* A 128-bit identity: MurmurHash3 x64_128 of the id bytes, seed 0. */
-struct dedup_id {
-        uint64_t lo, hi;
-};
 
 void dedup_id_hash(const void *p, size_t len, struct dedup_id *out);
 void dedup_id_hash_seeded(const void *p, size_t len, uint32_t seed,

@@ -704,6 +704,19 @@ static void record_time(struct dedup_tracker *tr, const struct dedup_hdrs *h)
                 tr->clock_ms = t;
 }
 
+void dedup_tracker_prefetch(const struct dedup_tracker *tr, uint32_t part,
+                            const struct dedup_hdrs *h)
+{
+        const struct dedup_part *p;
+
+        if (part >= tr->nparts)
+                return;
+        p = &tr->parts[part];
+        if (h->id_hashed && h->id && p->window != NONE &&
+            tr->conf.window.max_ids)
+                dedup_windows_prefetch(tr->wins, p->window, &h->id_hash);
+}
+
 enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                                          uint32_t part, int64_t offset,
                                          const struct dedup_hdrs *h)
@@ -719,7 +732,10 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
         /* The filter block is a cache miss: start it before the sequence
          * check, which then runs while it loads. */
         if (check) {
-                dedup_id_hash(h->id, h->id_len, &id);
+                if (h->id_hashed)
+                        id = h->id_hash;
+                else
+                        dedup_id_hash(h->id, h->id_len, &id);
                 dedup_windows_prefetch(tr->wins, p->window, &id);
         }
         record_time(tr, h);

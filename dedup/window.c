@@ -419,6 +419,12 @@ void dedup_windows_prefetch(const struct dedup_windows *ws, uint32_t window,
 
         __builtin_prefetch(blk);
         __builtin_prefetch(blk + GENS - 1);
+        /* The open generation's index slot: row_add() writes it, a
+         * "maybe" reads it (rindex_find); a miss of its own, as large as
+         * the filters' once the index outgrows the cache. */
+        if (ws->rindex_cap)
+                __builtin_prefetch(
+                    &ws->rindex[id->lo & (ws->rindex_cap - 1)], 1);
 }
 
 int dedup_windows_check(struct dedup_windows *ws, uint32_t window,

@@ -239,6 +239,8 @@ static const struct {
         {CONF_FLOW_MAX_IDS, "flow-max-ids = 1000000000", NULL, 1000000000},
         {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
         {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
+        {CONF_THREADS, "threads = 0", NULL, 0},
+        {CONF_THREADS, "threads = 64", NULL, 64},
         {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL,
          86400000},
         {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 0", NULL, 0},

@@ -218,6 +218,11 @@ static struct dedup_tracker *tracker_from(struct store *s, uint64_t max_ids,
 }
 
 /* One record: producer (NULL: no eos.* headers), epoch, seq, id. */
+/* Set: rec() hashes the id itself and prefetches, as the auditor's
+ * helper threads do (dedup_hdrs.id_hashed); the verdicts must not
+ * change. */
+static int prehash;
+
 static enum dedup_verdict rec(struct dedup_tracker *tr, uint32_t part,
                               int64_t offset, const char *producer,
                               int32_t epoch, int64_t seq, const char *id)
@@ -237,6 +242,11 @@ static enum dedup_verdict rec(struct dedup_tracker *tr, uint32_t part,
         if (id) {
                 h.id = id;
                 h.id_len = strlen(id);
+        }
+        if (prehash && id) {
+                dedup_id_hash(h.id, h.id_len, &h.id_hash);
+                h.id_hashed = 1;
+                dedup_tracker_prefetch(tr, part, &h);
         }
         return dedup_tracker_observe(tr, part, offset, &h);
 }
@@ -703,11 +713,22 @@ static void test_restore_checks(void **state)
         dedup_tracker_free(tr);
 }
 
+static void test_prehashed(void **state)
+{
+        prehash = 1;
+        test_cross_session(state);
+        test_topics_apart(state);
+        test_count_bound_exact(state);
+        test_restart(state);
+        prehash = 0;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hash_verification),
             cmocka_unit_test(test_cross_session),
+            cmocka_unit_test(test_prehashed),
             cmocka_unit_test(test_in_session_once),
             cmocka_unit_test(test_untracked_and_batch),
             cmocka_unit_test(test_scattered_firsts),

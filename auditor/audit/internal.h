@@ -23,9 +23,15 @@
  *   refresh.c partitions added while the audit runs (follow mode)
  *   resume.c  the fingerprint check when the audit resumes: a topic
  *             recreated or a log truncated starts a new incarnation
+ *   pool.c    --threads: helper threads that parse each batch's records
+ *             (audit_record_parse) and destroy the last batch's messages
  *
  * Everything here runs on the thread that calls audit_run(), but for
- * audit_stats_cb() (librdkafka's thread, see there).
+ * audit_stats_cb() (librdkafka's thread, see there) and the pool's
+ * helpers, which run audit_record_parse() and rd_kafka_message_destroy()
+ * only (loop.c).  The engine, the ledger and every verdict stay on the
+ * audit_run() thread, in each partition's order: the audit gives the
+ * same counts with any number of threads.
  */
 #ifndef EOSAUDIT_AUDIT_INTERNAL_H
 #define EOSAUDIT_AUDIT_INTERNAL_H
@@ -35,6 +41,7 @@
 
 #include "../access.h"
 #include "../audit.h"
+#include "pool.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000
 /* Metadata is asked for in steps of this; once this long has passed with
@@ -117,6 +124,9 @@ struct audit {
                                     when it was not among them */
         size_t txn_topic;        /* its index in topics; SIZE_MAX: off */
         uint64_t txn_bad;        /* its records that are no manifest */
+        /* --threads: the helpers that parse records and destroy messages
+         * (pool.h; loop.c) */
+        struct audit_pool *pool;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -144,8 +154,29 @@ int audit_caught_up(const struct audit *a);
 int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
 
 /* record.c */
-void audit_message(struct audit *a, rd_kafka_message_t *rkm, int64_t now,
-                   int *fatal, char *errstr, size_t errstr_size);
+#define AUDIT_VALUE_HASH_LEN 16
+/* One record as read from its message (audit_record_parse()): what the
+ * engine needs, computed by any thread; the verdict is the consumer
+ * thread's (audit_message()).  h's pointers are into the message's
+ * headers (and id_buf): valid while both live, and the struct must not
+ * be copied. */
+struct audit_rec {
+        struct dedup_hdrs h;
+        uint32_t part;  /* AUDIT_REC_NONE: an error or no part of ours */
+        uint32_t topic;
+        unsigned char id_buf[AUDIT_VALUE_HASH_LEN];
+};
+#define AUDIT_REC_NONE UINT32_MAX
+/* Parses rkm into r.  Reads only what no thread changes while a batch is
+ * classified (topics, the --dedup-key settings): safe on any thread. */
+void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
+                        struct audit_rec *r);
+/* Starts loading the id window's memory that classifying r will read. */
+void audit_record_prefetch(const struct audit *a, const struct audit_rec *r);
+/* The verdict of rkm, parsed into r (NULL: parsed here). */
+void audit_message(struct audit *a, rd_kafka_message_t *rkm,
+                   struct audit_rec *r, int64_t now, int *fatal,
+                   char *errstr, size_t errstr_size);
 struct ledger_part *audit_part_of(struct audit *a,
                                   const rd_kafka_message_t *rkm);
 /* The fingerprint of rkm (fingerprint.h). */

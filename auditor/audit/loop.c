@@ -11,6 +11,50 @@
 #include "internal.h"
 
 #define AUDIT_BATCH_MAX 10000 /* messages taken from the queue at once */
+/* Records per chunk of a batch handed to a thread: small enough that the
+ * consumer thread seldom waits for the first one, and that its parsed
+ * records are still in cache when it classifies them. */
+#define AUDIT_CHUNK 256
+/* The consumer thread starts loading the id window's filter block this
+ * many records ahead of the one it classifies (a cache miss each). */
+#define AUDIT_PREFETCH_AHEAD 8
+
+/*
+ * One job of the pool (pool.h): parse the batch's records into recs, and
+ * destroy the previous batch's messages (fingerprinted already).  Only
+ * audit_record_parse() and rd_kafka_message_destroy() run on the helpers.
+ */
+struct audit_batch {
+        struct audit *a;
+        rd_kafka_message_t **msgs;
+        struct audit_rec *recs;
+        size_t n;
+        rd_kafka_message_t **old;
+};
+
+static void audit_batch_chunk(void *opaque, size_t b, size_t e)
+{
+        struct audit_batch *jb = opaque;
+        size_t i;
+
+        for (i = b; i < e; i++)
+                if (i < jb->n)
+                        audit_record_parse(jb->a, jb->msgs[i], &jb->recs[i]);
+                else
+                        rd_kafka_message_destroy(jb->old[i - jb->n]);
+}
+
+static unsigned audit_threads(const struct audit *a)
+{
+        long cores;
+
+        if (a->conf.threads)
+                return a->conf.threads;
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        return cores < 1 ? 1 : cores > AUDIT_THREADS_MAX
+                                   ? AUDIT_THREADS_MAX
+                                   : (unsigned)cores;
+}
 
 static void audit_report_events(struct audit *a)
 {
@@ -123,22 +167,39 @@ static void audit_progress(struct audit *a, int64_t now, int final)
 
 int audit_run(struct audit *a, char *errstr, size_t errstr_size)
 {
-        rd_kafka_message_t **msgs;
+        rd_kafka_message_t **msgs, **old;
+        struct audit_rec *recs;
+        struct audit_batch jb;
+        size_t nold = 0;
         int fatal = 0, rc = -1;
         uint32_t i;
 
-        msgs = malloc(AUDIT_BATCH_MAX * sizeof(*msgs));
-        if (!msgs) {
+        msgs = malloc(2 * AUDIT_BATCH_MAX * sizeof(*msgs));
+        recs = malloc(AUDIT_BATCH_MAX * sizeof(*recs));
+        if (!msgs || !recs) {
+                free(msgs);
+                free(recs);
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
+        old = msgs + AUDIT_BATCH_MAX;
+        a->pool = audit_pool_new(audit_threads(a) - 1, errstr, errstr_size);
+        if (!a->pool) {
+                free(msgs);
+                free(recs);
+                return -1;
+        }
+        jb.a = a;
+        jb.recs = recs;
         for (i = 0; i < a->nparts; i++)
                 if (!a->conf.follow && a->parts[i].next_offset >= a->rt[i].end)
                         audit_mark_done(a, &a->parts[i]);
 
         while (!fatal && (!a->conf.run || *a->conf.run)) {
+                rd_kafka_message_t **swap;
                 ssize_t n, k;
                 int64_t now;
+                int pooled;
 
                 if (a->conf.follow && a->conf.drain && *a->conf.drain &&
                     audit_drain(a, errstr, errstr_size)) {
@@ -155,18 +216,54 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_publish(a, clock_wall_ms());
                         continue;
                 }
+                /* The last job (freeing the batch before it, in the
+                 * array msgs points at now) ends before msgs and jb are
+                 * reused. */
+                audit_pool_finish(a->pool);
                 n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
                                                  AUDIT_BATCH_MAX);
+                if (n < 0)
+                        n = 0;
                 now = clock_wall_ms();
                 dedup_tracker_begin(a->tr, now);
-                for (k = 0; k < n; k++)
-                        if (!fatal)
-                                audit_message(a, msgs[k], now, &fatal, errstr,
-                                              errstr_size);
+                /* The helpers parse this batch ahead of the verdicts
+                 * below, which stay on this thread in the batch's order
+                 * (each partition's order), and destroy the last one. */
+                jb.msgs = msgs;
+                jb.n = (size_t)n;
+                jb.old = old;
+                pooled = !audit_pool_start(a->pool, audit_batch_chunk, &jb,
+                                           (size_t)n + nold, AUDIT_CHUNK,
+                                           (size_t)n);
+                if (!pooled)
+                        for (k = 0; k < (ssize_t)nold; k++)
+                                rd_kafka_message_destroy(old[k]);
+                nold = 0;
+                for (k = 0; k < n && !fatal; k++) {
+                        if (pooled) {
+                                audit_pool_wait(a->pool, (size_t)k + 1);
+                                if (k + AUDIT_PREFETCH_AHEAD < n &&
+                                    audit_pool_done(a->pool,
+                                                    (size_t)k +
+                                                        AUDIT_PREFETCH_AHEAD))
+                                        audit_record_prefetch(
+                                            a, &recs[k + AUDIT_PREFETCH_AHEAD]);
+                        }
+                        audit_message(a, msgs[k], pooled ? &recs[k] : NULL,
+                                      now, &fatal, errstr, errstr_size);
+                }
+                /* Every record parsed (some may be left after a fatal
+                 * error); the helpers may still be freeing the last
+                 * batch: the next audit_pool_start() waits for that, so
+                 * it overlaps this thread's commit and the next poll. */
+                audit_pool_wait(a->pool, (size_t)n);
                 if (n > 0)
                         audit_fingerprint_batch(a, msgs, (size_t)n);
-                for (k = 0; k < n; k++)
-                        rd_kafka_message_destroy(msgs[k]);
+                /* Destroyed by the next job, or at the end. */
+                swap = old;
+                old = msgs;
+                msgs = swap;
+                nold = (size_t)n;
                 if (!fatal &&
                     access_watch_line(&a->watch, errstr, errstr_size)) {
                         a->refused = 1;
@@ -239,7 +336,12 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
         }
         rc = 0;
 out:
-        free(msgs);
+        audit_pool_free(a->pool);
+        a->pool = NULL;
+        while (nold > 0)
+                rd_kafka_message_destroy(old[--nold]);
+        free(msgs < old ? msgs : old);
+        free(recs);
         if (rc && a->refused)
                 rc = AUDIT_E_ACCESS;
         return rc;

@@ -8,16 +8,26 @@
 #include "../../base/log.h"
 #include "internal.h"
 
+/* The topic of rkt: its index, or ntopics. */
+static size_t audit_topic_find(const struct audit *a,
+                               const rd_kafka_topic_t *rkt)
+{
+        const char *name = rd_kafka_topic_name(rkt);
+        size_t t;
+
+        for (t = 0; t < a->ntopics; t++)
+                if (!strcmp(a->topics[t].name, name))
+                        break;
+        return t;
+}
+
 struct ledger_part *audit_part_of(struct audit *a,
                                   const rd_kafka_message_t *rkm)
 {
         size_t t;
 
         if (rkm->rkt != a->last_rkt) {
-                const char *name = rd_kafka_topic_name(rkm->rkt);
-                for (t = 0; t < a->ntopics; t++)
-                        if (!strcmp(a->topics[t].name, name))
-                                break;
+                t = audit_topic_find(a, rkm->rkt);
                 if (t == a->ntopics)
                         return NULL;
                 a->last_rkt = rkm->rkt;
@@ -35,8 +45,6 @@ struct ledger_part *audit_part_of(struct audit *a,
  * empty one; the two inner hashes keep key and value apart, so that
  * ("ab", "c") and ("a", "bc") differ.
  */
-#define AUDIT_VALUE_HASH_LEN 16
-
 static void audit_value_hash(const rd_kafka_message_t *rkm,
                              unsigned char out[AUDIT_VALUE_HASH_LEN])
 {
@@ -88,23 +96,23 @@ static void audit_identity(const struct audit *a,
         }
 }
 
-static void audit_record(struct audit *a, struct ledger_part *lp,
-                         const rd_kafka_message_t *rkm, int64_t now)
+void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
+                        struct audit_rec *r)
 {
-        struct audit_rt *rt = &a->rt[lp->part];
+        struct dedup_hdrs *h = &r->h;
         rd_kafka_headers_t *hdrs;
-        struct dedup_hdrs h;
-        unsigned char id_buf[AUDIT_VALUE_HASH_LEN];
+        size_t t;
 
-        /* Already in the ledger (a refetch after a seek), or past the
-         * scan's end: neither is audited now. */
-        if (rkm->offset < lp->next_offset)
+        r->part = AUDIT_REC_NONE;
+        if (rkm->err || !rkm->rkt)
                 return;
-        if (!a->conf.follow && rkm->offset >= rt->end) {
-                audit_mark_done(a, lp);
+        t = audit_topic_find(a, rkm->rkt);
+        if (t == a->ntopics || rkm->partition < 0 ||
+            rkm->partition >= a->topics[t].npart)
                 return;
-        }
-        dedup_hdrs_init(&h);
+        r->topic = (uint32_t)t;
+        r->part = a->topics[t].part_of[rkm->partition];
+        dedup_hdrs_init(h);
         if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
                 const char *name;
                 const void *val;
@@ -113,39 +121,71 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                                                      &size);
                      i++) {
                         name_len = strlen(name);
-                        dedup_hdrs_feed(&h, name, name_len, val, size);
+                        dedup_hdrs_feed(h, name, name_len, val, size);
                         /* The last occurrence counts, as for eos.*; a
                          * null or empty value is no id. */
                         if (a->id_src == AUDIT_ID_HEADER &&
                             name_len == a->id_header_len &&
                             !memcmp(name, a->id_header, name_len)) {
-                                h.id = val && size ? val : NULL;
-                                h.id_len = val ? size : 0;
+                                h->id = val && size ? val : NULL;
+                                h->id_len = val ? size : 0;
                         }
                 }
         }
-        audit_identity(a, rkm, &h, id_buf);
+        audit_identity(a, rkm, h, r->id_buf);
+        /* Hashed here, off the consumer thread when there are helpers;
+         * the same hash the engine would compute. */
+        if (h->id) {
+                dedup_id_hash(h->id, h->id_len, &h->id_hash);
+                h->id_hashed = 1;
+        }
         /* Verdicts run on the records' time (-1: none, the wall clock). */
-        h.ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+        h->ts_ms = rd_kafka_message_timestamp(rkm, NULL);
+}
+
+void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
+{
+        if (r->part != AUDIT_REC_NONE)
+                dedup_tracker_prefetch(a->tr, r->part, &r->h);
+}
+
+static void audit_record(struct audit *a, struct ledger_part *lp,
+                         const rd_kafka_message_t *rkm,
+                         struct audit_rec *r, int64_t now)
+{
+        struct audit_rt *rt = &a->rt[lp->part];
+        struct dedup_hdrs *h = &r->h;
+
+        /* flow.c and txn.c read the record's topic here. */
+        a->last_rkt = rkm->rkt;
+        a->last_topic = r->topic;
+        /* Already in the ledger (a refetch after a seek), or past the
+         * scan's end: neither is audited now. */
+        if (rkm->offset < lp->next_offset)
+                return;
+        if (!a->conf.follow && rkm->offset >= rt->end) {
+                audit_mark_done(a, lp);
+                return;
+        }
         /* How far the records' time runs behind the wall clock as they
          * are read (loop.c: the idle clock keeps that distance). */
-        if (h.ts_ms > 0)
-                a->rec_lag_ms = now > h.ts_ms ? now - h.ts_ms : 0;
+        if (h->ts_ms > 0)
+                a->rec_lag_ms = now > h->ts_ms ? now - h->ts_ms : 0;
         /* A flow's sink record is judged by lineage only: its eos.*
          * headers are the source writer's (flow.c). */
-        if (a->flow && audit_flow_record(a, lp, rkm->offset, &h)) {
-                int64_t ts = h.ts_ms;
-                dedup_hdrs_init(&h);
-                h.ts_ms = ts;
+        if (a->flow && audit_flow_record(a, lp, rkm->offset, h)) {
+                int64_t ts = h->ts_ms;
+                dedup_hdrs_init(h);
+                h->ts_ms = ts;
         }
-        dedup_tracker_observe(a->tr, lp->part, rkm->offset, &h);
+        dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
         if (a->conf.txn_manifests)
-                audit_txn_record(a, lp, rkm, &h);
+                audit_txn_record(a, lp, rkm, h);
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);
                 if (ts > 0 && ts <= now)
                         status_hist_observe(
-                            &a->view.topics[a->last_topic].latency,
+                            &a->view.topics[r->topic].latency,
                             (double)(now - ts) / 1000.0);
         }
         lp->next_offset = rkm->offset + 1;
@@ -163,16 +203,22 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
 }
 
 void audit_message(struct audit *a, rd_kafka_message_t *rkm,
-                   int64_t now, int *fatal, char *errstr,
-                   size_t errstr_size)
+                   struct audit_rec *r, int64_t now, int *fatal,
+                   char *errstr, size_t errstr_size)
 {
-        struct ledger_part *lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
+        struct ledger_part *lp;
+        struct audit_rec own;
 
         if (!rkm->err) {
-                if (lp)
-                        audit_record(a, lp, rkm, now);
+                if (!r) {
+                        audit_record_parse(a, rkm, &own);
+                        r = &own;
+                }
+                if (r->part != AUDIT_REC_NONE)
+                        audit_record(a, &a->parts[r->part], rkm, r, now);
                 return;
         }
+        lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
         if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp) {
                 struct audit_rt *rt = &a->rt[lp->part];
                 int64_t eof = rkm->offset;

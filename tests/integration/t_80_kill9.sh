@@ -7,7 +7,11 @@
 # round dies instead inside a ledger commit, after the batch's writes and
 # before COMMIT (EOSAUDIT_FAILPOINT_COMMIT=N, random N).  Commits are
 # frequent (--commit-records 2000, --commit-interval-ms 100), so most kills
-# land between, and some inside, the commits of a busy audit.
+# land between, and some inside, the commits of a busy audit.  Odd rounds
+# run --threads 2 (helpers parse and free while the consumer's thread
+# judges and commits), even rounds --threads 1, failpoint rounds too
+# (rounds 3, 9, ... with 2 threads, 6, 12, ... with 1): a ledger written
+# by one must be taken up exactly by the other; the final scan runs with 2.
 #
 # Ground truth is what the producers report (delivered, duplicates_injected,
 # gaps_injected, zombie_records).  Checked:
@@ -80,11 +84,13 @@ prev_records=0
 loop_start=$SECONDS
 for ((k = 1; k <= KILLS; k++)); do
         rlog="$IT_TMP/serve-$k.log"
+        threads=$((k % 2 ? 2 : 1))
         if ((k % 3 == 0)); then
                 fp=$((RANDOM % 8 + 1))
                 fp_rounds=$((fp_rounds + 1))
                 bg_start SERVE env EOSAUDIT_FAILPOINT_COMMIT="$fp" \
-                        "$EOSAUDIT" serve "${SERVE_ARGS[@]}" >"$rlog" 2>&1
+                        "$EOSAUDIT" serve "${SERVE_ARGS[@]}" \
+                        --threads "$threads" >"$rlog" 2>&1
                 wait_pid "$SERVE" 4
                 if [ "$WAIT_RC" = 124 ]; then
                         kill -KILL "$SERVE"
@@ -101,7 +107,7 @@ for ((k = 1; k <= KILLS; k++)); do
         else
                 ms=$((200 + RANDOM % 1301))
                 bg_start SERVE "$EOSAUDIT" serve "${SERVE_ARGS[@]}" \
-                        >"$rlog" 2>&1
+                        --threads "$threads" >"$rlog" 2>&1
                 sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
                 kill -0 "$SERVE" 2>/dev/null || {
                         cat "$rlog"
@@ -124,7 +130,7 @@ for ((k = 1; k <= KILLS; k++)); do
                 records=$((records + rec))
                 [ "$rec" = "$next" ] || bad="$bad [$p] records $rec next_offset $next;"
         done <<<"$rows"
-        log "round $k (+$((SECONDS - loop_start)) s): $how; ledger: $records records"
+        log "round $k (+$((SECONDS - loop_start)) s, --threads $threads): $how; ledger: $records records"
         [ -z "$bad" ] || assert_eq "round $k: records == next_offset per partition" "" "$bad"
         [ "$records" -ge "$prev_records" ] ||
                 assert_eq "round $k: ledger records not below the last round's" \
@@ -158,7 +164,7 @@ log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS," \
         "fenced $M_ZOMBIE"
 
 # --- the rest of the audit, and the verdict --------------------------------
-scan_json -t "$T" --db "$DB"
+scan_json -t "$T" --db "$DB" --threads 2
 assert_manifest_scan "after the kills"
 assert_scan producers 4
 ngap="$(json_get anomalies.gap)"
