@@ -54,6 +54,7 @@ BUILD="${BUILD:-build}"
 [[ "$BUILD" == /* ]] || BUILD="$ROOT/$BUILD"
 export BUILD
 OUT="$BUILD/test-output/integration"
+source "$IT_DIR/python.sh"
 TIMEOUT="${IT_TEST_TIMEOUT:-180}"
 export IT_RUN_ID="${IT_RUN_ID:-$(date +%s)-$$}"
 
