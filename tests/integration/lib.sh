@@ -78,6 +78,25 @@ create_topic() {
 
 broker_up() { "$KAFKA_SH" status >/dev/null 2>&1; }
 
+# --- container images --------------------------------------------------------
+
+# t_95 builds the eosaudit image from this tree, t_96 runs the same image
+# in the compose stack: built once per run.  image_built IMG notes that
+# IMG was just built; image_built_here IMG succeeds when it was, in this
+# run (run.sh's IT_RUN_ID; a test run alone has its own), and is still
+# the same image.
+IT_IMAGE_NOTE="$BUILD/test-output/integration/.image-built"
+image_built() {
+        echo "$IT_RUN_ID $1 $(podman image inspect --format '{{.Id}}' "$1" 2>/dev/null)" \
+                >"$IT_IMAGE_NOTE"
+}
+image_built_here() {
+        local run img id
+        { read -r run img id <"$IT_IMAGE_NOTE"; } 2>/dev/null || return 1
+        [ "$run" = "$IT_RUN_ID" ] && [ "$img" = "$1" ] && [ -n "$id" ] &&
+                [ "$(podman image inspect --format '{{.Id}}' "$1" 2>/dev/null)" = "$id" ]
+}
+
 # --- background processes -------------------------------------------------
 
 # bg_start VAR CMD...: runs CMD in the background and stores its pid in VAR.
