@@ -66,6 +66,10 @@ git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
         tar -C "$ROOT" --null -T - -cf - 2>/dev/null |
         podman exec -i "$C" tar -xf - -C /src || die "cannot copy the sources"
 
+# dpkg without an fsync per file, as in Docker's own Debian images
+# (docker-apt-speedup): the same packages, installed in less time.
+podman exec "$C" sh -c 'echo force-unsafe-io >/etc/dpkg/dpkg.cfg.d/unsafe-io' ||
+        die "cannot configure dpkg in the container"
 step apt-min "apt-get update -qq && apt-get install -y -qq --no-install-recommends make git ca-certificates" ||
         finish
 assert_true "no compiler in the fresh container yet" \
