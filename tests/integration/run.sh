@@ -201,7 +201,7 @@ echo "integration tests: $((SECONDS - suite_start))s, logs in $OUT"
 # The suite must stay well under make test's 20 minutes: where it goes.
 if [ ${#timings[@]} -gt 1 ]; then
         echo "slowest: $(printf '%s\n' "${timings[@]}" | sort -rn | head -n 8 |
-                awk '{ printf "%s%s %ss", NR > 1 ? ", " : "", $2, $1 }')"
+                awk '{ printf "%s%s %ss", (NR > 1 ? ", " : ""), $2, $1 }')"
 fi
 summary
 stop_broker
