@@ -57,14 +57,19 @@ step_start() {
         local what="$1"
         shift
         STEP_T0[$what]=$SECONDS
-        podman exec -w /src -e DEBIAN_FRONTEND=noninteractive "$C" \
-                bash -c "$*" >"$IT_TMP/$what.log" 2>&1 &
+        # Its own end time: step_end may come later.
+        { podman exec -w /src -e DEBIAN_FRONTEND=noninteractive "$C" \
+                bash -c "$*" >"$IT_TMP/$what.log" 2>&1
+          rc=$?
+          echo "$SECONDS" >"$IT_TMP/$what.end"
+          exit "$rc"; } &
         STEP_PID[$what]=$!
 }
 step_end() {
-        local what="$1" rc=0
+        local what="$1" rc=0 end
         wait "${STEP_PID[$what]}" || rc=$?
-        log "$what: exit $rc after $((SECONDS - STEP_T0[$what])) s"
+        end="$(cat "$IT_TMP/$what.end" 2>/dev/null)" || end=$SECONDS
+        log "$what: exit $rc after $((end - STEP_T0[$what])) s"
         [ "$rc" = 0 ] || tail -n 40 "$IT_TMP/$what.log" | sed 's/^/  /'
         assert_eq "$what: exit status" 0 "$rc"
         return "$rc"
