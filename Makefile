@@ -116,10 +116,13 @@ ifeq ($(SANITIZE),)
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test
 endif
 
-unit-test: $(TESTS) $(BUILD)/eosaudit
+# The programs run four at a time (tests/run_unit.sh): they mostly wait.
+# Built two jobs at a time unless make was given -j already.
+unit-test:
+	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
 	@./tests/check_layers.sh
-	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+	@./tests/run_unit.sh $(TESTS)
 
 integration-test: $(BUILD)/eosaudit
 	@BUILD=$(BUILD) ./tests/integration/run.sh

@@ -103,6 +103,7 @@ struct audit {
         size_t id_header_len;
         struct access_watch watch; /* refusals from error_cb */
         int refused;             /* the fatal error was a refusal */
+        int group_refused;       /* no lag commits any more (refusal.c) */
         int64_t rec_lag_ms;      /* wall clock minus the last record's
                                     timestamp, when it was read */
         /* The flow audit (flow.c); flow NULL: none. */

@@ -83,6 +83,9 @@ static void audit_kafka_commit(struct audit *a)
         rd_kafka_resp_err_t err;
         uint32_t i;
 
+        /* Nowhere to go: it would hold up the close (refusal.c). */
+        if (a->group_refused)
+                goto out;
         for (i = 0; i < a->nparts; i++)
                 if (a->parts[i].next_offset >= 0)
                         rd_kafka_topic_partition_list_add(
@@ -92,6 +95,7 @@ static void audit_kafka_commit(struct audit *a)
         err = rd_kafka_commit(a->rk, l, 1);
         if (err)
                 log_debug("kafka offset commit: %s", rd_kafka_err2str(err));
+out:
         rd_kafka_topic_partition_list_destroy(l);
 }
 

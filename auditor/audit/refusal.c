@@ -19,11 +19,21 @@ void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
         access_watch_note(&a->watch, (rd_kafka_resp_err_t)err, reason);
 }
 
+/*
+ * The group is refused (no Read ACL on it): the audit goes on, but it
+ * sends no more lag-visibility commits.  librdkafka parks a commit that
+ * finds no coordinator for session.timeout.ms (45 s by default), and
+ * rd_kafka_consumer_close(), and rd_kafka_destroy() even with
+ * RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE, wait for every parked commit: one
+ * commit sent after the refusal made a refused scan take 45 s to exit.
+ * A granted ACL takes effect at the next start.
+ */
 void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err)
 {
         char group[256] = "";
         size_t gsz = sizeof(group);
 
+        a->group_refused = 1;
         if (rd_kafka_conf_get(rd_kafka_conf(a->rk), "group.id", group,
                               &gsz) != RD_KAFKA_CONF_OK)
                 group[0] = '\0';

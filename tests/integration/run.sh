@@ -8,8 +8,9 @@
 # and then stops it again at the end, also on failure or interrupt.  Runs
 # each tests/integration/t_*.sh (or those whose name contains a PATTERN) in
 # order, each in its own bash with a time limit, its output in
-# $BUILD/test-output/integration/NAME.log.  Prints PASS/FAIL per test and
-# one last line "N passed, M failed"; exit 1 if any failed.
+# $BUILD/test-output/integration/NAME.log.  Prints PASS/FAIL per test with
+# its time, then the slowest eight and one last line "N passed, M failed";
+# exit 1 if any failed.
 #
 # The broker is the suite's own (broker.sh: 127.0.0.1:29092 or the next
 # free port pair, data in deploy/kafka/test/), never the demo broker of
@@ -54,11 +55,13 @@ BUILD="${BUILD:-build}"
 [[ "$BUILD" == /* ]] || BUILD="$ROOT/$BUILD"
 export BUILD
 OUT="$BUILD/test-output/integration"
+source "$IT_DIR/python.sh"
 TIMEOUT="${IT_TEST_TIMEOUT:-180}"
 export IT_RUN_ID="${IT_RUN_ID:-$(date +%s)-$$}"
 
 passed=0
 passed_names=()
+timings=()
 failed=0
 started_broker=0
 test_pid=
@@ -154,6 +157,7 @@ for t in "${tests[@]}"; do
         test_pid=
         thaw_broker
         secs=$((SECONDS - start))
+        timings+=("$secs $current")
         if [ "$rc" = 0 ]; then
                 echo "PASS $current (${secs}s)"
                 passed=$((passed + 1))
@@ -194,6 +198,11 @@ if [ ${#passed_names[@]} -gt 0 ] && [ "${IT_KEEP_TOPICS:-0}" != 1 ] &&
 fi
 
 echo "integration tests: $((SECONDS - suite_start))s, logs in $OUT"
+# The suite must stay well under make test's 20 minutes: where it goes.
+if [ ${#timings[@]} -gt 1 ]; then
+        echo "slowest: $(printf '%s\n' "${timings[@]}" | sort -rn | head -n 8 |
+                awk '{ printf "%s%s %ss", (NR > 1 ? ", " : ""), $2, $1 }')"
+fi
 summary
 stop_broker
 [ "$failed" = 0 ] || exit 1

@@ -29,9 +29,9 @@ if [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
 fi
 rm -f "$OUT/dashboard-1400.png" "$OUT/dashboard-420.png"
 
-# ~16 s of records at 1000/s, so that the page sees them come in (the
-# demo's audit starts some 10 s late on the mock cluster).
-bg_start DEMO "$EOSAUDIT" demo -n 16000 --rate 1000 --listen 127.0.0.1:0 \
+# ~8 s of records at 1000/s, so that the page (its polls every 250 ms
+# here, see dashboard.test.js) sees them come in.
+bg_start DEMO "$EOSAUDIT" demo -n 8000 --rate 1000 --listen 127.0.0.1:0 \
         -q >"$IT_TMP/demo.out" 2>"$IT_TMP/demo.err"
 URL=
 for ((i = 0; i < 300; i++)); do

@@ -28,6 +28,7 @@ T="$(name main)"
 start=$SECONDS
 "$PODMAN_SH" build "$IMG" >"$IT_TMP/build.log" 2>&1 ||
         { tail -n 40 "$IT_TMP/build.log"; die "the image does not build"; }
+image_built "$IMG"
 log "image built in $((SECONDS - start)) s (base $("$PODMAN_SH" base 2>/dev/null))"
 
 test_cleanup() {

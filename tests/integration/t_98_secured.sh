@@ -160,8 +160,15 @@ create_topic "$T" 2
 "$EOSAUDIT" produce -b "$BOOTSTRAP" -t "$T" --producer p -n 300 -q >/dev/null ||
         die "cannot fill $T"
 props "$IT_TMP/nogroup.properties" eosaudit "$PW_AUDIT" "group.id=eosaudit-98-nogroup"
+start=$SECONDS
 sscan "$IT_TMP/nogroup.properties" -t "$T"
 assert_eq "no DescribeConfigs: scan exit status" 0 "$SCAN_RC"
+# An offset commit sent after the group's refusal waited session.timeout.ms
+# (45 s) for a coordinator before the consumer could close.
+assert_true "no group ACL: the scan exits within 10 s ($((SECONDS - start)) s)" \
+        test $((SECONDS - start)) -le 10
+assert_true "no group ACL: one warning naming the group" \
+        test "$(grep -c "not authorized to use consumer group 'eosaudit-98-nogroup' (GROUP_AUTHORIZATION_FAILED)" <<<"$SCAN_ERR")" = 1
 assert_scan records_total 300
 assert_true "no DescribeConfigs: one warning naming it" \
         test "$(grep -c "not authorized to describe the configuration of topic '$T' (TOPIC_AUTHORIZATION_FAILED): grant DescribeConfigs on it to this principal; assuming it is not compacted" <<<"$SCAN_ERR")" = 1
