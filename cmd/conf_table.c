@@ -166,7 +166,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                       "its messages, while the consumer's thread gives "
                       "every verdict in each partition's order and writes "
                       "the ledger, so the counts are the same for any N; "
-                      "0 = one per core"},
+                      "0 = one per core less one, for librdkafka's broker "
+                      "thread (1 on 2 cores)"},
     [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",
                                "stall-timeout-ms", 0, CONF_T_INT, "N",
                                "30000", NULL, 1, 86400000, NULL, NULL,

@@ -50,7 +50,10 @@ static unsigned audit_threads(const struct audit *a)
 
         if (a->conf.threads)
                 return a->conf.threads;
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        /* One core is librdkafka's broker thread's: on 2 cores a helper
+         * only takes CPU from it and from the consumer (BENCHMARKS.md,
+         * section 1: 1 -> 2 threads x0.99 with ids, x0.83 without). */
+        cores = sysconf(_SC_NPROCESSORS_ONLN) - 1;
         return cores < 1 ? 1 : cores > AUDIT_THREADS_MAX
                                    ? AUDIT_THREADS_MAX
                                    : (unsigned)cores;
