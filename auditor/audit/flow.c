@@ -381,8 +381,11 @@ static void side_hold(struct audit *a, int role)
                                                   a->parts[p].partition);
                 rt->flow_held = 1;
         }
-        if (l->cnt)
-                rd_kafka_pause_partitions(a->rk, l);
+        if (!l->cnt) { /* every part of that side is at its end now */
+                rd_kafka_topic_partition_list_destroy(l);
+                return;
+        }
+        rd_kafka_pause_partitions(a->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
         a->flow_held_role = role;
         a->flow_info.holds++;
@@ -436,6 +439,12 @@ static void flow_pace(struct audit *a, int64_t now)
         struct dedup_flow_stats st;
         uint64_t max = a->conf.flow.max_ids, src, snk;
 
+        /* serve reads both sides at their heads, where the "other side
+         * at its end" test flips with every record: pacing there would
+         * pause and seek on every batch.  A serve that starts on a
+         * backlog is not paced. */
+        if (a->conf.follow)
+                return;
         dedup_flow_stats_get(a->flow, &st);
         src = st.c.outcome[DEDUP_FLOW_PENDING];  /* live only: retired */
         snk = st.c.outcome[DEDUP_FLOW_AWAITING]; /* ones were judged */
