@@ -486,8 +486,10 @@ out:
 /* Statements with ?1 = seq. */
 static const char flow_inc_drop_sql[] =
         "DELETE FROM flow_entries WHERE seq = ?1";
+/* live = 2: evidence of an old incarnation, never revived (an id of the
+ * new log is a new entry; schema/0010_flow_id_index.sql). */
 static const char flow_inc_evidence_sql[] =
-        "UPDATE flow_entries SET live = 0 WHERE seq = ?1";
+        "UPDATE flow_entries SET live = 2 WHERE seq = ?1";
 static const char flow_inc_prior_sql[] =
         "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
         "sink_partition = NULL, sink_offset = NULL, sink_topic_last = NULL, "
@@ -507,6 +509,37 @@ static int flow_inc_step(struct ledger *lg, const char *sql, int64_t seq,
                               errstr_size);
         sqlite3_finalize(st);
         return rc;
+}
+
+static int flow_inc_retired(struct ledger *lg, const char *topic,
+                            char *errstr, size_t errstr_size)
+{
+        static const char *const sql[] = {
+            "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
+            "sink_partition = NULL, sink_offset = NULL, sink_topic_last = "
+            "NULL, sink_partition_last = NULL, sink_offset_last = NULL, "
+            "sink_ts = NULL, due = 1, prior = 1 WHERE live = 0 AND "
+            "outcome = 'delivered' AND src_topic IS NOT NULL AND "
+            "src_topic != ?1 AND (sink_topic = ?1 OR sink_topic_last = ?1)",
+            "UPDATE flow_entries SET live = 2 WHERE live = 0 AND (src_topic "
+            "= ?1 OR sink_topic = ?1 OR sink_topic_last = ?1)",
+        };
+        sqlite3_stmt *st = NULL;
+        size_t k;
+        int rc;
+
+        for (k = 0; k < 2; k++) {
+                if (ledger_prepare(lg, sql[k], &st, errstr, errstr_size))
+                        return -1;
+                rc = ledger_step_done(
+                    lg, st,
+                    sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC),
+                    "cannot retire a flow entry", errstr, errstr_size);
+                sqlite3_finalize(st);
+                if (rc)
+                        return -1;
+        }
+        return 0;
 }
 
 int ledger_flow_incarnate(struct ledger *lg, const char *topic,
@@ -597,6 +630,13 @@ int ledger_flow_incarnate(struct ledger *lg, const char *topic,
         }
         sqlite3_finalize(st);
         st = NULL;
+        /* Entries retired past the bound (live = 0) follow the same rules
+         * as the live ones, so that a revival cannot reach into the old
+         * log: a delivered source record of another topic forgets its
+         * copies in it (prior), any other is evidence only (live = 2).
+         * Their verdicts and the retired counters stay as they are. */
+        if (flow_inc_retired(lg, topic, errstr, errstr_size))
+                goto out;
         if (!out->unjudged && !out->judged && !out->prior)
                 return 0;
         /* The figures for reports follow (the next commit rewrites them
@@ -703,7 +743,7 @@ int ledger_flow_evidence_foreach(struct ledger *lg, const char *outcome,
 
         if (ledger_prepare(
                 lg,
-                "SELECT seq, outcome, live, src_topic, src_partition, "
+                "SELECT seq, outcome, live = 1, src_topic, src_partition, "
                 "src_offset, src_ts, copies, sink_topic, sink_partition, "
                 "sink_offset, sink_topic_last, sink_partition_last, "
                 "sink_offset_last, sink_ts, id, id_len FROM flow_entries "
