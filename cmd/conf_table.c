@@ -146,10 +146,12 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_FLOW_MAX_IDS] = {CONF_FLOW_MAX_IDS, "flow-max-ids", "flow-max-ids",
                            0, CONF_T_INT, "N", "1000000", NULL, 1,
                            1000000000, NULL, NULL, CONF_ALL,
-                           "outstanding ids the flow audit holds (about 160 "
-                           "bytes of memory each); past it the oldest is "
-                           "judged as if due and forgotten, so keep it above "
-                           "what the processor can have in flight"},
+                           "outstanding ids the flow audit holds in memory "
+                           "(about 160 bytes each); past it the oldest is "
+                           "moved to the ledger and revived when its copy "
+                           "or source comes (one indexed ledger read per "
+                           "id not held): a bound costs time, not "
+                           "verdicts"},
     [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
                                  "commit-interval-ms", "commit-interval-ms",
                                  0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,

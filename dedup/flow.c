@@ -61,51 +61,18 @@ struct dedup_flow {
         size_t ndirty, cap_dirty;
         struct dedup_flow_view *retired;
         size_t nretired, cap_retired;
+        /* The retired list's ids: index + 1 of an id's latest view; 0:
+         * empty.  Emptied with the list (dedup_flow_dirty_clear). */
+        uint32_t *rslots;
+        size_t nrslots; /* power of two, >= 2 * cap_retired */
+        dedup_flow_lookup_cb *lookup;
+        void *lookup_opaque;
         int failed;
 };
 
 const int64_t dedup_flow_lat_bounds[DEDUP_FLOW_LAT_BUCKETS] = {
     1,    2,    5,     10,    20,    50,    100,    200,    500,    1000,
     2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000, INT64_MAX};
-
-static const char *const expect_names[] = {"exactly-one", "at-most-one",
-                                           "at-least-one"};
-static const char *const outcome_names[DEDUP_FLOW__OUTCOMES] = {
-    "pending", "delivered", "lost", "duplicated", "awaiting", "unexpected"};
-
-const char *dedup_flow_expect_name(enum dedup_flow_expect e)
-{
-        return (unsigned)e < 3 ? expect_names[e] : NULL;
-}
-
-int dedup_flow_expect_parse(const char *s, enum dedup_flow_expect *out)
-{
-        unsigned i;
-
-        for (i = 0; i < 3; i++)
-                if (!strcmp(s, expect_names[i])) {
-                        *out = (enum dedup_flow_expect)i;
-                        return 0;
-                }
-        return -1;
-}
-
-const char *dedup_flow_outcome_name(enum dedup_flow_outcome o)
-{
-        return (unsigned)o < DEDUP_FLOW__OUTCOMES ? outcome_names[o] : NULL;
-}
-
-int dedup_flow_outcome_parse(const char *s, enum dedup_flow_outcome *out)
-{
-        unsigned i;
-
-        for (i = 0; i < DEDUP_FLOW__OUTCOMES; i++)
-                if (!strcmp(s, outcome_names[i])) {
-                        *out = (enum dedup_flow_outcome)i;
-                        return 0;
-                }
-        return -1;
-}
 
 void dedup_flow_config_defaults(struct dedup_flow_config *c)
 {
@@ -440,6 +407,43 @@ static uint32_t ent_new(struct dedup_flow *fl, const struct dedup_id *id,
         return i;
 }
 
+/* The retired list's id table (see struct dedup_flow). */
+static size_t r_slot(const struct dedup_flow *fl, const struct dedup_id *id)
+{
+        size_t mask = fl->nrslots - 1, s = (size_t)id->lo & mask;
+
+        while (fl->rslots[s] &&
+               !id_eq(&fl->retired[fl->rslots[s] - 1].id, id))
+                s = (s + 1) & mask;
+        return s;
+}
+
+/* Records view k of the retired list as its id's latest. */
+static void r_put(struct dedup_flow *fl, size_t k)
+{
+        fl->rslots[r_slot(fl, &fl->retired[k].id)] = (uint32_t)k + 1;
+}
+
+static int r_grow(struct dedup_flow *fl, size_t n)
+{
+        uint32_t *ns, *old = fl->rslots;
+        size_t k, oldn = fl->nrslots;
+
+        if (n <= fl->nrslots)
+                return 0;
+        if (n > UINT32_MAX || !(ns = calloc(n, sizeof(*ns))))
+                return -1;
+        fl->rslots = ns;
+        fl->nrslots = n;
+        /* The old table holds one index per id, its latest. */
+        for (k = 0; k < oldn; k++)
+                if (old[k])
+                        fl->rslots[r_slot(fl, &fl->retired[old[k] - 1].id)] =
+                            old[k];
+        free(old);
+        return 0;
+}
+
 /* Retires the oldest live entry: judged now, counted as retired. */
 static void retire_oldest(struct dedup_flow *fl)
 {
@@ -458,16 +462,17 @@ static void retire_oldest(struct dedup_flow *fl)
                 size_t n = fl->cap_retired ? fl->cap_retired * 2 : 64;
                 struct dedup_flow_view *r =
                     realloc(fl->retired, n * sizeof(*r));
-                if (!r) {
-                        fl->failed = 1;
-                } else {
+                if (r)
                         fl->retired = r;
+                if (!r || r_grow(fl, n * 2))
+                        fl->failed = 1;
+                else
                         fl->cap_retired = n;
-                }
         }
         if (fl->nretired < fl->cap_retired) {
                 v = &fl->retired[fl->nretired++];
                 view_of(fl, e, v);
+                r_put(fl, fl->nretired - 1);
         }
         h_del(fl, i);
         age_unlink(fl, i);
@@ -534,6 +539,7 @@ void dedup_flow_free(struct dedup_flow *fl)
         free(fl->frontier);
         free(fl->dirty);
         free(fl->retired);
+        free(fl->rslots);
         free(fl);
 }
 
@@ -542,16 +548,131 @@ int dedup_flow_failed(const struct dedup_flow *fl)
         return fl->failed;
 }
 
+/* Fills the new entry i (from ent_new) from v: fields and flags; queued
+ * when not yet due.  Not counted. */
+static void ent_fill(struct dedup_flow *fl, uint32_t i,
+                     const struct dedup_flow_view *v)
+{
+        struct flow_ent *e = &fl->ents[i];
+
+        e->id_len = v->id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)v->id_len;
+        e->seq = v->seq;
+        e->src_part = v->src_part;
+        e->src_offset = v->src_offset;
+        e->src_ts = v->src_ts;
+        e->copies = v->copies;
+        e->sink_part = v->sink_part;
+        e->sink_part_last = v->sink_part_last;
+        e->sink_offset = v->sink_offset;
+        e->sink_offset_last = v->sink_offset_last;
+        e->sink_ts = v->sink_ts;
+        e->born = v->born;
+        if (v->latency_done)
+                e->flags |= F_LAT;
+        if (v->prior && v->src_seen)
+                e->flags |= F_PRIOR;
+        if (v->src_seen) {
+                e->flags |= F_SRC;
+                if (v->due)
+                        e->flags |= F_DUE;
+                else if (!e->copies)
+                        q_push(fl, &fl->plists[e->src_part], i);
+        } else if (v->due) {
+                e->flags |= F_AGED;
+        } else {
+                q_push(fl, &fl->awaiting, i);
+        }
+}
+
+static int retired_any(const struct dedup_flow *fl)
+{
+        unsigned o;
+
+        for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
+                if (fl->st.retired.outcome[o])
+                        return 1;
+        return 0;
+}
+
+static void sub_clamp(uint64_t *c, uint64_t n)
+{
+        *c = *c > n ? *c - n : 0;
+}
+
+/* Takes a retired view's contribution out of the retired counters, by the
+ * outcome it was counted with (stored in the view). */
+static void retired_sub(struct dedup_flow *fl, const struct dedup_flow_view *v)
+{
+        struct dedup_flow_counts *c = &fl->st.retired;
+
+        if ((unsigned)v->outcome >= DEDUP_FLOW__OUTCOMES)
+                return;
+        sub_clamp(&c->outcome[v->outcome], v->src_seen ? 1 : v->copies);
+        if (v->outcome == DEDUP_FLOW_DUPLICATED && v->copies)
+                sub_clamp(&c->duplicate_copies, v->copies - 1);
+}
+
+/* A miss on id: was it retired?  The retired list (not yet persisted)
+ * first, then the caller's store (dedup_flow_set_lookup).  Found, it is
+ * revived: live again with its seq and fields, counted live instead of
+ * retired, the youngest entry (not yet dirty: the read that follows
+ * touches it).  Returns its index; NIL when not found, or on failure
+ * (fl->failed). */
+static uint32_t ent_revive(struct dedup_flow *fl, const struct dedup_id *id)
+{
+        struct dedup_flow_view v;
+        int found = 0, rc;
+        uint32_t i;
+
+        if (!retired_any(fl))
+                return NIL; /* nothing was ever retired: no lookup */
+        if (fl->nretired) {
+                size_t s = r_slot(fl, id);
+                if (fl->rslots[s]) {
+                        v = fl->retired[fl->rslots[s] - 1];
+                        found = 1;
+                }
+        }
+        if (!found && fl->lookup) {
+                memset(&v, 0, sizeof(v));
+                rc = fl->lookup(fl->lookup_opaque, id, &v);
+                if (rc < 0) {
+                        fl->failed = 1;
+                        return NIL;
+                }
+                found = rc > 0 && id_eq(&v.id, id);
+        }
+        if (!found)
+                return NIL;
+        if ((v.src_seen && parts_ensure(fl, v.src_part)) ||
+            (i = ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
+                fl->failed = 1;
+                return NIL;
+        }
+        ent_fill(fl, i, &v);
+        retired_sub(fl, &v);
+        acct(fl, &fl->ents[i], &fl->cur, +1);
+        return i;
+}
+
 /* The entry of an id read on either side: *fresh and a new numbered entry
- * when the id is unseen; NIL (the flow failed) when out of memory. */
+ * when the id is unseen, *revived when it was retired and is live again;
+ * NIL (the flow failed) when out of memory or a lookup failed. */
 static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
-                        size_t id_len, int *fresh)
+                        size_t id_len, int *fresh, int *revived)
 {
         struct dedup_id id;
         uint32_t i;
 
         dedup_id_hash(idb, id_len, &id);
         i = h_find(fl, &id);
+        *revived = 0;
+        if (i == NIL) {
+                i = ent_revive(fl, &id);
+                if (fl->failed)
+                        return NIL;
+                *revived = i != NIL;
+        }
         *fresh = i == NIL;
         if (i != NIL)
                 return i;
@@ -583,7 +704,7 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
 {
         struct flow_ent *e;
         uint32_t i;
-        int fresh;
+        int fresh, revived;
 
         if (fl->failed)
                 return -1;
@@ -598,14 +719,20 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
         fl->st.source_reads++;
         if (ts_ms > fl->st.source_clock)
                 fl->st.source_clock = ts_ms;
-        if ((i = ent_get(fl, idb, id_len, &fresh)) == NIL)
+        if ((i = ent_get(fl, idb, id_len, &fresh, &revived)) == NIL)
                 return -1;
         e = &fl->ents[i];
         if (!fresh) {
                 if (e->flags & F_SRC) {
-                        /* The source's own repeat: its audit says so. */
+                        /* The source's own repeat: its audit says so.  A
+                         * revived entry is live again: persisted so, and
+                         * the bound holds. */
                         fl->st.source_repeats++;
-                        return 0;
+                        if (revived) {
+                                touch(fl, i);
+                                retire_excess(fl);
+                        }
+                        return fl->failed ? -1 : 0;
                 }
                 acct(fl, e, &fl->cur, -1);
                 q_unlink(fl, i);
@@ -628,7 +755,7 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
 {
         struct flow_ent *e;
         uint32_t i;
-        int fresh;
+        int fresh, revived;
 
         if (fl->failed)
                 return -1;
@@ -639,7 +766,7 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
         fl->st.sink_reads++;
         if (ts_ms > fl->st.sink_clock)
                 fl->st.sink_clock = ts_ms;
-        if ((i = ent_get(fl, idb, id_len, &fresh)) == NIL)
+        if ((i = ent_get(fl, idb, id_len, &fresh, &revived)) == NIL)
                 return -1;
         e = &fl->ents[i];
         if (fresh) {
@@ -838,6 +965,8 @@ void dedup_flow_dirty_clear(struct dedup_flow *fl)
         for (k = 0; k < fl->ndirty; k++)
                 fl->ents[fl->dirty[k]].flags &= ~F_DIRTY;
         fl->ndirty = 0;
+        if (fl->nretired)
+                memset(fl->rslots, 0, fl->nrslots * sizeof(*fl->rslots));
         fl->nretired = 0;
 }
 
@@ -855,7 +984,6 @@ void dedup_flow_state_set(struct dedup_flow *fl,
 
 int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
 {
-        struct flow_ent *e;
         uint32_t i;
 
         if (h_find(fl, &v->id) != NIL)
@@ -865,36 +993,16 @@ int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
         i = ent_new(fl, &v->id, v->id_bytes, v->id_len);
         if (i == NIL)
                 return -1;
-        e = &fl->ents[i];
-        e->id_len = v->id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)v->id_len;
-        e->seq = v->seq;
-        e->src_part = v->src_part;
-        e->src_offset = v->src_offset;
-        e->src_ts = v->src_ts;
-        e->copies = v->copies;
-        e->sink_part = v->sink_part;
-        e->sink_part_last = v->sink_part_last;
-        e->sink_offset = v->sink_offset;
-        e->sink_offset_last = v->sink_offset_last;
-        e->sink_ts = v->sink_ts;
-        e->born = v->born;
-        if (v->latency_done)
-                e->flags |= F_LAT;
-        if (v->prior && v->src_seen)
-                e->flags |= F_PRIOR;
-        if (v->src_seen) {
-                e->flags |= F_SRC;
-                if (v->due)
-                        e->flags |= F_DUE;
-                else if (!e->copies)
-                        q_push(fl, &fl->plists[e->src_part], i);
-        } else if (v->due) {
-                e->flags |= F_AGED;
-        } else {
-                q_push(fl, &fl->awaiting, i);
-        }
-        acct(fl, e, &fl->cur, +1);
+        ent_fill(fl, i, v);
+        acct(fl, &fl->ents[i], &fl->cur, +1);
         return 0;
+}
+
+void dedup_flow_set_lookup(struct dedup_flow *fl, dedup_flow_lookup_cb *cb,
+                           void *opaque)
+{
+        fl->lookup = cb;
+        fl->lookup_opaque = opaque;
 }
 
 size_t dedup_flow_entry_bytes(void)
@@ -910,5 +1018,6 @@ size_t dedup_flow_memory(const struct dedup_flow *fl)
                (size_t)fl->nparts *
                    (sizeof(struct flow_list) + sizeof(int64_t)) +
                fl->cap_dirty * sizeof(uint32_t) +
-               fl->cap_retired * sizeof(struct dedup_flow_view);
+               fl->cap_retired * sizeof(struct dedup_flow_view) +
+               fl->nrslots * sizeof(uint32_t);
 }

@@ -45,15 +45,24 @@
  * Bounded memory: at most max_ids live entries.  Past it the oldest entry
  * (by arrival) is retired: judged as if due now (a pending source record
  * without a copy becomes LOST, an awaiting sink record UNEXPECTED) and
- * its contribution moves to the retired counters.  A sink copy of a
- * retired id that comes later is sink-only (UNEXPECTED once aged): keep
- * max_ids above the ids a processor can have in flight.  Cost:
+ * its contribution moves to the retired counters.  A retired entry is not
+ * forgotten: on a miss (an id read on either side with no live entry) the
+ * engine looks for it among the retired entries not yet persisted, then
+ * asks the caller's store (dedup_flow_set_lookup); found, it is revived -
+ * live again with its seq and fields, its contribution taken back out of
+ * the retired counters - and the record applies to it (a copy of a LOST
+ * source turns it DELIVERED, a source of an UNEXPECTED sink record too, a
+ * second copy of a DELIVERED one DUPLICATED).  So the bound costs a lookup
+ * per miss once something was retired, never a verdict; the revived entry
+ * is the youngest and may push another out.  Cost:
  * dedup_flow_entry_bytes() per live id (about 160 bytes with the hash
  * table; the number is measured by test_flow).
  *
  * Persistence, as for the tracker: after a batch the caller writes the
- * dirty entries (dedup_flow_dirty_foreach), the retired ones
- * (dedup_flow_retired) and dedup_flow_state_get(), all in one
+ * retired entries (dedup_flow_retired, in order: an id retired, revived
+ * and retired again is listed twice, the later view wins), then the dirty
+ * ones (dedup_flow_dirty_foreach: a revived entry is live again under
+ * the same seq) and dedup_flow_state_get(), all in one
  * transaction, then dedup_flow_dirty_clear().  After a restart it restores
  * the state (dedup_flow_state_set) and the live entries in seq order
  * (dedup_flow_restore).
@@ -219,6 +228,16 @@ void dedup_flow_state_set(struct dedup_flow *fl,
 /* Restores a live entry (not dirty); in seq order.  0, or -1 (memory, or
  * an id already there). */
 int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v);
+
+/* Where retired entries already persisted are found again: fills *out
+ * with the latest retired entry of id (outcome as it was counted, due set)
+ * and returns 1; 0 when there is none (or it names a part the flow does
+ * not know); -1 on failure (the flow is then failed).  Called only on a
+ * miss, once the retired counters are not all zero. */
+typedef int(dedup_flow_lookup_cb)(void *opaque, const struct dedup_id *id,
+                                  struct dedup_flow_view *out);
+void dedup_flow_set_lookup(struct dedup_flow *fl, dedup_flow_lookup_cb *cb,
+                           void *opaque);
 
 /* Bytes per live entry: the entry and its share of the hash table at the
  * table's highest load. */

@@ -24,6 +24,7 @@ struct fx {
         char dir[64];
         char path[96];
         struct ledger_part parts[3];
+        uint64_t max_ids; /* 0: the default */
 };
 
 static int fx_setup(void **state)
@@ -86,6 +87,8 @@ static void run_open(struct fx *fx, struct run *r)
                 assert_int_equal(dedup_tracker_part_add(r->tr, i, 0), 0);
         dedup_flow_config_defaults(&fc);
         fc.by_frontier = 1;
+        if (fx->max_ids)
+                fc.max_ids = fx->max_ids;
         r->fl = dedup_flow_new(&fc);
         assert_non_null(r->fl);
         assert_int_equal(ledger_flow_load(r->lg, r->fl, fx->parts, 3,
@@ -245,6 +248,80 @@ static void test_lost_batch_replayed(void **state)
         run_close(&r);
 }
 
+/* Past --flow-max-ids: entries retired and committed in one run are
+ * found again in the ledger by a later run and revived (a late copy of a
+ * LOST source, a second copy of a DELIVERED one), the revival persists,
+ * and a batch that dies uncommitted changes nothing. */
+static void test_revive_committed(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_flow_summary s;
+        struct seen sn = {0};
+        struct run r;
+        char err[256];
+
+        fx->max_ids = 2;
+        run_open(fx, &r);
+        src(&r, 1, 0, "a");
+        src(&r, 1, 1, "b");
+        src(&r, 1, 2, "c");
+        src(&r, 1, 3, "d");
+        sink(&r, 0, "z"); /* a, b, c retired: lost for now */
+        commit(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.lost, 3);
+        assert_int_equal(s.live, 2);
+        run_close(&r);
+
+        run_open(fx, &r);
+        sink(&r, 1, "a"); /* from the ledger: delivered; d retired */
+        sink(&r, 2, "d"); /* from the retired list; z retired */
+        src(&r, 2, 0, "z"); /* idem; a retired, delivered */
+        commit(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.lost, 2); /* b, c: still to come */
+        assert_int_equal(s.unexpected, 0);
+        assert_int_equal(s.delivered, 3);
+        assert_int_equal(s.live, 2);
+        run_close(&r);
+
+        run_open(fx, &r);
+        sink(&r, 3, "b"); /* this batch dies with the process */
+        sink(&r, 4, "a");
+        run_close(&r);
+
+        run_open(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.lost, 2);
+        assert_int_equal(s.delivered, 3);
+        sink(&r, 3, "b"); /* replayed */
+        sink(&r, 4, "a"); /* a second copy of a retired delivered id */
+        dedup_flow_frontier(r.fl, 1, 10);
+        dedup_flow_frontier(r.fl, 2, 10);
+        dedup_flow_finish(r.fl, 0);
+        commit(fx, &r);
+        run_close(&r);
+
+        run_open(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.source_records, 5);
+        assert_int_equal(s.delivered, 3);   /* b, d, z */
+        assert_int_equal(s.duplicated, 1);  /* a */
+        assert_int_equal(s.duplicate_copies, 1);
+        assert_int_equal(s.lost, 1);        /* c: a real loss */
+        assert_int_equal(s.unexpected, 0);
+        assert_int_equal(s.sink_records, 5);
+        assert_int_equal(s.lat_count, 4);
+        assert_int_equal(ledger_flow_evidence_foreach(r.lg, NULL, 0, -1,
+                                                      seen_cb, &sn, err,
+                                                      sizeof(err)),
+                         0);
+        assert_int_equal(sn.n, 2);
+        assert_int_equal(sn.lost, 1);
+        assert_int_equal(sn.dup, 1);
+        run_close(&r);
+}
+
 /* The topic recreated, as audit_resume_check() finds it, between runs. */
 static void incarnate(struct fx *fx, const char *topic)
 {
@@ -372,9 +449,50 @@ static void test_sink_reborn(void **state)
         run_close(&r);
 }
 
+/* Retired past the bound, then a topic's new incarnation: the retired
+ * rows follow the live rules, so no revival reaches into the old log. */
+static void test_retired_reborn(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_flow_summary s;
+        struct run r;
+        char err[256];
+
+        fx->max_ids = 1;
+        run_open(fx, &r);
+        src(&r, 1, 0, "a");
+        sink(&r, 0, "a"); /* delivered */
+        src(&r, 1, 1, "b"); /* a retired, delivered */
+        sink(&r, 1, "z"); /* b retired, lost for now */
+        commit(fx, &r);
+        run_close(&r);
+
+        incarnate(fx, "out");
+        run_open(fx, &r);
+        sink(&r, 0, "a"); /* re-delivered into the new sink: its first copy */
+        src(&r, 2, 0, "z"); /* z's copy went with the old sink: new entry */
+        dedup_flow_frontier(r.fl, 1, 10);
+        dedup_flow_frontier(r.fl, 2, 10);
+        dedup_flow_finish(r.fl, 0);
+        commit(fx, &r);
+        run_close(&r);
+
+        run_open(fx, &r);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.duplicated, 0);
+        assert_int_equal(s.delivered, 1); /* a */
+        assert_int_equal(s.lost, 2);      /* b (old verdict), z (new) */
+        assert_int_equal(s.unexpected, 0); /* z awaited: dropped unjudged */
+        run_close(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_revive_committed, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_retired_reborn, fx_setup,
+                                            fx_teardown),
             cmocka_unit_test_setup_teardown(test_roundtrip, fx_setup,
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_lost_batch_replayed,

@@ -297,22 +297,23 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
 
 /* serve: says when the flow's lost, duplicated or unexpected counts
  * grow (at most every 5 s), as the live anomaly lines do for topics. */
-/* Entries judged early by --flow-max-ids as lost or unexpected: their
- * verdict may be wrong (the copy or the source was still to come).  A
- * scan reads the sources and the sinks at their own paces, so what is
- * outstanding between them can reach the topics' size. */
+/* Entries retired past --flow-max-ids that still read lost or unexpected
+ * at the end of a scan.  Their verdicts stand: a retired entry is revived
+ * when its copy or its source comes (dedup/flow.h, "Bounded memory"), so
+ * these are ids whose counterpart the scan never read.  Said once, only
+ * so that a reader knows their evidence is in the ledger's retired rows. */
 static void flow_early_say(struct audit *a)
 {
-        uint64_t n = flow_retired_bad(a) - a->flow_early0;
+        uint64_t n = flow_retired_bad(a);
 
+        n = n > a->flow_early0 ? n - a->flow_early0 : 0;
         if (!n || a->flow_early_said)
                 return;
         a->flow_early_said = 1;
-        log_warn("flow: %" PRIu64 " id(s) were judged lost or unexpected "
-                 "early, when --flow-max-ids (%" PRIu64 ") was reached: "
-                 "those verdicts may be wrong.  Raise --flow-max-ids above "
-                 "the ids outstanding between sources and sinks (for a "
-                 "scan from the start, the records of the sources)",
+        log_info("flow: %" PRIu64 " lost or unexpected id(s) were retired "
+                 "past --flow-max-ids (%" PRIu64 ") and their copy or "
+                 "source never came: their verdicts stand (a later copy or "
+                 "source revives them)",
                  n, a->conf.flow.max_ids);
 }
 
@@ -479,7 +480,6 @@ void audit_flow_poll(struct audit *a, int64_t now)
         dedup_flow_tick(a->flow);
         if (a->conf.follow) {
                 flow_say(a, now);
-                flow_early_say(a);
         }
 }
 

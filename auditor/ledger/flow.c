@@ -246,25 +246,14 @@ int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
                          "and its state is not trustworthy");
                 return -1;
         }
-        /* Retired first: an id retired and seen again in the same batch
-         * is a new entry with a new seq, written after. */
+        /* Retired first, every outcome (a retired entry may be revived
+         * by a later record: schema/0010_flow_id_index.sql); then the
+         * dirty ones, among them the revived, live again under the same
+         * seq. */
         r = dedup_flow_retired(lg->flow, &n);
-        for (i = 0; i < n; i++) {
-                if (r[i].outcome == DEDUP_FLOW_LOST ||
-                    r[i].outcome == DEDUP_FLOW_DUPLICATED ||
-                    r[i].outcome == DEDUP_FLOW_UNEXPECTED) {
-                        if (flow_put(lg, &r[i], 0, errstr, errstr_size))
-                                return -1;
-                } else {
-                        sqlite3_stmt *st = lg->st[LEDGER_ST_FLOW_DEL];
-                        if (ledger_step_done(
-                                lg, st,
-                                sqlite3_bind_int64(st, 1, (int64_t)r[i].seq),
-                                "cannot delete a flow entry", errstr,
-                                errstr_size))
-                                return -1;
-                }
-        }
+        for (i = 0; i < n; i++)
+                if (flow_put(lg, &r[i], 0, errstr, errstr_size))
+                        return -1;
         if (dedup_flow_dirty_foreach(lg->flow, flow_put_cb, &w))
                 return -1;
         return flow_state_put(lg, now_ms, errstr, errstr_size);
@@ -355,6 +344,84 @@ static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
         return 0;
 }
 
+/* A row of flow_entries, columns as LEDGER_ST_FLOW_FIND's, into *v.
+ * Returns 0, or 1 when it names a topic or partition not in this flow. */
+static int row_view(const struct ledger *lg, sqlite3_stmt *st,
+                    struct dedup_flow_view *v, size_t *hint)
+{
+        const char *o;
+        int n;
+
+        memset(v, 0, sizeof(*v));
+        v->seq = (uint64_t)sqlite3_column_int64(st, 0);
+        v->id.lo = (uint64_t)sqlite3_column_int64(st, 1);
+        v->id.hi = (uint64_t)sqlite3_column_int64(st, 2);
+        v->src_seen = sqlite3_column_type(st, 3) != SQLITE_NULL;
+        v->src_part = part_find(lg, sqlite3_column_text(st, 3),
+                                sqlite3_column_int64(st, 4), hint);
+        v->src_offset = sqlite3_column_int64(st, 5);
+        v->src_ts = sqlite3_column_int64(st, 6);
+        v->copies = (uint32_t)sqlite3_column_int64(st, 7);
+        v->sink_part = part_find(lg, sqlite3_column_text(st, 8),
+                                 sqlite3_column_int64(st, 9), hint);
+        v->sink_offset = sqlite3_column_int64(st, 10);
+        v->sink_part_last = part_find(lg, sqlite3_column_text(st, 11),
+                                      sqlite3_column_int64(st, 12), hint);
+        v->sink_offset_last = sqlite3_column_int64(st, 13);
+        v->sink_ts = sqlite3_column_int64(st, 14);
+        v->born = (uint64_t)sqlite3_column_int64(st, 15);
+        v->due = sqlite3_column_int(st, 16);
+        v->latency_done = sqlite3_column_int(st, 17);
+        n = sqlite3_column_bytes(st, 18);
+        if (n > DEDUP_FLOW_ID_KEEP)
+                n = DEDUP_FLOW_ID_KEEP;
+        if (n > 0)
+                memcpy(v->id_bytes, sqlite3_column_blob(st, 18), (size_t)n);
+        v->id_len = (size_t)sqlite3_column_int64(st, 19);
+        v->prior = sqlite3_column_int(st, 20);
+        o = (const char *)sqlite3_column_text(st, 21);
+        if (!o || dedup_flow_outcome_parse(o, &v->outcome))
+                v->outcome = DEDUP_FLOW__OUTCOMES; /* counted by nothing */
+        if ((v->src_seen && v->src_part == UINT32_MAX) ||
+            (v->copies && (v->sink_part == UINT32_MAX ||
+                           v->sink_part_last == UINT32_MAX)))
+                return 1;
+        return 0;
+}
+
+/* dedup_flow_lookup_cb: the latest retired row of id.  One indexed read
+ * (schema/0010_flow_id_index.sql) on the writer handle, so it sees what
+ * this process committed; what it retired since is in the engine's own
+ * retired list, searched first. */
+static int ledger_flow_lookup(void *opaque, const struct dedup_id *id,
+                              struct dedup_flow_view *out)
+{
+        struct ledger *lg = opaque;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_FLOW_FIND];
+        size_t hint = 0;
+        int brc, src, rc = -1;
+
+        brc = sqlite3_bind_int64(st, 1, (int64_t)id->lo);
+        brc |= sqlite3_bind_int64(st, 2, (int64_t)id->hi);
+        if (brc != SQLITE_OK)
+                goto out;
+        src = sqlite3_step(st);
+        if (src == SQLITE_DONE)
+                rc = 0;
+        else if (src == SQLITE_ROW)
+                rc = row_view(lg, st, out, &hint) ? 0 : 1;
+out:
+        if (rc < 0 && !lg->lookup_failed) {
+                lg->lookup_failed = 1;
+                snprintf(lg->lookup_err, sizeof(lg->lookup_err),
+                         "cannot look up a retired flow entry in the "
+                         "ledger: %s",
+                         sqlite3_errmsg(lg->db));
+        }
+        sqlite3_reset(st);
+        return rc;
+}
+
 int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                      const struct ledger_part *parts, size_t nparts,
                      const char *expect, char *errstr, size_t errstr_size)
@@ -375,47 +442,15 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                            "sink_topic, sink_partition, sink_offset, "
                            "sink_topic_last, sink_partition_last, "
                            "sink_offset_last, sink_ts, born, due, "
-                           "latency_done, id, id_len, prior FROM "
-                           "flow_entries "
+                           "latency_done, id, id_len, prior, outcome "
+                           "FROM flow_entries "
                            "WHERE live = 1 ORDER BY seq",
                            &st, errstr, errstr_size))
                 return -1;
         while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-                int n;
-                memset(&v, 0, sizeof(v));
-                v.seq = (uint64_t)sqlite3_column_int64(st, 0);
-                v.id.lo = (uint64_t)sqlite3_column_int64(st, 1);
-                v.id.hi = (uint64_t)sqlite3_column_int64(st, 2);
-                v.src_seen = sqlite3_column_type(st, 3) != SQLITE_NULL;
-                v.src_part = part_find(lg, sqlite3_column_text(st, 3),
-                                       sqlite3_column_int64(st, 4), &hint);
-                v.src_offset = sqlite3_column_int64(st, 5);
-                v.src_ts = sqlite3_column_int64(st, 6);
-                v.copies = (uint32_t)sqlite3_column_int64(st, 7);
-                v.sink_part = part_find(lg, sqlite3_column_text(st, 8),
-                                        sqlite3_column_int64(st, 9), &hint);
-                v.sink_offset = sqlite3_column_int64(st, 10);
-                v.sink_part_last =
-                    part_find(lg, sqlite3_column_text(st, 11),
-                              sqlite3_column_int64(st, 12), &hint);
-                v.sink_offset_last = sqlite3_column_int64(st, 13);
-                v.sink_ts = sqlite3_column_int64(st, 14);
-                v.born = (uint64_t)sqlite3_column_int64(st, 15);
-                v.due = sqlite3_column_int(st, 16);
-                v.latency_done = sqlite3_column_int(st, 17);
-                n = sqlite3_column_bytes(st, 18);
-                if (n > DEDUP_FLOW_ID_KEEP)
-                        n = DEDUP_FLOW_ID_KEEP;
-                if (n > 0)
-                        memcpy(v.id_bytes, sqlite3_column_blob(st, 18),
-                               (size_t)n);
-                v.id_len = (size_t)sqlite3_column_int64(st, 19);
-                v.prior = sqlite3_column_int(st, 20);
                 /* A topic no longer in the flow: its entry cannot be
                  * judged by this run. */
-                if ((v.src_seen && v.src_part == UINT32_MAX) ||
-                    (v.copies && (v.sink_part == UINT32_MAX ||
-                                  v.sink_part_last == UINT32_MAX))) {
+                if (row_view(lg, st, &v, &hint)) {
                         dropped++;
                         continue;
                 }
@@ -436,6 +471,7 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                 log_warn("flow: %zu stored entries name a topic or partition "
                          "that is not in this flow; they are left out",
                          dropped);
+        dedup_flow_set_lookup(fl, ledger_flow_lookup, lg);
         lg->flow = fl;
         rc = 0;
 out:
@@ -450,8 +486,10 @@ out:
 /* Statements with ?1 = seq. */
 static const char flow_inc_drop_sql[] =
         "DELETE FROM flow_entries WHERE seq = ?1";
+/* live = 2: evidence of an old incarnation, never revived (an id of the
+ * new log is a new entry; schema/0010_flow_id_index.sql). */
 static const char flow_inc_evidence_sql[] =
-        "UPDATE flow_entries SET live = 0 WHERE seq = ?1";
+        "UPDATE flow_entries SET live = 2 WHERE seq = ?1";
 static const char flow_inc_prior_sql[] =
         "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
         "sink_partition = NULL, sink_offset = NULL, sink_topic_last = NULL, "
@@ -471,6 +509,37 @@ static int flow_inc_step(struct ledger *lg, const char *sql, int64_t seq,
                               errstr_size);
         sqlite3_finalize(st);
         return rc;
+}
+
+static int flow_inc_retired(struct ledger *lg, const char *topic,
+                            char *errstr, size_t errstr_size)
+{
+        static const char *const sql[] = {
+            "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
+            "sink_partition = NULL, sink_offset = NULL, sink_topic_last = "
+            "NULL, sink_partition_last = NULL, sink_offset_last = NULL, "
+            "sink_ts = NULL, due = 1, prior = 1 WHERE live = 0 AND "
+            "outcome = 'delivered' AND src_topic IS NOT NULL AND "
+            "src_topic != ?1 AND (sink_topic = ?1 OR sink_topic_last = ?1)",
+            "UPDATE flow_entries SET live = 2 WHERE live = 0 AND (src_topic "
+            "= ?1 OR sink_topic = ?1 OR sink_topic_last = ?1)",
+        };
+        sqlite3_stmt *st = NULL;
+        size_t k;
+        int rc;
+
+        for (k = 0; k < 2; k++) {
+                if (ledger_prepare(lg, sql[k], &st, errstr, errstr_size))
+                        return -1;
+                rc = ledger_step_done(
+                    lg, st,
+                    sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC),
+                    "cannot retire a flow entry", errstr, errstr_size);
+                sqlite3_finalize(st);
+                if (rc)
+                        return -1;
+        }
+        return 0;
 }
 
 int ledger_flow_incarnate(struct ledger *lg, const char *topic,
@@ -561,6 +630,13 @@ int ledger_flow_incarnate(struct ledger *lg, const char *topic,
         }
         sqlite3_finalize(st);
         st = NULL;
+        /* Entries retired past the bound (live = 0) follow the same rules
+         * as the live ones, so that a revival cannot reach into the old
+         * log: a delivered source record of another topic forgets its
+         * copies in it (prior), any other is evidence only (live = 2).
+         * Their verdicts and the retired counters stay as they are. */
+        if (flow_inc_retired(lg, topic, errstr, errstr_size))
+                goto out;
         if (!out->unjudged && !out->judged && !out->prior)
                 return 0;
         /* The figures for reports follow (the next commit rewrites them
@@ -667,7 +743,7 @@ int ledger_flow_evidence_foreach(struct ledger *lg, const char *outcome,
 
         if (ledger_prepare(
                 lg,
-                "SELECT seq, outcome, live, src_topic, src_partition, "
+                "SELECT seq, outcome, live = 1, src_topic, src_partition, "
                 "src_offset, src_ts, copies, sink_topic, sink_partition, "
                 "sink_offset, sink_topic_last, sink_partition_last, "
                 "sink_offset_last, sink_ts, id, id_len FROM flow_entries "

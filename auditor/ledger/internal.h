@@ -86,8 +86,8 @@ enum ledger_stmt {
         LEDGER_ST_COUNTS_PUT,
         LEDGER_ST_COUNTS_ALL,
         LEDGER_ST_FLOW_PUT,   /* flow.c */
-        LEDGER_ST_FLOW_DEL,
         LEDGER_ST_FLOW_STATE,
+        LEDGER_ST_FLOW_FIND,
         LEDGER_ST_TXN_PUT,       /* txn.c */
         LEDGER_ST_TXN_DEL,
         LEDGER_ST__CNT

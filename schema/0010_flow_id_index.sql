@@ -1,0 +1,15 @@
+-- 0010_flow_id_index.sql - retired flow entries found again by id
+-- (dedup/flow.h "Bounded memory", ledger_flow_lookup() in
+-- auditor/ledger/flow.c).
+--
+-- An entry the engine retired past --flow-max-ids stays a row with
+-- live = 0, whatever its outcome (delivered ones too, from this version
+-- on: a second copy of a retired delivered id must read as a duplicate).
+-- When an id shows up again on either side with no live entry, the engine
+-- looks its retired row up by the id's hash and revives it: the row is
+-- written live = 1 again under the same seq at the next commit.
+-- live = 2: an entry judged in a topic's old incarnation
+-- (ledger_flow_incarnate), kept as evidence and never revived: an id of
+-- the new log is a new entry.  (Such rows written before this version
+-- have live = 0 and may be revived.)
+CREATE INDEX flow_entries_id ON flow_entries (id_lo, id_hi, live);
