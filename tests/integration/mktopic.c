@@ -10,10 +10,13 @@
  *
  * key=value are topic configurations (cleanup.policy=compact, ...).
  * Exits 0 once the topic exists (made now, or there before, as with
- * --if-not-exists) and the broker's metadata shows it with a leader on
- * every partition (PARTITIONS of them when made now); else prints why
- * and exits 1.
+ * --if-not-exists), the broker's metadata shows it with a leader on
+ * every partition (PARTITIONS of them when made now) and each leader
+ * answers ListOffsets (its log exists); else prints why and exits 1.
  */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +55,27 @@ static int mt_ready(rd_kafka_t *rk, const char *name, int want)
                     (want && t->partition_cnt != want))
                         continue;
                 rc = 1;
-                for (j = 0; j < t->partition_cnt; j++)
+                for (j = 0; j < t->partition_cnt; j++) {
+                        int64_t lo, hi;
                         if (t->partitions[j].err ||
-                            t->partitions[j].leader < 0)
+                            t->partitions[j].leader < 0) {
                                 rc = 0;
+                                break;
+                        }
+                        /* The controller names the leader before the
+                         * broker has made the partition's log (some 70 ms
+                         * later here): until then a produce is refused and
+                         * retried.  A test's producer that starts in that
+                         * window once saw two acknowledged records missing
+                         * (t_84): ready means the leader answers
+                         * ListOffsets, as it did after TopicCommand's
+                         * 2.5 s. */
+                        if (rd_kafka_query_watermark_offsets(
+                                rk, name, j, &lo, &hi, 2000)) {
+                                rc = 0;
+                                break;
+                        }
+                }
         }
         rd_kafka_metadata_destroy(md);
         return rc;
