@@ -905,6 +905,19 @@ void dedup_flow_stats_get(const struct dedup_flow *fl,
         st->lat_max_ms = st->lat_count ? fl->st.lat_max_ms : -1;
 }
 
+void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
+                            uint64_t *awaiting)
+{
+        /* Live + retired, as in dedup_flow_stats_get() (a retired entry
+         * is judged: neither outcome counts any). */
+        if (pending)
+                *pending = fl->cur.outcome[DEDUP_FLOW_PENDING] +
+                           fl->st.retired.outcome[DEDUP_FLOW_PENDING];
+        if (awaiting)
+                *awaiting = fl->cur.outcome[DEDUP_FLOW_AWAITING] +
+                            fl->st.retired.outcome[DEDUP_FLOW_AWAITING];
+}
+
 int dedup_flow_foreach(const struct dedup_flow *fl,
                        enum dedup_flow_outcome o, dedup_flow_cb *cb,
                        void *opaque)
