@@ -123,6 +123,10 @@ struct producer_result {
                                  replayed copies and zombie records
                                  (committed, if transactional) */
         uint64_t failed;      /* records meant to be visible that are not */
+        uint64_t unconfirmed; /* writes reported delivered without an
+                                 offset (acked implicitly by librdkafka,
+                                 producer.c): maybe visible, maybe not;
+                                 in neither delivered nor failed */
         uint64_t aborted;     /* writes in aborted transactions */
         uint64_t transactions;        /* committed */
         uint64_t aborted_transactions;
