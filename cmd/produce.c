@@ -36,14 +36,18 @@ static void produce_usage(FILE *f)
               "aborted_transactions=A\n"
               "  zombie_records=Z zombie_fenced=0|1 zombie_epoch=E "
               "redelivered_injected=R\n"
-              "  restarts=S stopped=0|1 elapsed_ms=MS\n"
+              "  restarts=S stopped=0|1 elapsed_ms=MS unconfirmed=U\n"
               "delivered counts visible writes (records, duplicates, replayed "
               "copies,\n"
               "zombie writes); epoch and pid are the last session's.\n"
+              "unconfirmed counts writes librdkafka reported delivered "
+              "without an offset\n"
+              "(acked implicitly after an earlier batch failed): they may be "
+              "missing.\n"
               "SIGINT/SIGTERM stop producing; the run still flushes and "
               "reports.\n"
-              "Exit status: 0 all delivered, 1 some records not delivered or a "
-              "run-time\n"
+              "Exit status: 0 all delivered, 1 some records not delivered (or "
+              "unconfirmed) or a run-time\n"
               "error, 2 usage or configuration error.\n",
               f);
 }
@@ -170,6 +174,13 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
         }
         if (r != 0)
                 fprintf(stderr, "produce: %s\n", errstr);
+        if (res.unconfirmed)
+                fprintf(stderr,
+                        "produce: %llu record(s) were reported delivered "
+                        "without an offset (librdkafka acked them "
+                        "implicitly after an earlier batch failed): they "
+                        "may be missing from the log\n",
+                        (unsigned long long)res.unconfirmed);
         producer_result_format(&res, 0, line, sizeof(line));
         fprintf(stderr, "produce: %s\n", line);
         if (conf_int(&c, CONF_PRODUCE_JSON)) {
@@ -177,8 +188,9 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
                 printf("%s\n", line);
                 fflush(stdout);
         }
-        status = r != 0 || res.failed > 0 ? CMD_EXIT_ANOMALIES
-                                          : CMD_EXIT_CLEAN;
+        status = r != 0 || res.failed > 0 || res.unconfirmed > 0
+                         ? CMD_EXIT_ANOMALIES
+                         : CMD_EXIT_CLEAN;
 out:
         for (i = 0; kv && kv[i]; i++)
                 free(kv[i]);

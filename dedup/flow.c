@@ -10,65 +10,13 @@
  *            first copy and not yet due, in offset order: what a frontier
  *            or the records' progress makes due
  *   awaiting sink-only entries not yet aged, in arrival order
+ * The retired entries (the list awaiting persistence, revival on a miss)
+ * are flow_spill.c's; what the two files share is flow_internal.h.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow.h"
-
-#define NIL UINT32_MAX
-
-#define F_LIVE 0x01u
-#define F_SRC 0x02u
-#define F_DUE 0x04u
-#define F_AGED 0x08u
-#define F_DIRTY 0x10u
-#define F_LAT 0x20u
-#define F_QUEUED 0x40u /* in a part list or the awaiting list */
-#define F_PRIOR 0x80u  /* delivered to a sink incarnation since retired */
-
-struct flow_ent {
-        struct dedup_id id;
-        int64_t src_offset, src_ts;
-        int64_t sink_offset, sink_offset_last, sink_ts;
-        uint64_t seq, born;
-        uint32_t src_part, sink_part, sink_part_last, copies;
-        uint32_t aprev, anext; /* age list; anext: free list when dead */
-        uint32_t qprev, qnext; /* part list or awaiting list */
-        uint32_t id_len;
-        unsigned flags;
-        unsigned char id_bytes[DEDUP_FLOW_ID_KEEP];
-};
-
-struct flow_list {
-        uint32_t head, tail;
-};
-
-struct dedup_flow {
-        struct dedup_flow_config conf;
-        struct flow_ent *ents;
-        uint32_t nents, cap_ents, free_head;
-        uint32_t *slots; /* index + 1; 0: empty */
-        size_t nslots;   /* power of two */
-        uint64_t live;
-        struct flow_list age, awaiting;
-        struct flow_list *plists; /* per source part */
-        int64_t *frontier;        /* per source part; -1: none */
-        uint32_t nparts;
-        struct dedup_flow_counts cur; /* of live entries */
-        struct dedup_flow_state st;
-        uint32_t *dirty;
-        size_t ndirty, cap_dirty;
-        struct dedup_flow_view *retired;
-        size_t nretired, cap_retired;
-        /* The retired list's ids: index + 1 of an id's latest view; 0:
-         * empty.  Emptied with the list (dedup_flow_dirty_clear). */
-        uint32_t *rslots;
-        size_t nrslots; /* power of two, >= 2 * cap_retired */
-        dedup_flow_lookup_cb *lookup;
-        void *lookup_opaque;
-        int failed;
-};
+#include "flow_internal.h"
 
 const int64_t dedup_flow_lat_bounds[DEDUP_FLOW_LAT_BUCKETS] = {
     1,    2,    5,     10,    20,    50,    100,    200,    500,    1000,
@@ -156,18 +104,13 @@ static void q_unlink(struct dedup_flow *fl, uint32_t i)
 /* Hash table                                                          */
 /* ------------------------------------------------------------------ */
 
-static int id_eq(const struct dedup_id *a, const struct dedup_id *b)
-{
-        return a->lo == b->lo && a->hi == b->hi;
-}
-
 static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id)
 {
         size_t mask = fl->nslots - 1, s = (size_t)id->lo & mask;
 
         while (fl->slots[s]) {
                 uint32_t i = fl->slots[s] - 1;
-                if (id_eq(&fl->ents[i].id, id))
+                if (dedup_flow_id_eq(&fl->ents[i].id, id))
                         return i;
                 s = (s + 1) & mask;
         }
@@ -249,8 +192,8 @@ static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
 }
 
 /* Adds (sign +1) or removes (-1) e's contribution to c. */
-static void acct(const struct dedup_flow *fl, const struct flow_ent *e,
-                 struct dedup_flow_counts *c, int sign)
+void dedup_flow_acct(const struct dedup_flow *fl, const struct flow_ent *e,
+                     struct dedup_flow_counts *c, int sign)
 {
         enum dedup_flow_outcome o = outcome_of(fl, e);
         uint64_t w = (e->flags & F_SRC) ? 1 : e->copies;
@@ -311,8 +254,8 @@ static void latency(struct dedup_flow *fl, struct flow_ent *e)
 /* Life of an entry                                                    */
 /* ------------------------------------------------------------------ */
 
-static void view_of(const struct dedup_flow *fl, const struct flow_ent *e,
-                    struct dedup_flow_view *v)
+void dedup_flow_ent_view(const struct dedup_flow *fl, const struct flow_ent *e,
+                         struct dedup_flow_view *v)
 {
         memset(v, 0, sizeof(*v));
         v->id = e->id;
@@ -337,7 +280,7 @@ static void view_of(const struct dedup_flow *fl, const struct flow_ent *e,
                e->id_len < DEDUP_FLOW_ID_KEEP ? e->id_len : DEDUP_FLOW_ID_KEEP);
 }
 
-static int parts_ensure(struct dedup_flow *fl, uint32_t part)
+int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
 {
         uint32_t n, k;
         struct flow_list *pl;
@@ -365,8 +308,8 @@ static int parts_ensure(struct dedup_flow *fl, uint32_t part)
 }
 
 /* A new, zeroed, live entry for id, in the hash table and the age list. */
-static uint32_t ent_new(struct dedup_flow *fl, const struct dedup_id *id,
-                        const void *idb, size_t id_len)
+uint32_t dedup_flow_ent_new(struct dedup_flow *fl, const struct dedup_id *id,
+                            const void *idb, size_t id_len)
 {
         struct flow_ent *e;
         uint32_t i;
@@ -407,73 +350,20 @@ static uint32_t ent_new(struct dedup_flow *fl, const struct dedup_id *id,
         return i;
 }
 
-/* The retired list's id table (see struct dedup_flow). */
-static size_t r_slot(const struct dedup_flow *fl, const struct dedup_id *id)
-{
-        size_t mask = fl->nrslots - 1, s = (size_t)id->lo & mask;
-
-        while (fl->rslots[s] &&
-               !id_eq(&fl->retired[fl->rslots[s] - 1].id, id))
-                s = (s + 1) & mask;
-        return s;
-}
-
-/* Records view k of the retired list as its id's latest. */
-static void r_put(struct dedup_flow *fl, size_t k)
-{
-        fl->rslots[r_slot(fl, &fl->retired[k].id)] = (uint32_t)k + 1;
-}
-
-static int r_grow(struct dedup_flow *fl, size_t n)
-{
-        uint32_t *ns, *old = fl->rslots;
-        size_t k, oldn = fl->nrslots;
-
-        if (n <= fl->nrslots)
-                return 0;
-        if (n > UINT32_MAX || !(ns = calloc(n, sizeof(*ns))))
-                return -1;
-        fl->rslots = ns;
-        fl->nrslots = n;
-        /* The old table holds one index per id, its latest. */
-        for (k = 0; k < oldn; k++)
-                if (old[k])
-                        fl->rslots[r_slot(fl, &fl->retired[old[k] - 1].id)] =
-                            old[k];
-        free(old);
-        return 0;
-}
-
 /* Retires the oldest live entry: judged now, counted as retired. */
 static void retire_oldest(struct dedup_flow *fl)
 {
         uint32_t i = fl->age.head;
         struct flow_ent *e = &fl->ents[i];
-        struct dedup_flow_view *v;
 
-        acct(fl, e, &fl->cur, -1);
+        dedup_flow_acct(fl, e, &fl->cur, -1);
         q_unlink(fl, i);
         if (e->flags & F_SRC)
                 e->flags |= F_DUE;
         else
                 e->flags |= F_AGED;
-        acct(fl, e, &fl->st.retired, +1);
-        if (fl->nretired == fl->cap_retired) {
-                size_t n = fl->cap_retired ? fl->cap_retired * 2 : 64;
-                struct dedup_flow_view *r =
-                    realloc(fl->retired, n * sizeof(*r));
-                if (r)
-                        fl->retired = r;
-                if (!r || r_grow(fl, n * 2))
-                        fl->failed = 1;
-                else
-                        fl->cap_retired = n;
-        }
-        if (fl->nretired < fl->cap_retired) {
-                v = &fl->retired[fl->nretired++];
-                view_of(fl, e, v);
-                r_put(fl, fl->nretired - 1);
-        }
+        dedup_flow_acct(fl, e, &fl->st.retired, +1);
+        dedup_flow_spill_push(fl, e);
         h_del(fl, i);
         age_unlink(fl, i);
         e->flags = 0;
@@ -492,13 +382,13 @@ static void make_due(struct dedup_flow *fl, uint32_t i)
 {
         struct flow_ent *e = &fl->ents[i];
 
-        acct(fl, e, &fl->cur, -1);
+        dedup_flow_acct(fl, e, &fl->cur, -1);
         q_unlink(fl, i);
         if (e->flags & F_SRC)
                 e->flags |= F_DUE;
         else
                 e->flags |= F_AGED;
-        acct(fl, e, &fl->cur, +1);
+        dedup_flow_acct(fl, e, &fl->cur, +1);
         touch(fl, i);
 }
 
@@ -550,8 +440,8 @@ int dedup_flow_failed(const struct dedup_flow *fl)
 
 /* Fills the new entry i (from ent_new) from v: fields and flags; queued
  * when not yet due.  Not counted. */
-static void ent_fill(struct dedup_flow *fl, uint32_t i,
-                     const struct dedup_flow_view *v)
+void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
+                         const struct dedup_flow_view *v)
 {
         struct flow_ent *e = &fl->ents[i];
 
@@ -584,77 +474,6 @@ static void ent_fill(struct dedup_flow *fl, uint32_t i,
         }
 }
 
-static int retired_any(const struct dedup_flow *fl)
-{
-        unsigned o;
-
-        for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
-                if (fl->st.retired.outcome[o])
-                        return 1;
-        return 0;
-}
-
-static void sub_clamp(uint64_t *c, uint64_t n)
-{
-        *c = *c > n ? *c - n : 0;
-}
-
-/* Takes a retired view's contribution out of the retired counters, by the
- * outcome it was counted with (stored in the view). */
-static void retired_sub(struct dedup_flow *fl, const struct dedup_flow_view *v)
-{
-        struct dedup_flow_counts *c = &fl->st.retired;
-
-        if ((unsigned)v->outcome >= DEDUP_FLOW__OUTCOMES)
-                return;
-        sub_clamp(&c->outcome[v->outcome], v->src_seen ? 1 : v->copies);
-        if (v->outcome == DEDUP_FLOW_DUPLICATED && v->copies)
-                sub_clamp(&c->duplicate_copies, v->copies - 1);
-}
-
-/* A miss on id: was it retired?  The retired list (not yet persisted)
- * first, then the caller's store (dedup_flow_set_lookup).  Found, it is
- * revived: live again with its seq and fields, counted live instead of
- * retired, the youngest entry (not yet dirty: the read that follows
- * touches it).  Returns its index; NIL when not found, or on failure
- * (fl->failed). */
-static uint32_t ent_revive(struct dedup_flow *fl, const struct dedup_id *id)
-{
-        struct dedup_flow_view v;
-        int found = 0, rc;
-        uint32_t i;
-
-        if (!retired_any(fl))
-                return NIL; /* nothing was ever retired: no lookup */
-        if (fl->nretired) {
-                size_t s = r_slot(fl, id);
-                if (fl->rslots[s]) {
-                        v = fl->retired[fl->rslots[s] - 1];
-                        found = 1;
-                }
-        }
-        if (!found && fl->lookup) {
-                memset(&v, 0, sizeof(v));
-                rc = fl->lookup(fl->lookup_opaque, id, &v);
-                if (rc < 0) {
-                        fl->failed = 1;
-                        return NIL;
-                }
-                found = rc > 0 && id_eq(&v.id, id);
-        }
-        if (!found)
-                return NIL;
-        if ((v.src_seen && parts_ensure(fl, v.src_part)) ||
-            (i = ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
-                fl->failed = 1;
-                return NIL;
-        }
-        ent_fill(fl, i, &v);
-        retired_sub(fl, &v);
-        acct(fl, &fl->ents[i], &fl->cur, +1);
-        return i;
-}
-
 /* The entry of an id read on either side: *fresh and a new numbered entry
  * when the id is unseen, *revived when it was retired and is live again;
  * NIL (the flow failed) when out of memory or a lookup failed. */
@@ -668,7 +487,7 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         i = h_find(fl, &id);
         *revived = 0;
         if (i == NIL) {
-                i = ent_revive(fl, &id);
+                i = dedup_flow_spill_revive(fl, &id);
                 if (fl->failed)
                         return NIL;
                 *revived = i != NIL;
@@ -676,7 +495,7 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         *fresh = i == NIL;
         if (i != NIL)
                 return i;
-        i = ent_new(fl, &id, idb, id_len);
+        i = dedup_flow_ent_new(fl, &id, idb, id_len);
         if (i == NIL) {
                 fl->failed = 1;
                 return NIL;
@@ -693,7 +512,7 @@ static int ent_settle(struct dedup_flow *fl, uint32_t i)
         struct flow_ent *e = &fl->ents[i];
 
         latency(fl, e);
-        acct(fl, e, &fl->cur, +1);
+        dedup_flow_acct(fl, e, &fl->cur, +1);
         touch(fl, i);
         retire_excess(fl);
         return fl->failed ? -1 : 0;
@@ -708,7 +527,7 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
 
         if (fl->failed)
                 return -1;
-        if (parts_ensure(fl, part)) {
+        if (dedup_flow_parts_ensure(fl, part)) {
                 fl->failed = 1;
                 return -1;
         }
@@ -734,7 +553,7 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
                         }
                         return fl->failed ? -1 : 0;
                 }
-                acct(fl, e, &fl->cur, -1);
+                dedup_flow_acct(fl, e, &fl->cur, -1);
                 q_unlink(fl, i);
         }
         e->flags |= F_SRC;
@@ -773,7 +592,7 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
                 e->born = fl->st.source_reads;
                 q_push(fl, &fl->awaiting, i);
         } else {
-                acct(fl, e, &fl->cur, -1);
+                dedup_flow_acct(fl, e, &fl->cur, -1);
                 /* A source record leaves its part list with its first
                  * copy: due no longer matters to it. */
                 if (e->flags & F_SRC)
@@ -795,7 +614,7 @@ void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,
 {
         struct flow_list *l;
 
-        if (fl->failed || parts_ensure(fl, part)) {
+        if (fl->failed || dedup_flow_parts_ensure(fl, part)) {
                 fl->failed = 1;
                 return;
         }
@@ -905,6 +724,19 @@ void dedup_flow_stats_get(const struct dedup_flow *fl,
         st->lat_max_ms = st->lat_count ? fl->st.lat_max_ms : -1;
 }
 
+void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
+                            uint64_t *awaiting)
+{
+        /* Live + retired, as in dedup_flow_stats_get() (a retired entry
+         * is judged: neither outcome counts any). */
+        if (pending)
+                *pending = fl->cur.outcome[DEDUP_FLOW_PENDING] +
+                           fl->st.retired.outcome[DEDUP_FLOW_PENDING];
+        if (awaiting)
+                *awaiting = fl->cur.outcome[DEDUP_FLOW_AWAITING] +
+                            fl->st.retired.outcome[DEDUP_FLOW_AWAITING];
+}
+
 int dedup_flow_foreach(const struct dedup_flow *fl,
                        enum dedup_flow_outcome o, dedup_flow_cb *cb,
                        void *opaque)
@@ -917,7 +749,7 @@ int dedup_flow_foreach(const struct dedup_flow *fl,
                 if (o != DEDUP_FLOW__OUTCOMES &&
                     outcome_of(fl, &fl->ents[i]) != o)
                         continue;
-                view_of(fl, &fl->ents[i], &v);
+                dedup_flow_ent_view(fl, &fl->ents[i], &v);
                 rc = cb(opaque, &v);
                 if (rc)
                         return rc;
@@ -938,19 +770,12 @@ int dedup_flow_dirty_foreach(const struct dedup_flow *fl, dedup_flow_cb *cb,
                  * its slot was reused: written once, as it is now. */
                 if (!(e->flags & F_LIVE) || !(e->flags & F_DIRTY))
                         continue;
-                view_of(fl, e, &v);
+                dedup_flow_ent_view(fl, e, &v);
                 rc = cb(opaque, &v);
                 if (rc)
                         return rc;
         }
         return 0;
-}
-
-const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,
-                                                 size_t *n)
-{
-        *n = fl->nretired;
-        return fl->retired;
 }
 
 int dedup_flow_dirty(const struct dedup_flow *fl)
@@ -965,9 +790,7 @@ void dedup_flow_dirty_clear(struct dedup_flow *fl)
         for (k = 0; k < fl->ndirty; k++)
                 fl->ents[fl->dirty[k]].flags &= ~F_DIRTY;
         fl->ndirty = 0;
-        if (fl->nretired)
-                memset(fl->rslots, 0, fl->nrslots * sizeof(*fl->rslots));
-        fl->nretired = 0;
+        dedup_flow_spill_clear(fl);
 }
 
 void dedup_flow_state_get(const struct dedup_flow *fl,
@@ -988,21 +811,14 @@ int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
 
         if (h_find(fl, &v->id) != NIL)
                 return -1;
-        if (v->src_seen && parts_ensure(fl, v->src_part))
+        if (v->src_seen && dedup_flow_parts_ensure(fl, v->src_part))
                 return -1;
-        i = ent_new(fl, &v->id, v->id_bytes, v->id_len);
+        i = dedup_flow_ent_new(fl, &v->id, v->id_bytes, v->id_len);
         if (i == NIL)
                 return -1;
-        ent_fill(fl, i, v);
-        acct(fl, &fl->ents[i], &fl->cur, +1);
+        dedup_flow_ent_fill(fl, i, v);
+        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
         return 0;
-}
-
-void dedup_flow_set_lookup(struct dedup_flow *fl, dedup_flow_lookup_cb *cb,
-                           void *opaque)
-{
-        fl->lookup = cb;
-        fl->lookup_opaque = opaque;
 }
 
 size_t dedup_flow_entry_bytes(void)

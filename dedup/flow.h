@@ -205,6 +205,12 @@ int dedup_flow_failed(const struct dedup_flow *fl);
 
 void dedup_flow_stats_get(const struct dedup_flow *fl,
                           struct dedup_flow_stats *st);
+/* The ids outstanding between the sides, as dedup_flow_stats_get() counts
+ * them in c.outcome[DEDUP_FLOW_PENDING] and [DEDUP_FLOW_AWAITING], without
+ * the rest (latency percentiles): what the consumer's pacing reads after
+ * every batch.  Either pointer may be NULL. */
+void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
+                            uint64_t *awaiting);
 
 /* Calls cb for every live entry whose outcome is o (any when o is
  * DEDUP_FLOW__OUTCOMES), in arrival order; cb returning non-zero stops. */

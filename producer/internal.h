@@ -48,6 +48,9 @@ struct producer_inst {
         /* Delivery reports, counted by producer_dr_cb() on this thread. */
         uint64_t dr_ok, dr_err;
         uint64_t dr_replay_ok; /* of replayed copies; also in dr_ok */
+        /* Successful reports without an offset (producer_dr_cb()): not
+         * in dr_ok. */
+        uint64_t dr_unconfirmed;
         /* Set while waiting for a stats callback with the broker's ids. */
         int want_stats;
         int64_t stats_pid;
@@ -60,12 +63,16 @@ struct producer_sent {
         int delivered; /* its last write has a successful delivery report */
 };
 
+/* Whether conf enables idempotence (enable.idempotence=true). */
+int producer_conf_idempotent(const rd_kafka_conf_t *conf);
+
 struct producer_ctx {
         const struct producer_opts *o;
         struct producer_result *res;
         rd_kafka_conf_t *conf; /* template; each instance gets a copy */
         size_t name_len;
         int32_t partition_cnt;
+        int idempotent; /* enable.idempotence (or transactional) */
         char *value; /* o->value_size bytes, shared by every record */
         int64_t *seq_saved; /* next_seq at the start of a transaction */
         /* Per partition, the last record stamped there in an earlier

@@ -12,7 +12,9 @@
  *    record.  Every injected gap is a skipped seq placed BEFORE a record of
  *    the same partition (the record takes next+1), so each gap counted in
  *    struct producer_result is visible to an auditor, including one on a
- *    partition's last record.  A record that fails leaves a gap too.
+ *    partition's last record.  A record that fails leaves a gap too, and
+ *    so may one counted unconfirmed (reported delivered with no offset:
+ *    struct producer_result, producer.c's delivery report callback).
  *  - An injected duplicate is the same record (partition, key, value,
  *    headers) produced again right after it: a new produce call that
  *    idempotence cannot catch.
@@ -123,6 +125,10 @@ struct producer_result {
                                  replayed copies and zombie records
                                  (committed, if transactional) */
         uint64_t failed;      /* records meant to be visible that are not */
+        uint64_t unconfirmed; /* writes reported delivered without an
+                                 offset (acked implicitly by librdkafka,
+                                 producer.c): maybe visible, maybe not;
+                                 in neither delivered nor failed */
         uint64_t aborted;     /* writes in aborted transactions */
         uint64_t transactions;        /* committed */
         uint64_t aborted_transactions;

@@ -307,12 +307,13 @@ static int producer_send_batch(struct producer_ctx *c,
 
 /* Delivery report counters of an instance at the start of a unit. */
 struct producer_mark {
-        uint64_t ok, err, replay_ok;
+        uint64_t ok, err, replay_ok, unconfirmed;
 };
 
 static struct producer_mark producer_mark_take(const struct producer_inst *in)
 {
-        struct producer_mark m = {in->dr_ok, in->dr_err, in->dr_replay_ok};
+        struct producer_mark m = {in->dr_ok, in->dr_err, in->dr_replay_ok,
+                                  in->dr_unconfirmed};
 
         return m;
 }
@@ -329,6 +330,7 @@ static void producer_tally_add(struct producer_ctx *c, enum producer_phase ph,
 
         res->delivered += delivered;
         res->failed += in->dr_err - m->err + t->failed + t->replay_failed;
+        res->unconfirmed += in->dr_unconfirmed - m->unconfirmed;
         if (ph == PRODUCER_PHASE_ZOMBIE) {
                 res->zombie_records += delivered;
                 return;
@@ -660,6 +662,7 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
         c.conf = producer_conf_new(o, errstr, errstr_size);
         if (!c.conf)
                 goto out;
+        c.idempotent = o->transactional_id || producer_conf_idempotent(c.conf);
 
         rc = PRODUCER_ERR_RUN;
         if (o->value_size > 0) {

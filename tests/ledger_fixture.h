@@ -1,7 +1,7 @@
 /*
- * ledger_fixture.h - what the ledger tests (test_ledger*.c) share: a
- * temporary directory per test, text dumps of the tracker and of the
- * ledger's tables, records and parts, and the anomaly collector.
+ * ledger_fixture.h - what the ledger tests (test_ledger*.c, test_counts.c)
+ * share: a temporary directory per test, text dumps of the tracker and of
+ * the ledger's tables, records and parts, and the anomaly collector.
  *
  * Each test binary is one translation unit, so the helpers are static
  * (inline, so that a binary using only some of them compiles warning-free).

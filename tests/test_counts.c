@@ -7,67 +7,17 @@
  *
  * The recount runs on a separate SQLite connection, as a reader would.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "ledger_fixture.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-
-#include "../auditor/ledger.h"
-
-#define NPARTS 3
+/* The fixture (ledger_fixture.h): fx->a is the ledger, NPARTS parts. */
 #define NPRODUCERS 24
-
-struct fx {
-        char dir[64];
-        char path[128];
-};
 
 /* The embedded migrations (schema/embed.sh). */
 extern const char *const ledger_migrations[];
-extern const size_t ledger_migrations_cnt;
 
-static int fx_setup(void **state)
-{
-        struct fx *fx = calloc(1, sizeof(*fx));
-
-        if (!fx)
-                return -1;
-        snprintf(fx->dir, sizeof(fx->dir), "/tmp/eosaudit-counts-XXXXXX");
-        if (!mkdtemp(fx->dir)) {
-                free(fx);
-                return -1;
-        }
-        snprintf(fx->path, sizeof(fx->path), "%s/a.db", fx->dir);
-        *state = fx;
-        return 0;
-}
-
-static int fx_teardown(void **state)
-{
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
-                                          "-journal"};
-        struct fx *fx = *state;
-        char p[160];
-        size_t i;
-
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", fx->path, sfx[i]);
-                unlink(p);
-        }
-        rmdir(fx->dir);
-        free(fx);
-        return 0;
-}
-
-static int64_t db_int(const char *path, const char *sql, const char *topic)
+/* One count of the ledger at path, for topic (NULL: all topics) bound as
+ * ?1, through a connection of its own. */
+static int64_t db_count(const char *path, const char *sql, const char *topic)
 {
         sqlite3 *db = NULL;
         sqlite3_stmt *st = NULL;
@@ -87,17 +37,6 @@ static int64_t db_int(const char *path, const char *sql, const char *topic)
         return v;
 }
 
-static void db_exec(const char *path, const char *sql)
-{
-        sqlite3 *db = NULL;
-        char *msg = NULL;
-
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-                fail_msg("%s: %s", sql, msg ? msg : "?");
-        sqlite3_close(db);
-}
-
 /* The counts of topic (NULL: all topics) recounted from the tables, and
  * as the summary gives them.  Returns how many pairs there are. */
 static int64_t check_counts(struct ledger *lg, const char *path,
@@ -110,21 +49,21 @@ static int64_t check_counts(struct ledger *lg, const char *path,
 #define W " WHERE ?1 IS NULL OR topic = ?1"
         if (ledger_summary(lg, topic, &s, err, sizeof(err)))
                 fail_msg("ledger_summary: %s", err);
-        pairs = db_int(path, "SELECT COUNT(*) FROM pairs" W, topic);
+        pairs = db_count(path, "SELECT COUNT(*) FROM pairs" W, topic);
         assert_int_equal(s.pairs, pairs);
         assert_int_equal(s.producers,
-                         db_int(path,
+                         db_count(path,
                                 "SELECT COUNT(DISTINCT producer) FROM pairs" W,
                                 topic));
         assert_int_equal(s.open_gaps,
-                         db_int(path, "SELECT COUNT(*) FROM open_gaps" W,
+                         db_count(path, "SELECT COUNT(*) FROM open_gaps" W,
                                 topic));
         assert_int_equal(s.coverage_gaps,
-                         db_int(path, "SELECT COUNT(*) FROM coverage_gaps" W,
+                         db_count(path, "SELECT COUNT(*) FROM coverage_gaps" W,
                                 topic));
         assert_int_equal(
                 s.coverage_records,
-                db_int(path,
+                db_count(path,
                        "SELECT coalesce(SUM(offset_hi - offset_lo + 1), 0) "
                        "FROM coverage_gaps" W,
                        topic));
@@ -141,7 +80,7 @@ static void check_all(struct ledger *lg, const char *path)
         check_counts(lg, path, "none");
 }
 
-static void parts_init(struct ledger_part *parts)
+static void counts_parts_init(struct ledger_part *parts)
 {
         static const char *const topics[NPARTS] = {"orders", "orders", "pay"};
         static const int32_t partitions[NPARTS] = {0, 1, 0};
@@ -170,20 +109,19 @@ static struct dedup_tracker *start(const char *path, struct ledger **lgp,
         conf.gap_grace_records = 0;
         conf.gap_grace_ms = 2500;
         conf.idle_ttl_ms = 6000;
-        parts_init(parts);
+        counts_parts_init(parts);
         tr = dedup_tracker_new(&conf);
         assert_non_null(tr);
         for (i = 0; i < NPARTS; i++)
                 assert_int_equal(dedup_tracker_part_add(tr, i, 0), 0);
-        if (ledger_open(lgp, path, err, sizeof(err)))
-                fail_msg("ledger_open: %s", err);
+        *lgp = open_ok(path);
         if (ledger_load(*lgp, tr, parts, NPARTS, err, sizeof(err)))
                 fail_msg("ledger_load: %s", err);
         return tr;
 }
 
-static void observe(struct dedup_tracker *tr, uint32_t part, int64_t offset,
-                    const char *producer, int64_t seq)
+static void observe_seq(struct dedup_tracker *tr, uint32_t part,
+                        int64_t offset, const char *producer, int64_t seq)
 {
         struct dedup_hdrs h;
         char num[32];
@@ -227,14 +165,14 @@ static void test_counts_follow_the_ledger(void **state)
         int b, i, deleted = 0;
 
         memset(seq, 0, sizeof(seq));
-        tr = start(fx->path, &lg, parts);
-        check_all(lg, fx->path);
+        tr = start(fx->a, &lg, parts);
+        check_all(lg, fx->a);
         for (b = 0; b < 60; b++) {
                 now += 1000;
                 if (b && b % 7 == 0) {
                         dedup_tracker_free(tr);
                         ledger_close(lg);
-                        tr = start(fx->path, &lg, parts);
+                        tr = start(fx->a, &lg, parts);
                         for (i = 0; i < NPARTS; i++)
                                 assert_int_equal(parts[i].next_offset,
                                                  next[i]);
@@ -259,7 +197,7 @@ static void test_counts_follow_the_ledger(void **state)
                                 seq[part][p] += 2; /* a gap */
                         if (r == 2 && seq[part][p] > 0)
                                 seq[part][p]--; /* a duplicate */
-                        observe(tr, part, next[part]++, name,
+                        observe_seq(tr, part, next[part]++, name,
                                 seq[part][p]++);
                         lp->next_offset = next[part];
                         lp->dirty = 1;
@@ -268,19 +206,19 @@ static void test_counts_follow_the_ledger(void **state)
                 if (ledger_commit(lg, tr, parts, NPARTS, NULL, err,
                                   sizeof(err)))
                         fail_msg("ledger_commit: %s", err);
-                pairs = check_counts(lg, fx->path, NULL);
+                pairs = check_counts(lg, fx->a, NULL);
                 if (pairs < max_pairs)
                         deleted = 1;
                 max_pairs = pairs > max_pairs ? pairs : max_pairs;
-                check_all(lg, fx->path);
+                check_all(lg, fx->a);
         }
         /* The mix did what it says: pairs expired (deleted), gaps were
          * open at some point and coverage gaps were stored. */
         assert_true(deleted);
-        assert_true(db_int(fx->path, "SELECT COUNT(*) FROM anomalies "
+        assert_true(db_count(fx->a, "SELECT COUNT(*) FROM anomalies "
                                      "WHERE kind = 'gap'",
                            NULL) > 0);
-        assert_true(db_int(fx->path, "SELECT COUNT(*) FROM coverage_gaps",
+        assert_true(db_count(fx->a, "SELECT COUNT(*) FROM coverage_gaps",
                            NULL) > 0);
         dedup_tracker_free(tr);
         ledger_close(lg);
@@ -289,11 +227,11 @@ static void test_counts_follow_the_ledger(void **state)
          * then the migration's own text run on it, which must count what
          * is there.  (Not by setting user_version back: migrations added
          * after this one would run twice.) */
-        db_exec(fx->path,
+        db_exec(fx->a,
                 "BEGIN; DROP TABLE counts_topic; "
                 "DROP TABLE counts_topic_producer; DROP TABLE counts_producer; "
                 "DROP TABLE counts_all; COMMIT;");
-        assert_int_equal(db_int(fx->path, "SELECT COUNT(*) FROM sqlite_schema "
+        assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM sqlite_schema "
                                           "WHERE name LIKE 'counts%'",
                                 NULL),
                          0);
@@ -306,11 +244,11 @@ static void test_counts_follow_the_ledger(void **state)
                                    "CREATE TABLE counts_topic "))
                                 mig = ledger_migrations[m];
                 assert_non_null(mig);
-                db_exec(fx->path, mig);
+                db_exec(fx->a, mig);
         }
-        tr = start(fx->path, &lg, parts);
-        assert_true(check_counts(lg, fx->path, NULL) > 0);
-        check_all(lg, fx->path);
+        tr = start(fx->a, &lg, parts);
+        assert_true(check_counts(lg, fx->a, NULL) > 0);
+        check_all(lg, fx->a);
         dedup_tracker_free(tr);
         ledger_close(lg);
 }
@@ -324,36 +262,36 @@ static void test_counts_rolled_back(void **state)
         struct ledger *lg;
         char err[256];
 
-        tr = start(fx->path, &lg, parts);
+        tr = start(fx->a, &lg, parts);
         dedup_tracker_begin(tr, 1000);
-        observe(tr, 0, 0, "a", 0);
-        observe(tr, 2, 0, "a", 0);
+        observe_seq(tr, 0, 0, "a", 0);
+        observe_seq(tr, 2, 0, "a", 0);
         parts[0].next_offset = parts[2].next_offset = 1;
         parts[0].dirty = parts[2].dirty = 1;
         if (ledger_commit(lg, tr, parts, NPARTS, NULL, err, sizeof(err)))
                 fail_msg("ledger_commit: %s", err);
-        assert_int_equal(check_counts(lg, fx->path, NULL), 2);
+        assert_int_equal(check_counts(lg, fx->a, NULL), 2);
 
         dedup_tracker_begin(tr, 2000);
-        observe(tr, 1, 0, "b", 0);
-        observe(tr, 1, 1, "c", 5);
+        observe_seq(tr, 1, 0, "b", 0);
+        observe_seq(tr, 1, 1, "c", 5);
         parts[1].next_offset = 2;
         parts[1].dirty = 1;
         /* The commit fails on its last write (a partition row), after
          * its pairs and open gap are written: nothing of it may count. */
-        db_exec(fx->path, "CREATE TRIGGER fail BEFORE INSERT ON partitions "
+        db_exec(fx->a, "CREATE TRIGGER fail BEFORE INSERT ON partitions "
                           "BEGIN SELECT RAISE(ABORT, 'injected'); END");
         assert_int_equal(ledger_commit(lg, tr, parts, NPARTS, NULL, err,
                                        sizeof(err)),
                          -1);
-        assert_int_equal(check_counts(lg, fx->path, NULL), 2);
-        assert_int_equal(check_counts(lg, fx->path, "orders"), 1);
-        db_exec(fx->path, "DROP TRIGGER fail");
+        assert_int_equal(check_counts(lg, fx->a, NULL), 2);
+        assert_int_equal(check_counts(lg, fx->a, "orders"), 1);
+        db_exec(fx->a, "DROP TRIGGER fail");
         if (ledger_commit(lg, tr, parts, NPARTS, NULL, err, sizeof(err)))
                 fail_msg("ledger_commit: %s", err);
-        assert_int_equal(check_counts(lg, fx->path, "orders"), 3);
-        assert_int_equal(check_counts(lg, fx->path, NULL), 4);
-        check_all(lg, fx->path);
+        assert_int_equal(check_counts(lg, fx->a, "orders"), 3);
+        assert_int_equal(check_counts(lg, fx->a, NULL), 4);
+        check_all(lg, fx->a);
         dedup_tracker_free(tr);
         ledger_close(lg);
 }

@@ -142,6 +142,7 @@ static void run_case(const struct flow_case *c)
 {
         struct dedup_flow_config conf;
         struct dedup_flow_stats st;
+        uint64_t pend = 0, await = 0;
         struct dedup_flow *fl;
         const struct op *op;
 
@@ -205,6 +206,10 @@ static void run_case(const struct flow_case *c)
                             (unsigned long long)st.source_repeats);
                 fail();
         }
+        /* The pacing's accessor says what the stats say. */
+        dedup_flow_outstanding(fl, &pend, &await);
+        assert_int_equal(pend, c->w.pending);
+        assert_int_equal(await, c->w.awaiting);
         dedup_flow_free(fl);
 }
 

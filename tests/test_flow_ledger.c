@@ -113,6 +113,7 @@ static void commit(struct fx *fx, struct run *r)
                          0);
 }
 
+
 static void src(struct run *r, uint32_t part, int64_t off, const char *id)
 {
         assert_int_equal(
@@ -123,6 +124,33 @@ static void sink(struct run *r, int64_t off, const char *id)
 {
         assert_int_equal(dedup_flow_sink(r->fl, 0, off, 1040, id, strlen(id)),
                          0);
+}
+
+/* The topic recreated, as audit_resume_check() finds it, between runs. */
+static void incarnate(struct fx *fx, const char *topic)
+{
+        struct ledger *lg;
+        struct ledger_incarnation_part why = {0, "recreated", 4, 3, 0};
+        int64_t inc = -1;
+        char err[256];
+
+        assert_int_equal(ledger_open(&lg, fx->path, err, sizeof(err)), 0);
+        assert_int_equal(ledger_topic_incarnate(lg, topic, &why, 1, &inc, err,
+                                                sizeof(err)),
+                         0);
+        assert_int_equal(inc, 1);
+        ledger_close(lg);
+}
+
+/* Commits the batch, closes, and opens again: a restart after a committed
+ * batch; with recreated, that topic was recreated in between. */
+static void reopen(struct fx *fx, struct run *r, const char *recreated)
+{
+        commit(fx, r);
+        run_close(r);
+        if (recreated)
+                incarnate(fx, recreated);
+        run_open(fx, r);
 }
 
 struct seen {
@@ -171,12 +199,9 @@ static void test_roundtrip(void **state)
         sink(&r, 0, "a");
         sink(&r, 1, "a");
         sink(&r, 2, "z");
-        commit(fx, &r);
-        run_close(&r);
-
         /* A new run: the flow comes back, and a frontier judges the
          * restored records as it would have judged them. */
-        run_open(fx, &r);
+        reopen(fx, &r, NULL);
         dedup_flow_frontier(r.fl, 1, 2);
         dedup_flow_frontier(r.fl, 2, 1);
         dedup_flow_finish(r.fl, 0);
@@ -299,10 +324,7 @@ static void test_revive_committed(void **state)
         dedup_flow_frontier(r.fl, 1, 10);
         dedup_flow_frontier(r.fl, 2, 10);
         dedup_flow_finish(r.fl, 0);
-        commit(fx, &r);
-        run_close(&r);
-
-        run_open(fx, &r);
+        reopen(fx, &r, NULL);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.source_records, 5);
         assert_int_equal(s.delivered, 3);   /* b, d, z */
@@ -320,22 +342,6 @@ static void test_revive_committed(void **state)
         assert_int_equal(sn.lost, 1);
         assert_int_equal(sn.dup, 1);
         run_close(&r);
-}
-
-/* The topic recreated, as audit_resume_check() finds it, between runs. */
-static void incarnate(struct fx *fx, const char *topic)
-{
-        struct ledger *lg;
-        struct ledger_incarnation_part why = {0, "recreated", 4, 3, 0};
-        int64_t inc = -1;
-        char err[256];
-
-        assert_int_equal(ledger_open(&lg, fx->path, err, sizeof(err)), 0);
-        assert_int_equal(ledger_topic_incarnate(lg, topic, &why, 1, &inc, err,
-                                                sizeof(err)),
-                         0);
-        assert_int_equal(inc, 1);
-        ledger_close(lg);
 }
 
 static int count_cb(void *opaque, const struct ledger_flow_row *row)
@@ -366,11 +372,7 @@ static void test_source_reborn(void **state)
         sink(&r, 2, "b");
         sink(&r, 3, "e"); /* awaiting: the sink is not recreated */
         dedup_flow_frontier(r.fl, 1, 3);
-        commit(fx, &r);
-        run_close(&r);
-
-        incarnate(fx, "in");
-        run_open(fx, &r);
+        reopen(fx, &r, "in");
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.pending, 0);
         assert_int_equal(s.source_records, 3);
@@ -420,18 +422,11 @@ static void test_sink_reborn(void **state)
         sink(&r, 2, "b");
         sink(&r, 3, "f");
         sink(&r, 4, "w"); /* awaiting, gone with the old sink */
-        commit(fx, &r);
-        run_close(&r);
-
-        incarnate(fx, "out");
-        run_open(fx, &r);
+        reopen(fx, &r, "out");
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.awaiting, 0);
         assert_int_equal(s.delivered, 2);
-        commit(fx, &r);
-        run_close(&r);
-
-        run_open(fx, &r); /* the prior mark survives a restart */
+        reopen(fx, &r, NULL); /* the prior mark survives a restart */
         sink(&r, 0, "a"); /* the new sink's offsets start again */
         sink(&r, 1, "c");
         dedup_flow_frontier(r.fl, 1, 2);
@@ -464,20 +459,13 @@ static void test_retired_reborn(void **state)
         sink(&r, 0, "a"); /* delivered */
         src(&r, 1, 1, "b"); /* a retired, delivered */
         sink(&r, 1, "z"); /* b retired, lost for now */
-        commit(fx, &r);
-        run_close(&r);
-
-        incarnate(fx, "out");
-        run_open(fx, &r);
+        reopen(fx, &r, "out");
         sink(&r, 0, "a"); /* re-delivered into the new sink: its first copy */
         src(&r, 2, 0, "z"); /* z's copy went with the old sink: new entry */
         dedup_flow_frontier(r.fl, 1, 10);
         dedup_flow_frontier(r.fl, 2, 10);
         dedup_flow_finish(r.fl, 0);
-        commit(fx, &r);
-        run_close(&r);
-
-        run_open(fx, &r);
+        reopen(fx, &r, NULL);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.duplicated, 0);
         assert_int_equal(s.delivered, 1); /* a */

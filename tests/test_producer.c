@@ -550,8 +550,10 @@ static void test_result_format(void **state)
                                    "epoch=3 "));
         res.redelivered_injected = 7;
         res.restarts = 2;
+        res.unconfirmed = 4;
         assert_true(producer_result_format(&res, 0, buf, sizeof(buf)) > 0);
         assert_non_null(strstr(buf, " redelivered_injected=7 restarts=2 "));
+        assert_non_null(strstr(buf, " unconfirmed=4"));
         len = producer_result_format(&res, 1, buf, sizeof(buf));
         assert_int_equal(len, (int)strlen(buf));
         assert_non_null(strstr(buf, ",\"redelivered_injected\":7,"

@@ -331,6 +331,57 @@ static void test_mock_rate(void **state)
 
 #define T(f) cmocka_unit_test(f)
 
+/*
+ * A retriable error on a partition's first Produce request while later
+ * ones to it are in flight: the broker takes a later batch (a producer it
+ * has no state for on the partition may start at any seq: Kafka accepts
+ * it, and the mock checks no seq for an idempotent producer), and
+ * librdkafka (2.0.2, and master) then acks the refused batch's records
+ * implicitly ("IMPLICITACK": a success report with no offset) without
+ * ever sending them again.  They are not in the log: the producer must
+ * not count them delivered.  This is what a topic made a moment before
+ * its producer starts does (t_84: the leader named before its log exists,
+ * NOT_LEADER_OR_FOLLOWER to the first batch only).
+ */
+static void test_mock_implicit_ack(void **state)
+{
+        static const char *const kv[] = {"log_level=3", "linger.ms=0",
+                                         "batch.num.messages=1"};
+        struct producer_opts o;
+        struct producer_result res;
+        struct readback rb;
+        char errstr[512];
+        int32_t b;
+
+        (void)state;
+        mock_opts(&o, mock_topic());
+        o.conf_kv = kv;
+        o.conf_kv_cnt = sizeof(kv) / sizeof(kv[0]);
+        o.count = 300;
+        /* Each broker's first Produce refused, its answer 300 ms late:
+         * the next requests are in flight by then, and written. */
+        for (b = 1; b <= 3; b++)
+                assert_int_equal(
+                        rd_kafka_mock_broker_push_request_error_rtts(
+                                mock, b, 0 /* Produce */, 1,
+                                RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                300),
+                        RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_int_equal(producer_run(&o, &res, errstr, sizeof(errstr)), 0);
+        mock_read(o.topic, &rb);
+        fprintf(stderr, "implicit ack: delivered %" PRIu64 ", unconfirmed %"
+                        PRIu64 ", in the log %zu\n",
+                res.delivered, res.unconfirmed, rb.cnt);
+        /* Every record reported delivered is in the log; the others are
+         * unconfirmed (here none is: the refused batch was never sent
+         * again), and the case happened. */
+        assert_int_equal(rb.cnt, res.delivered);
+        assert_int_equal(res.failed, 0);
+        assert_true(res.unconfirmed >= 1);
+        assert_int_equal(res.delivered + res.unconfirmed, 300);
+        free(rb.recs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -342,6 +393,7 @@ int main(void)
                 T(test_mock_zombie_transactional),
                 T(test_mock_stop),
                 T(test_mock_rate),
+                T(test_mock_implicit_ack),
         };
 
         int failed = cmocka_run_group_tests_name("producer against the mock "

@@ -53,17 +53,6 @@ int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
-static int role_of(const struct audit *a, const struct ledger_part *lp)
-{
-        size_t t;
-
-        for (t = 0; t < a->ntopics; t++)
-                if (lp->topic == a->topics[t].name ||
-                    !strcmp(lp->topic, a->topics[t].name))
-                        return a->topics[t].flow_role;
-        return AUDIT_FLOW_NONE;
-}
-
 /*
  * Reads the group's committed offsets on every source partition into
  * flow_pend, and the sinks' high watermarks.  Returns 0 (flow_pending
@@ -139,7 +128,7 @@ static int frontier_read(struct audit *a)
         for (p = 0; p < a->nparts; p++) {
                 int64_t lo, hi;
                 rd_kafka_resp_err_t err;
-                int role = role_of(a, &a->parts[p]);
+                int role = a->rt[p].flow_role;
                 if (role == AUDIT_FLOW_SOURCE) {
                         err = rd_kafka_query_watermark_offsets(
                             a->rk, a->parts[p].topic, a->parts[p].partition,
@@ -202,11 +191,11 @@ static int frontier_apply(struct audit *a)
         if (!a->flow_pending)
                 return 0;
         for (p = 0; p < a->nparts; p++)
-                if (role_of(a, &a->parts[p]) == AUDIT_FLOW_SINK &&
+                if (a->rt[p].flow_role == AUDIT_FLOW_SINK &&
                     a->parts[p].next_offset < a->flow_pend[p])
                         return 0;
         for (p = 0; p < a->nparts; p++)
-                if (role_of(a, &a->parts[p]) == AUDIT_FLOW_SOURCE &&
+                if (a->rt[p].flow_role == AUDIT_FLOW_SOURCE &&
                     a->flow_pend[p] >= 0)
                         dedup_flow_frontier(a->flow, p, a->flow_pend[p]);
         a->flow_pending = 0;
@@ -243,6 +232,13 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                 if (a->txn_topics && a->conf.txn_manifests &&
                     !strcmp(a->topics[t].name, a->conf.txn_manifests))
                         a->topics[t].flow_role = AUDIT_FLOW_NONE;
+        }
+        /* Each part's role, once: pacing asks after every batch. */
+        for (t = 0; t < a->ntopics; t++) {
+                int32_t k;
+                for (k = 0; k < a->topics[t].npart; k++)
+                        a->rt[a->topics[t].part_of[k]].flow_role =
+                            a->topics[t].flow_role;
         }
         fc.by_frontier = a->conf.processor_group != NULL;
         a->flow = dedup_flow_new(&fc);
@@ -361,7 +357,7 @@ static int side_reading(const struct audit *a, int role)
         uint32_t p;
 
         for (p = 0; p < a->nparts; p++)
-                if (role_of(a, &a->parts[p]) == role && !a->rt[p].done &&
+                if (a->rt[p].flow_role == role && !a->rt[p].done &&
                     !a->rt[p].eof && !a->rt[p].flow_held)
                         return 1;
         return 0;
@@ -375,7 +371,7 @@ static void side_hold(struct audit *a, int role)
 
         for (p = 0; p < a->nparts; p++) {
                 struct audit_rt *rt = &a->rt[p];
-                if (role_of(a, &a->parts[p]) != role || rt->done ||
+                if (a->rt[p].flow_role != role || rt->done ||
                     rt->paused || rt->eof)
                         continue;
                 rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
@@ -437,7 +433,6 @@ static void side_free(struct audit *a, int64_t now)
 
 static void flow_pace(struct audit *a, int64_t now)
 {
-        struct dedup_flow_stats st;
         uint64_t max = a->conf.flow.max_ids, src, snk;
 
         /* serve reads both sides at their heads, where the "other side
@@ -446,9 +441,8 @@ static void flow_pace(struct audit *a, int64_t now)
          * backlog is not paced. */
         if (a->conf.follow)
                 return;
-        dedup_flow_stats_get(a->flow, &st);
-        src = st.c.outcome[DEDUP_FLOW_PENDING];  /* live only: retired */
-        snk = st.c.outcome[DEDUP_FLOW_AWAITING]; /* ones were judged */
+        /* Live entries only: retired ones were judged. */
+        dedup_flow_outstanding(a->flow, &src, &snk);
         if (a->flow_held_role == AUDIT_FLOW_SOURCE) {
                 if (src <= FLOW_FREE_AT(max) ||
                     !side_reading(a, AUDIT_FLOW_SINK))

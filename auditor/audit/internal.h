@@ -72,6 +72,8 @@ struct audit_rt {
         int fp_stale;        /* parts[].fp.offset is set, its hash not yet
                                 (audit_fingerprint_batch) */
         int flow_held;       /* paused by the flow's pacing (flow.c) */
+        int flow_role;       /* AUDIT_FLOW_*: its topic's, set once
+                                (audit_flow_setup, audit_part_new) */
 };
 
 struct audit {

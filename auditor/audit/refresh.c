@@ -60,6 +60,7 @@ static int audit_part_new(struct audit *a, size_t t, int32_t p,
         lp = &a->parts[i];
         audit_part_init(lp, at->name, p, i);
         memset(&a->rt[i], 0, sizeof(a->rt[i]));
+        a->rt[i].flow_role = at->flow_role;
         if (dedup_tracker_part_add(a->tr, i, 0))
                 goto oom;
         if (a->conf.dedup.window.max_ids) {

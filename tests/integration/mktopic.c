@@ -67,7 +67,10 @@ static int mt_ready(rd_kafka_t *rk, const char *name, int want)
                          * later here): until then a produce is refused and
                          * retried.  A test's producer that starts in that
                          * window once saw two acknowledged records missing
-                         * (t_84): ready means the leader answers
+                         * (t_84: librdkafka acked the refused batch
+                         * implicitly when a later one was written, see
+                         * producer.c; produce now counts such records
+                         * unconfirmed): ready means the leader answers
                          * ListOffsets, as it did after TopicCommand's
                          * 2.5 s. */
                         if (rd_kafka_query_watermark_offsets(

@@ -1,0 +1,162 @@
+/*
+ * flow_spill.c - the retired entries of the flow engine (flow.h, "Bounded
+ * memory"): the list of those retired since the last persistence, with an
+ * id table to find them, and their revival on a miss, from that list or
+ * from the caller's store (dedup_flow_set_lookup).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_internal.h"
+
+/* The retired list's id table (see struct dedup_flow). */
+static size_t r_slot(const struct dedup_flow *fl, const struct dedup_id *id)
+{
+        size_t mask = fl->nrslots - 1, s = (size_t)id->lo & mask;
+
+        while (fl->rslots[s] &&
+               !dedup_flow_id_eq(&fl->retired[fl->rslots[s] - 1].id, id))
+                s = (s + 1) & mask;
+        return s;
+}
+
+/* Records view k of the retired list as its id's latest. */
+static void r_put(struct dedup_flow *fl, size_t k)
+{
+        fl->rslots[r_slot(fl, &fl->retired[k].id)] = (uint32_t)k + 1;
+}
+
+static int r_grow(struct dedup_flow *fl, size_t n)
+{
+        uint32_t *ns, *old = fl->rslots;
+        size_t k, oldn = fl->nrslots;
+
+        if (n <= fl->nrslots)
+                return 0;
+        if (n > UINT32_MAX || !(ns = calloc(n, sizeof(*ns))))
+                return -1;
+        fl->rslots = ns;
+        fl->nrslots = n;
+        /* The old table holds one index per id, its latest. */
+        for (k = 0; k < oldn; k++)
+                if (old[k])
+                        fl->rslots[r_slot(fl, &fl->retired[old[k] - 1].id)] =
+                            old[k];
+        free(old);
+        return 0;
+}
+
+void dedup_flow_spill_push(struct dedup_flow *fl, const struct flow_ent *e)
+{
+        struct dedup_flow_view *v;
+
+        if (fl->nretired == fl->cap_retired) {
+                size_t n = fl->cap_retired ? fl->cap_retired * 2 : 64;
+                struct dedup_flow_view *r =
+                    realloc(fl->retired, n * sizeof(*r));
+                if (r)
+                        fl->retired = r;
+                if (!r || r_grow(fl, n * 2))
+                        fl->failed = 1;
+                else
+                        fl->cap_retired = n;
+        }
+        if (fl->nretired < fl->cap_retired) {
+                v = &fl->retired[fl->nretired++];
+                dedup_flow_ent_view(fl, e, v);
+                r_put(fl, fl->nretired - 1);
+        }
+}
+
+void dedup_flow_spill_clear(struct dedup_flow *fl)
+{
+        if (fl->nretired)
+                memset(fl->rslots, 0, fl->nrslots * sizeof(*fl->rslots));
+        fl->nretired = 0;
+}
+
+static int retired_any(const struct dedup_flow *fl)
+{
+        unsigned o;
+
+        for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
+                if (fl->st.retired.outcome[o])
+                        return 1;
+        return 0;
+}
+
+static void sub_clamp(uint64_t *c, uint64_t n)
+{
+        *c = *c > n ? *c - n : 0;
+}
+
+/* Takes a retired view's contribution out of the retired counters, by the
+ * outcome it was counted with (stored in the view). */
+static void retired_sub(struct dedup_flow *fl, const struct dedup_flow_view *v)
+{
+        struct dedup_flow_counts *c = &fl->st.retired;
+
+        if ((unsigned)v->outcome >= DEDUP_FLOW__OUTCOMES)
+                return;
+        sub_clamp(&c->outcome[v->outcome], v->src_seen ? 1 : v->copies);
+        if (v->outcome == DEDUP_FLOW_DUPLICATED && v->copies)
+                sub_clamp(&c->duplicate_copies, v->copies - 1);
+}
+
+/* A miss on id: was it retired?  The retired list (not yet persisted)
+ * first, then the caller's store (dedup_flow_set_lookup).  Found, it is
+ * revived: live again with its seq and fields, counted live instead of
+ * retired, the youngest entry (not yet dirty: the read that follows
+ * touches it).  Returns its index; NIL when not found, or on failure
+ * (fl->failed). */
+uint32_t dedup_flow_spill_revive(struct dedup_flow *fl,
+                                 const struct dedup_id *id)
+{
+        struct dedup_flow_view v;
+        int found = 0, rc;
+        uint32_t i;
+
+        if (!retired_any(fl))
+                return NIL; /* nothing was ever retired: no lookup */
+        if (fl->nretired) {
+                size_t s = r_slot(fl, id);
+                if (fl->rslots[s]) {
+                        v = fl->retired[fl->rslots[s] - 1];
+                        found = 1;
+                }
+        }
+        if (!found && fl->lookup) {
+                memset(&v, 0, sizeof(v));
+                rc = fl->lookup(fl->lookup_opaque, id, &v);
+                if (rc < 0) {
+                        fl->failed = 1;
+                        return NIL;
+                }
+                found = rc > 0 && dedup_flow_id_eq(&v.id, id);
+        }
+        if (!found)
+                return NIL;
+        if ((v.src_seen && dedup_flow_parts_ensure(fl, v.src_part)) ||
+            (i = dedup_flow_ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
+                fl->failed = 1;
+                return NIL;
+        }
+        dedup_flow_ent_fill(fl, i, &v);
+        retired_sub(fl, &v);
+        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
+        return i;
+}
+
+const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,
+                                                 size_t *n)
+{
+        *n = fl->nretired;
+        return fl->retired;
+}
+
+void dedup_flow_set_lookup(struct dedup_flow *fl, dedup_flow_lookup_cb *cb,
+                           void *opaque)
+{
+        fl->lookup = cb;
+        fl->lookup_opaque = opaque;
+}
