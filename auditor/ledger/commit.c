@@ -28,7 +28,7 @@ struct ledger_commit_ctx {
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
         struct ledger_counts_delta *delta; /* [nparts]: counts.c */
-        int64_t producers_all;
+        struct ledger_counts counts; /* counts.c */
         char *errstr;
         size_t errstr_size;
 };
@@ -183,10 +183,9 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                          pv->part, changed);
                 return -1;
         }
-        if (inserted && ledger_counts_pair(lg, p, pv->producer,
+        if (inserted && ledger_counts_pair(&cc->counts, p, pv->producer,
                                            pv->producer_len, 1,
-                                           &cc->delta[pv->part],
-                                           &cc->producers_all, cc->errstr,
+                                           &cc->delta[pv->part], cc->errstr,
                                            cc->errstr_size))
                 return -1;
 
@@ -233,8 +232,8 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
                              cc->errstr, cc->errstr_size))
                 return -1;
         if (sqlite3_changes(lg->db) == 1 &&
-            ledger_counts_pair(lg, p, ev->producer, ev->producer_len, 0,
-                               &cc->delta[ev->part], &cc->producers_all,
+            ledger_counts_pair(&cc->counts, p, ev->producer,
+                               ev->producer_len, 0, &cc->delta[ev->part],
                                cc->errstr, cc->errstr_size))
                 return -1;
         st = lg->st[LEDGER_ST_GAPS_DEL];
@@ -677,8 +676,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                     ledger_coverage_put(&cc, &parts[i], now_ms))
                         goto out;
         }
-        if (ledger_counts_flush(lg, parts, nparts, cc.delta,
-                                cc.producers_all, errstr, errstr_size))
+        if (ledger_counts_flush(lg, parts, nparts, cc.delta, &cc.counts,
+                                errstr, errstr_size))
                 goto out;
         /* The flow audit's batch, when one is attached (flow.c). */
         if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))
@@ -704,6 +703,7 @@ out:
                 ledger_rollback(lg);
         free(cc.touched);
         free(cc.delta);
+        ledger_counts_free(&cc.counts);
         if (commit_us)
                 *commit_us = clock_mono_us() - t0;
         return rc;
