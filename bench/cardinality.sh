@@ -23,6 +23,10 @@
 #                queued messages (librdkafka 2.0.2 sleeps up to 1 s once its
 #                queue is full, so the queue had to hold a second of
 #                records), 64 MiB, 50 MiB fetches, no wake-up
+#   kcat         kcat -C -e -q -o beginning -X isolation.level=read_committed
+#                > /dev/null, interleaved with the scans: the ratio
+#                eosaudit/kcat of the medians is printed at the end
+#                (target >= 0.5)
 # Writes build/bench-results/cardinality.csv (summary),
 # cardinality_runs.csv and cardinality.md.
 # shellcheck source=bench/lib.sh
@@ -72,6 +76,18 @@ echo "rep,config,records,pairs,seconds,records_per_s,max_rss_kib,ledger_bytes,cp
 run_one() {
   local cfg="$1" rep="$2" db out t0 t1 secs rss pairs got size cpu
   local x=()
+  if [ "$cfg" = kcat ]; then
+    t0=$(bench_now)
+    /usr/bin/time -v -o "$work/time" kcat -b "$BROKER" -C -e -q -o beginning \
+      -X isolation.level=read_committed -t "$topic" >/dev/null || die "kcat failed"
+    t1=$(bench_now)
+    secs=$(bench_secs "$t0" "$t1")
+    rss="$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$work/time")"
+    cpu="$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time")"
+    echo "$rep,$cfg,$records,,$secs,$(bench_rate "$records" "$secs"),$rss,0,$cpu" >>"$runs"
+    say "rep $rep: kcat $secs s"
+    return
+  fi
   [ "$cfg" = prefetch1M ] && x=("${old_x[@]}")
   db="$(bench_db_new "card-$cfg-$rep")"
   t0=$(bench_now)
@@ -91,7 +107,8 @@ run_one() {
   say "rep $rep: $cfg $secs s, max RSS $((rss / 1024)) MiB"
 }
 
-cfgs=(default prefetch1M)
+command -v kcat >/dev/null || die "kcat is not installed"
+cfgs=(default prefetch1M kcat)
 bench_rounds "$reps" run_one "${cfgs[@]}"
 
 pairs=$(bench_col "$runs" 4 2 default | head -n 1)
@@ -107,13 +124,17 @@ for cfg in "${cfgs[@]}"; do
   read -r cp _ _ < <(bench_col "$runs" 9 2 "$cfg" | bench_stats)
   label="eosaudit scan (default)"
   [ "$cfg" = prefetch1M ] && label="eosaudit scan ${old_x[*]}"
+  [ "$cfg" = kcat ] && label="kcat (read_committed, to /dev/null)"
   printf -v row '%.0f,%.0f,%.0f,%s,%s,%s,%.0f,%s' "$rm" "$rlo" "$rhi" "$m" "$lo" "$hi" "$lb" "$cp"
   echo "$cfg,$row,$pairs,$records" >>"$summary"
   IFS=, read -r rm rlo rhi _ _ _ lb _ <<<"$row"
   bench_out "| $label | $rm | $rlo | $rhi | $(bench_fmt "$m") | $(bench_fmt "$lo") | $(bench_fmt "$hi") | $cp | $lb |"
 done
 rss_def=$(awk -F, '$1 == "default" { print $2 }' "$summary")
+ratio=$(awk -F, '$1 == "default" { e = $5 } $1 == "kcat" { k = $5 }
+  END { printf "%.2f", (k > 0 ? e / k : 0) }' "$summary")
 bench_out ""
+bench_out "eosaudit scan (default) / kcat, medians of records/s: $ratio (target >= 0.5)"
 if [ "$rss_def" -le 256 ]; then
   bench_out "max RSS (default) $rss_def MiB: within the 256 MiB target"
 else

@@ -306,6 +306,12 @@ struct dedup_pair_view {
         uint32_t ndone;
         int done_changed; /* they changed since the last dirty_clear (the
                              caller may skip rewriting them otherwise) */
+        /* A hint: the pair was restored, or was dirty at a dirty_clear
+         * since it appeared, so the caller has most likely stored it
+         * already (update it rather than insert it).  Only a hint: a
+         * caller whose commit failed calls neither restore nor
+         * dirty_clear, but a store may lose rows the tracker knows. */
+        int stored;
 };
 
 struct dedup_tracker;
@@ -418,6 +424,16 @@ typedef int(dedup_pair_cb)(void *opaque, const struct dedup_pair_view *pv);
 int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
                                 void *opaque);
 void dedup_tracker_dirty_clear(struct dedup_tracker *tr);
+
+/*
+ * Orders the pairs dirty_foreach visits by part, then producer bytes
+ * (memcmp, a prefix first: SQLite's BINARY order), so that a caller
+ * writing them into a B-tree keyed that way walks it once in key order
+ * instead of hopping between its pages.  Takes O(n log n) over the dirty
+ * pairs and a temporary array; on allocation failure the order stays as
+ * it is (which is only slower).
+ */
+void dedup_tracker_dirty_sort(struct dedup_tracker *tr);
 
 /* Every pair (for reports); same rules as dirty_foreach. */
 int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,

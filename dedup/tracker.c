@@ -329,6 +329,7 @@ static void pair_view(const struct dedup_tracker *tr, uint32_t slot,
         pv->done_gaps = pr->done ? pr->done->g : NULL;
         pv->ndone = pr->done ? pr->done->n : 0;
         pv->done_changed = !!(pr->flags & PAIR_DONE_DIRTY);
+        pv->stored = !!(pr->flags & PAIR_STORED);
 }
 
 int dedup_tracker_dirty_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -353,15 +354,92 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
 {
         size_t i;
 
-        for (i = 0; i < tr->dirty.n; i++)
-                dedup_pair_at(tr, tr->dirty.v[i])->flags &=
-                        ~(PAIR_DIRTY | PAIR_DONE_DIRTY);
+        /* An expired pair's flags are 0 (its slot waits in pair_pending):
+         * only live ones become stored. */
+        for (i = 0; i < tr->dirty.n; i++) {
+                struct dedup_pair *pr = dedup_pair_at(tr, tr->dirty.v[i]);
+                if (pr->flags & PAIR_LIVE)
+                        pr->flags |= PAIR_STORED;
+                pr->flags &= ~(PAIR_DIRTY | PAIR_DONE_DIRTY);
+        }
         tr->dirty.n = 0;
         for (i = 0; i < tr->pair_pending.n; i++)
                 dedup_u32vec_push(tr, &tr->pair_free, tr->pair_pending.v[i]);
         tr->pair_pending.n = 0;
         dedup_windows_batch_clear(tr->wins);
         dedup_txns_dirty_clear(tr);
+}
+
+/* A dirty pair's sort key: the part and the first 12 producer bytes,
+ * big-endian and zero-padded, so that most comparisons are two integer
+ * compares (a shorter name padded with zeros sorts first, as in memcmp
+ * then length). */
+struct dirty_key {
+        uint64_t hi; /* part << 32 | bytes 0-3 */
+        uint64_t lo; /* bytes 4-11 */
+        const char *bytes;
+        uint32_t len;
+        uint32_t slot;
+};
+
+#define DIRTY_KEY_PREFIX 12
+
+static int dirty_key_cmp(const void *a, const void *b)
+{
+        const struct dirty_key *x = a, *y = b;
+        uint32_t n;
+        int c;
+
+        if (x->hi != y->hi)
+                return x->hi < y->hi ? -1 : 1;
+        if (x->lo != y->lo)
+                return x->lo < y->lo ? -1 : 1;
+        n = x->len < y->len ? x->len : y->len;
+        c = memcmp(x->bytes, y->bytes, n);
+        if (c)
+                return c;
+        return x->len < y->len ? -1 : x->len > y->len;
+}
+
+void dedup_tracker_dirty_sort(struct dedup_tracker *tr)
+{
+        struct dirty_key *k;
+        size_t i, n = tr->dirty.n;
+
+        if (n < 2)
+                return;
+        /* Not dedup_mem_realloc(): failing here must not mark the
+         * tracker failed, the order is only an optimisation. */
+        k = malloc(n * sizeof(*k));
+        if (!k)
+                return;
+        for (i = 0; i < n; i++) {
+                const struct dedup_pair *pr = dedup_pair_at(tr,
+                                                            tr->dirty.v[i]);
+                unsigned char pre[DIRTY_KEY_PREFIX] = {0};
+                unsigned j;
+
+                k[i].slot = tr->dirty.v[i];
+                k[i].hi = (uint64_t)pr->part << 32;
+                k[i].lo = 0;
+                k[i].bytes = "";
+                k[i].len = 0;
+                if (!(pr->flags & PAIR_LIVE))
+                        continue; /* expired since: skipped by foreach */
+                k[i].bytes = tr->names[pr->name]->bytes;
+                k[i].len = tr->names[pr->name]->len;
+                memcpy(pre, k[i].bytes,
+                       k[i].len < DIRTY_KEY_PREFIX ? k[i].len
+                                                   : DIRTY_KEY_PREFIX);
+                for (j = 0; j < 4; j++)
+                        k[i].hi |= (uint64_t)pre[j] << (24 - 8 * j);
+                for (j = 0; j < 8; j++)
+                        k[i].lo |= (uint64_t)pre[4 + j] << (56 - 8 * j);
+        }
+        qsort(k, n, sizeof(*k), dirty_key_cmp);
+        for (i = 0; i < n; i++)
+                tr->dirty.v[i] = k[i].slot;
+        free(k);
 }
 
 int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
@@ -462,6 +540,7 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
         if (pv->last_ms > tr->clock_ms)
                 tr->clock_ms = pv->last_ms; /* the records read so far */
         pr->records = pv->records;
+        pr->flags |= PAIR_STORED; /* read back from persistence */
         if (pv->rebaseline)
                 pr->flags |= PAIR_REBASELINE;
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {

@@ -713,6 +713,66 @@ static void test_restore_fewer_gaps(void **state)
         dedup_tracker_free(tr);
 }
 
+/*
+ * dirty_sort orders the dirty pairs as the ledger's B-tree does: part,
+ * then producer bytes unsigned, a prefix first (names longer than the
+ * sort's 12-byte prefix too).  The stored hint is 0 for a new pair, 1 once
+ * a dirty_clear saw it dirty, and 1 for a restored pair.
+ */
+static void test_dirty_order_and_stored(void **state)
+{
+        static const char *const in[][2] = {
+                {"1", "b"}, {"0", "zz"}, {"0", "\xc3x"}, {"0", "abcdefghijklm1"},
+                {"0", "ab"}, {"1", "a"}, {"0", "abcdefghijklm0"}, {"0", "a"}};
+        static const char *const want[][2] = {
+                {"0", "a"}, {"0", "ab"}, {"0", "abcdefghijklm0"},
+                {"0", "abcdefghijklm1"}, {"0", "zz"}, {"0", "\xc3x"},
+                {"1", "a"}, {"1", "b"}};
+        struct dedup_tracker *tr = tracker_new(0), *b = tracker_new(0);
+        struct collect col = {0}, again = {0};
+        enum dedup_verdict v;
+        size_t i;
+
+        (void)state;
+        for (i = 0; i < 8; i++)
+                observe(tr, &(struct rec){(uint32_t)(in[i][0][0] - '0'),
+                                          in[i][1], 0, 0, BASE},
+                        (int64_t)i, &v);
+        dedup_tracker_dirty_sort(tr);
+        dedup_tracker_dirty_foreach(tr, collect_cb, &col);
+        assert_int_equal(col.n, 8);
+        for (i = 0; i < 8; i++) {
+                assert_int_equal(col.v[i].part, want[i][0][0] - '0');
+                assert_int_equal(col.v[i].producer_len, strlen(want[i][1]));
+                assert_memory_equal(col.v[i].producer, want[i][1],
+                                    strlen(want[i][1]));
+                assert_int_equal(col.v[i].stored, 0);
+        }
+        dedup_tracker_dirty_clear(tr);
+
+        /* Committed once: stored; a pair new since is not. */
+        observe(tr, &(struct rec){0, "zz", 0, 1, OK}, 8, &v);
+        observe(tr, &(struct rec){1, "c", 0, 0, BASE}, 9, &v);
+        dedup_tracker_dirty_sort(tr);
+        dedup_tracker_dirty_foreach(tr, collect_cb, &again);
+        assert_int_equal(again.n, 2);
+        assert_memory_equal(again.v[0].producer, "zz", 2);
+        assert_int_equal(again.v[0].stored, 1);
+        assert_memory_equal(again.v[1].producer, "c", 1);
+        assert_int_equal(again.v[1].stored, 0);
+
+        /* Restored: stored, also when it changes again. */
+        assert_int_equal(dedup_tracker_restore(b, &col.v[0]), 0);
+        observe(b, &(struct rec){0, "a", 0, 1, OK}, 10, &v);
+        assert_int_equal(v, DEDUP_V_OK);
+        again.n = 0;
+        dedup_tracker_dirty_foreach(b, collect_cb, &again);
+        assert_int_equal(again.n, 1);
+        assert_int_equal(again.v[0].stored, 1);
+        dedup_tracker_free(tr);
+        dedup_tracker_free(b);
+}
+
 /* Many producers: the index grows, memory per pair stays bounded. */
 static void test_many_pairs(void **state)
 {
@@ -770,6 +830,7 @@ int main(void)
             cmocka_unit_test(test_max_open_gaps),
             cmocka_unit_test(test_restore),
             cmocka_unit_test(test_restore_fewer_gaps),
+            cmocka_unit_test(test_dirty_order_and_stored),
             cmocka_unit_test(test_many_pairs),
             cmocka_unit_test(test_kind_names),
         };

@@ -28,7 +28,7 @@ struct ledger_commit_ctx {
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
         struct ledger_counts_delta *delta; /* [nparts]: counts.c */
-        int64_t producers_all;
+        struct ledger_counts counts; /* counts.c */
         char *errstr;
         size_t errstr_size;
 };
@@ -114,6 +114,24 @@ static int ledger_done_put(struct ledger_commit_ctx *cc,
         return 0;
 }
 
+/* Writes the pair's row with statement which (LEDGER_ST_PAIR_PUT or
+ * LEDGER_ST_PAIR_SET); *changed receives sqlite3_changes(): 0 when the
+ * insert met the row, or the update found none. */
+static int ledger_pair_step(struct ledger_commit_ctx *cc,
+                            enum ledger_stmt which,
+                            const struct ledger_part *p,
+                            const struct dedup_pair_view *pv, int *changed)
+{
+        sqlite3_stmt *st = cc->lg->st[which];
+
+        if (ledger_step_done(cc->lg, st, ledger_pair_bind(st, p, pv),
+                             "cannot write ledger pair", cc->errstr,
+                             cc->errstr_size))
+                return -1;
+        *changed = sqlite3_changes(cc->lg->db);
+        return 0;
+}
+
 /* dedup_pair_cb: writes one dirty pair (inserted when new, counted then;
  * else updated) and rewrites its open and confirmed gaps. */
 static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
@@ -123,7 +141,7 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
         const struct ledger_part *p;
         sqlite3_stmt *st;
         uint32_t i;
-        int brc;
+        int brc, changed, inserted;
 
         if (pv->part >= cc->nparts || !pv->producer ||
             pv->producer_len > DEDUP_PRODUCER_MAX) {
@@ -136,31 +154,53 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
         p = &cc->parts[pv->part];
         cc->touched[pv->part] = 1;
 
-        st = lg->st[LEDGER_ST_PAIR_PUT];
-        if (ledger_step_done(lg, st, ledger_pair_bind(st, p, pv),
-                             "cannot write ledger pair", cc->errstr,
-                             cc->errstr_size))
-                return -1;
-        if (sqlite3_changes(lg->db) == 1) {
-                if (ledger_counts_pair(lg, p, pv->producer, pv->producer_len,
-                                       1, &cc->delta[pv->part],
-                                       &cc->producers_all, cc->errstr,
-                                       cc->errstr_size))
+        /*
+         * One statement for most pairs: the tracker's hint says which of
+         * insert and update will find its way (a pair it restored or saw
+         * committed is in the ledger).  The hint only picks the first
+         * try; sqlite3_changes() says what happened, so the counts stay
+         * exact when it is wrong.
+         */
+        if (pv->stored) {
+                if (ledger_pair_step(cc, LEDGER_ST_PAIR_SET, p, pv, &changed))
+                        return -1;
+                inserted = !changed;
+                if (inserted &&
+                    ledger_pair_step(cc, LEDGER_ST_PAIR_PUT, p, pv, &changed))
                         return -1;
         } else {
-                st = lg->st[LEDGER_ST_PAIR_SET];
-                if (ledger_step_done(lg, st, ledger_pair_bind(st, p, pv),
-                                     "cannot write ledger pair", cc->errstr,
-                                     cc->errstr_size))
+                if (ledger_pair_step(cc, LEDGER_ST_PAIR_PUT, p, pv, &changed))
+                        return -1;
+                inserted = changed;
+                if (!inserted &&
+                    ledger_pair_step(cc, LEDGER_ST_PAIR_SET, p, pv, &changed))
                         return -1;
         }
-
-        st = lg->st[LEDGER_ST_GAPS_DEL];
-        brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
-        if (ledger_step_done(lg, st, brc, "cannot delete ledger open gaps",
-                             cc->errstr, cc->errstr_size))
+        if (changed != 1) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write ledger pair of part %u: %d rows "
+                         "changed",
+                         pv->part, changed);
                 return -1;
-        cc->delta[pv->part].open_gaps -= sqlite3_changes(lg->db);
+        }
+        if (inserted && ledger_counts_pair(&cc->counts, p, pv->producer,
+                                           pv->producer_len, 1,
+                                           &cc->delta[pv->part], cc->errstr,
+                                           cc->errstr_size))
+                return -1;
+
+        /* A pair just inserted has no open gaps stored: they are written
+         * and deleted only together with their pair's row (here,
+         * ledger_pair_del(), incarnate.c). */
+        if (!inserted) {
+                st = lg->st[LEDGER_ST_GAPS_DEL];
+                brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
+                if (ledger_step_done(lg, st, brc,
+                                     "cannot delete ledger open gaps",
+                                     cc->errstr, cc->errstr_size))
+                        return -1;
+                cc->delta[pv->part].open_gaps -= sqlite3_changes(lg->db);
+        }
 
         st = lg->st[LEDGER_ST_GAP_PUT];
         for (i = 0; i < pv->ngaps; i++) {
@@ -192,8 +232,8 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
                              cc->errstr, cc->errstr_size))
                 return -1;
         if (sqlite3_changes(lg->db) == 1 &&
-            ledger_counts_pair(lg, p, ev->producer, ev->producer_len, 0,
-                               &cc->delta[ev->part], &cc->producers_all,
+            ledger_counts_pair(&cc->counts, p, ev->producer,
+                               ev->producer_len, 0, &cc->delta[ev->part],
                                cc->errstr, cc->errstr_size))
                 return -1;
         st = lg->st[LEDGER_ST_GAPS_DEL];
@@ -613,8 +653,11 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
          * Events first, in order: a pair that expired and came back in
          * the same batch is deleted, then written again as it is now.
          */
-        if (ledger_events_put(&cc, tr) ||
-            dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
+        if (ledger_events_put(&cc, tr))
+                goto out;
+        /* In key order: each B-tree page is read and dirtied once. */
+        dedup_tracker_dirty_sort(tr);
+        if (dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
             ledger_windows_put(&cc, tr) ||
             ledger_txns_put(lg, tr, parts, nparts, errstr, errstr_size))
                 goto out;
@@ -633,8 +676,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                     ledger_coverage_put(&cc, &parts[i], now_ms))
                         goto out;
         }
-        if (ledger_counts_flush(lg, parts, nparts, cc.delta,
-                                cc.producers_all, errstr, errstr_size))
+        if (ledger_counts_flush(lg, parts, nparts, cc.delta, &cc.counts,
+                                errstr, errstr_size))
                 goto out;
         /* The flow audit's batch, when one is attached (flow.c). */
         if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))
@@ -660,6 +703,7 @@ out:
                 ledger_rollback(lg);
         free(cc.touched);
         free(cc.delta);
+        ledger_counts_free(&cc.counts);
         if (commit_us)
                 *commit_us = clock_mono_us() - t0;
         return rc;

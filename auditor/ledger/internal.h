@@ -161,15 +161,27 @@ struct ledger_counts_delta {
         int64_t pairs, producers, open_gaps, coverage_gaps, coverage_records;
 };
 
-/* A pair (p's topic, producer) was inserted (+1) or deleted (-1): keeps the
- * distinct producers per topic and in all. */
-int ledger_counts_pair(struct ledger *lg, const struct ledger_part *p,
+/* The batch's pair inserts and deletes summed per (topic, producer)
+ * (counts.c); zeroed to start, ledger_counts_free() at the end.  Keeps
+ * the topic and producer pointers: they must live until the flush. */
+struct ledger_counts_ref_sum;
+struct ledger_counts {
+        struct ledger_counts_ref_sum *v;
+        size_t n, cap;
+};
+
+/* A pair (p's topic, producer) was inserted (add) or deleted: counts it in
+ * d and sums it in c.  -1 only when out of memory. */
+int ledger_counts_pair(struct ledger_counts *c, const struct ledger_part *p,
                        const char *producer, size_t producer_len, int add,
-                       struct ledger_counts_delta *d, int64_t *producers_all,
-                       char *errstr, size_t errstr_size);
+                       struct ledger_counts_delta *d, char *errstr,
+                       size_t errstr_size);
+void ledger_counts_free(struct ledger_counts *c);
+/* Writes c's sums (the distinct producers per topic and in all, adding
+ * to d) and the deltas d: one row per topic touched. */
 int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
-                        size_t nparts, const struct ledger_counts_delta *d,
-                        int64_t producers_all, char *errstr,
+                        size_t nparts, struct ledger_counts_delta *d,
+                        const struct ledger_counts *c, char *errstr,
                         size_t errstr_size);
 
 /* ids.c */

@@ -60,19 +60,19 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "producer = ?3",
         [LEDGER_ST_CTP_ADD] =
                 "INSERT INTO counts_topic_producer (topic, producer, pairs) "
-                "VALUES (?1, ?2, 1) ON CONFLICT DO NOTHING",
+                "VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
         [LEDGER_ST_CTP_INC] =
                 "UPDATE counts_topic_producer SET pairs = pairs + ?3 "
                 "WHERE topic = ?1 AND producer = ?2",
         [LEDGER_ST_CTP_DEL] =
                 "DELETE FROM counts_topic_producer WHERE topic = ?1 AND "
-                "producer = ?2 AND pairs = 1",
+                "producer = ?2 AND pairs = ?3",
         [LEDGER_ST_CP_ADD] = "INSERT INTO counts_producer (producer, topics) "
-                             "VALUES (?1, 1) ON CONFLICT DO NOTHING",
+                             "VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         [LEDGER_ST_CP_INC] = "UPDATE counts_producer SET topics = topics + ?2 "
                              "WHERE producer = ?1",
         [LEDGER_ST_CP_DEL] = "DELETE FROM counts_producer WHERE producer = "
-                             "?1 AND topics = 1",
+                             "?1 AND topics = ?2",
         [LEDGER_ST_COUNTS_PUT] =
                 "INSERT INTO counts_topic (topic, pairs, producers, "
                 "open_gaps, coverage_gaps, coverage_records) VALUES (?1, ?2, "

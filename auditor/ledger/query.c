@@ -361,6 +361,11 @@ int ledger_pairs_foreach(struct ledger *lg, const struct ledger_pair_filter *f,
 
         ledger_sql_cond(&q, f->topic != NULL, "p.topic = :topic");
         ledger_sql_cond(&q, f->producer != NULL, "p.producer = :producer");
+        /* No index by producer (schema/0011_pairs_producer.sql): one
+         * primary-key lookup per audited partition instead. */
+        ledger_sql_cond(&q, f->producer != NULL,
+                        "(p.topic, p.partition) IN "
+                        "(SELECT topic, partition FROM partitions)");
         ledger_sql_cond(&q, after,
                         "(p.topic, p.partition, p.producer) > "
                         "(:after_topic, :after_partition, :after_producer)");

@@ -1,0 +1,16 @@
+-- 0011_pairs_producer.sql - pairs loses its index by producer.
+--
+-- Every batch rewrites its dirty pairs.  pairs itself is keyed (topic,
+-- partition, producer), so a batch's pairs, written in key order, dirty
+-- few of its pages; but the index on producer put each new pair's entry
+-- by producer name, so a batch of new pairs on a few partitions dirtied
+-- nearly every page of the index: with a million pairs each commit wrote
+-- most of the ledger to the WAL and back (2.8 GB of writes for a 120 MiB
+-- ledger, 40% of the scan's CPU).
+--
+-- The one reader that used it, the pairs of one producer (/api/v1/producers
+-- ?producer=, ledger_pairs_foreach()), looks the producer up in each
+-- audited partition by primary key instead: every pair has its partition's
+-- row in partitions, written in the same transaction (and deleted with it
+-- by a topic's new incarnation).
+DROP INDEX IF EXISTS pairs_producer;
