@@ -166,8 +166,9 @@ const struct conf_option conf_options[CONF__CNT] = {
                       "threads of the audit, the consumer's included: the "
                       "others parse each batch's headers and ids and free "
                       "its messages, while the consumer's thread gives "
-                      "every verdict in each partition's order and writes "
-                      "the ledger, so the counts are the same for any N; "
+                      "every verdict in each partition's order (the "
+                      "ledger commits run on a thread of their own), so "
+                      "the counts are the same for any N; "
                       "0 = one per core less one, for librdkafka's broker "
                       "thread (1 on 2 cores)"},
     [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",

@@ -36,6 +36,7 @@
 #ifndef EOSAUDIT_AUDIT_INTERNAL_H
 #define EOSAUDIT_AUDIT_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -130,6 +131,15 @@ struct audit {
         /* --threads: the helpers that parse records and destroy messages
          * (pool.h; loop.c) */
         struct audit_pool *pool;
+        /* The ledger commit in flight on its own thread (loop.c): it
+         * reads tr, parts, flow and lg while this thread only polls and
+         * parses the next batch, touching none of them until the join. */
+        pthread_t commit_thr;
+        int commit_inflight;
+        int commit_done; /* set by the commit's thread as it ends */
+        int commit_rc;
+        int64_t commit_us, commit_now;
+        char commit_err[512];
 };
 
 /* settings.c: 0 when conf holds every required setting of
