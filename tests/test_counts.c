@@ -331,31 +331,31 @@ static void test_counts_hint_wrong(void **state)
         uint32_t i;
 
         snprintf(pathb, sizeof(pathb), "%s/b.db", fx->dir);
-        tr = start(fx->path, &lg, parts);
+        tr = start(fx->a, &lg, parts);
         dedup_tracker_begin(tr, 1000);
-        observe(tr, 0, 0, "a", 0);
-        observe(tr, 1, 0, "a", 0);
-        observe(tr, 2, 0, "b", 0);
-        observe(tr, 0, 1, "g", 0);
-        observe(tr, 0, 2, "g", 3); /* gap 1..2, open */
+        observe_seq(tr, 0, 0, "a", 0);
+        observe_seq(tr, 1, 0, "a", 0);
+        observe_seq(tr, 2, 0, "b", 0);
+        observe_seq(tr, 0, 1, "g", 0);
+        observe_seq(tr, 0, 2, "g", 3); /* gap 1..2, open */
         commit_at(lg, tr, parts, 3);
-        assert_int_equal(check_counts(lg, fx->path, NULL), 4);
-        assert_int_equal(check_counts(lg, fx->path, "orders"), 3);
-        assert_int_equal(db_int(fx->path, "SELECT COUNT(*) FROM open_gaps",
+        assert_int_equal(check_counts(lg, fx->a, NULL), 4);
+        assert_int_equal(check_counts(lg, fx->a, "orders"), 3);
+        assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM open_gaps",
                                 NULL),
                          1);
 
         /* Stored (committed once) but not in ledger b. */
         if (ledger_open(&lgb, pathb, err, sizeof(err)))
                 fail_msg("ledger_open: %s", err);
-        observe(tr, 0, 3, "a", 1);
-        observe(tr, 2, 3, "b", 1);
-        observe(tr, 1, 3, "c", 0);
+        observe_seq(tr, 0, 3, "a", 1);
+        observe_seq(tr, 2, 3, "b", 1);
+        observe_seq(tr, 1, 3, "c", 0);
         commit_at(lgb, tr, parts, 4);
         assert_int_equal(check_counts(lgb, pathb, NULL), 3);
         assert_int_equal(check_counts(lgb, pathb, "orders"), 2);
         assert_int_equal(check_counts(lgb, pathb, "pay"), 1);
-        assert_int_equal(db_int(pathb, "SELECT last_seq FROM pairs WHERE "
+        assert_int_equal(db_count(pathb, "SELECT last_seq FROM pairs WHERE "
                                        "producer = 'a'",
                                 NULL),
                          1);
@@ -373,20 +373,20 @@ static void test_counts_hint_wrong(void **state)
                 assert_int_equal(dedup_tracker_part_add(trn, i, 0), 0);
         parts_init(parts_n);
         dedup_tracker_begin(trn, 2000);
-        observe(trn, 0, 10, "a", 7);
-        observe(trn, 0, 11, "g", 9);
+        observe_seq(trn, 0, 10, "a", 7);
+        observe_seq(trn, 0, 11, "g", 9);
         commit_at(lg, trn, parts_n, 12);
-        assert_int_equal(check_counts(lg, fx->path, NULL), 4);
-        assert_int_equal(db_int(fx->path, "SELECT last_seq FROM pairs WHERE "
+        assert_int_equal(check_counts(lg, fx->a, NULL), 4);
+        assert_int_equal(db_count(fx->a, "SELECT last_seq FROM pairs WHERE "
                                           "topic = 'orders' AND partition = 0 "
                                           "AND producer = 'a'",
                                 NULL),
                          7);
         /* g's stored gap went with the rewrite of its pair. */
-        assert_int_equal(db_int(fx->path, "SELECT COUNT(*) FROM open_gaps",
+        assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM open_gaps",
                                 NULL),
                          0);
-        check_all(lg, fx->path);
+        check_all(lg, fx->a);
         dedup_tracker_free(trn);
         dedup_tracker_free(tr);
         ledger_close(lg);
