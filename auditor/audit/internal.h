@@ -72,6 +72,9 @@ struct audit_rt {
         int fp_stale;        /* parts[].fp.offset is set, its hash not yet
                                 (audit_fingerprint_batch) */
         int flow_held;       /* paused by the flow's pacing (flow.c) */
+        int owned;           /* --group: assigned to this member now */
+        int state_dirty;     /* --group: its state goes to the next
+                                transaction */
 };
 
 struct audit {
@@ -128,6 +131,8 @@ struct audit {
         /* --threads: the helpers that parse records and destroy messages
          * (pool.h; loop.c) */
         struct audit_pool *pool;
+        /* serve --group (group.c); NULL: off */
+        struct audit_group *grp;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -228,6 +233,23 @@ void audit_txn_record(struct audit *a, struct ledger_part *lp,
                       const rd_kafka_message_t *rkm,
                       const struct dedup_hdrs *h);
 void audit_txn_free(struct audit *a);
+
+/* loop.c: commits the batch (with --group, its Kafka transaction first);
+ * on failure keeps it (commit_failing) and returns -1. */
+int audit_commit(struct audit *a, int64_t now);
+
+/* group.c: serve --group.  audit_group_conf() on the consumer's settings
+ * before the handle is made; audit_group_start() once the ledger is
+ * loaded (instead of positioning and assigning every part);
+ * audit_group_commit() before each ledger commit; audit_group_failed()
+ * tells the loop to stop; audit_group_free() after the consumer closed. */
+int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
+                     size_t errstr_size);
+int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
+int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
+int audit_group_failed(const struct audit *a, char *errstr,
+                       size_t errstr_size);
+void audit_group_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

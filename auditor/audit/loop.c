@@ -103,12 +103,22 @@ out:
 }
 
 /* Commits the batch; on failure keeps it and retries later. */
-static int audit_commit(struct audit *a, int64_t now)
+int audit_commit(struct audit *a, int64_t now)
 {
         char errstr[512];
         int64_t us = 0;
 
         audit_report_events(a);
+        /* --group: the state and offsets in Kafka first; the ledger is
+         * this member's evidence store. */
+        if (a->grp && audit_group_commit(a, errstr, sizeof(errstr))) {
+                if (!a->commit_failing)
+                        log_error("group commit failed, pausing the audit "
+                                  "until it succeeds: %s",
+                                  errstr);
+                a->commit_failing = 1;
+                return -1;
+        }
         if (ledger_commit(a->lg, a->tr, a->parts, a->nparts, &us, errstr,
                           sizeof(errstr))) {
                 if (!a->commit_failing)
@@ -130,7 +140,8 @@ static int audit_commit(struct audit *a, int64_t now)
                 status_hist_observe(&a->view.commit, (double)us / 1e6);
                 audit_publish(a, now);
         }
-        if (now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
+        if (!a->grp &&
+            now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
                 audit_kafka_commit(a);
                 a->last_kafka_commit_ms = now;
         }
@@ -215,6 +226,10 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!a->conf.follow && audit_all_done(a))
                         break;
+                if (audit_group_failed(a, errstr, errstr_size)) {
+                        fatal = 1;
+                        break;
+                }
                 if (a->commit_failing) {
                         /* Hold the batch: nothing is consumed until the
                          * ledger takes it. */
@@ -281,6 +296,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                  "out of memory in the engine");
                         fatal = 1;
                 }
+                if (!fatal && audit_group_failed(a, errstr, errstr_size))
+                        fatal = 1;
                 if (fatal)
                         break;
                 if (a->flow)
@@ -307,7 +324,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_commit(a, now);
                 if (!a->conf.follow)
                         audit_check_stalls(a, now);
-                if (a->conf.follow && a->conf.metadata_refresh_ms > 0 &&
+                if (a->conf.follow && !a->grp &&
+                    a->conf.metadata_refresh_ms > 0 &&
                     now - a->last_meta_ms >= a->conf.metadata_refresh_ms &&
                     audit_refresh(a, now, errstr, errstr_size)) {
                         fatal = 1;
@@ -334,7 +352,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                          "it will be audited again on the next run");
                 goto out;
         }
-        audit_kafka_commit(a);
+        if (!a->grp)
+                audit_kafka_commit(a);
         audit_progress(a, clock_wall_ms(), 1);
         if (!a->conf.follow && !audit_all_done(a)) {
                 snprintf(errstr, errstr_size,

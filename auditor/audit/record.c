@@ -160,8 +160,9 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         a->last_rkt = rkm->rkt;
         a->last_topic = r->topic;
         /* Already in the ledger (a refetch after a seek), or past the
-         * scan's end: neither is audited now. */
-        if (rkm->offset < lp->next_offset)
+         * scan's end: neither is audited now.  --group: a partition
+         * revoked is no longer ours (group.c). */
+        if (rkm->offset < lp->next_offset || (a->grp && !rt->owned))
                 return;
         if (!a->conf.follow && rkm->offset >= rt->end) {
                 audit_mark_done(a, lp);
@@ -219,7 +220,8 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                 return;
         }
         lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
-        if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp) {
+        if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp &&
+            (!a->grp || a->rt[lp->part].owned)) {
                 struct audit_rt *rt = &a->rt[lp->part];
                 int64_t eof = rkm->offset;
                 /* A scan drops records at or past its end unaudited
