@@ -358,6 +358,13 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 }
                 if (audit_position(a, lp, errstr, errstr_size))
                         goto out;
+                log_debug("group %s: %s [%d] assigned: %s, from offset "
+                          "%lld (%llu records audited before)",
+                          a->conf.group, lp->topic, (int)lp->partition,
+                          vals[i] ? "restored" : "no state", 
+                          (long long)lp->next_offset,
+                          (unsigned long long)dedup_tracker_part_counts(
+                              a->tr, lp->part)->records);
                 rt->owned = 1;
                 rt->eof = 0;
                 rt->state_dirty = 1; /* its offset goes to the group */
@@ -389,6 +396,12 @@ static void group_forget(struct audit *a,
                     group_part(a, l->elems[i].topic, l->elems[i].partition);
                 if (!lp)
                         continue;
+                log_debug("group %s: %s [%d] forgotten at offset %lld "
+                          "(%llu records audited)",
+                          a->conf.group, lp->topic, (int)lp->partition,
+                          (long long)lp->next_offset,
+                          (unsigned long long)dedup_tracker_part_counts(
+                              a->tr, lp->part)->records);
                 dedup_tracker_part_forget(a->tr, lp->part);
                 a->rt[lp->part].owned = 0;
                 a->rt[lp->part].state_dirty = 0;
@@ -573,6 +586,28 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
         return 0;
+}
+
+/*
+ * Not rd_kafka_consume_batch_queue(): with librdkafka 2.0.2 a rebalance
+ * served in the middle of a batch call made the consumer skip records of
+ * the partitions it kept (seen in t_88: holes of a few offsets on
+ * partitions no rebalance moved, right after one).  One message per call
+ * serves each rebalance between two messages.
+ */
+ssize_t audit_group_consume(struct audit *a, int timeout_ms,
+                            rd_kafka_message_t **msgs, size_t max)
+{
+        size_t n = 0;
+
+        while (n < max && !a->grp->failed) {
+                rd_kafka_message_t *m =
+                    rd_kafka_consumer_poll(a->rk, n ? 0 : timeout_ms);
+                if (!m)
+                        break;
+                msgs[n++] = m;
+        }
+        return (ssize_t)n;
 }
 
 /* ------------------------------------------------------------------ */

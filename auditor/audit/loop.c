@@ -242,8 +242,10 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                  * array msgs points at now) ends before msgs and jb are
                  * reused. */
                 audit_pool_finish(a->pool);
-                n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
-                                                 AUDIT_BATCH_MAX);
+                n = a->grp ? audit_group_consume(a, 100, msgs,
+                                                 AUDIT_BATCH_MAX)
+                           : rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
+                                                          AUDIT_BATCH_MAX);
                 if (n < 0)
                         n = 0;
                 now = clock_wall_ms();
