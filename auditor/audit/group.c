@@ -475,24 +475,41 @@ static int group_mark(void *opaque, const struct dedup_pair_view *pv)
         return 0;
 }
 
-/* A transaction's step failed: abort it (the batch is kept and retried)
- * unless the error is fatal (fenced: another process owns our work). */
+/*
+ * A transaction's step failed.  Nothing of it is visible, and the
+ * tracker still holds the batch (the ledger commit comes after), so:
+ *  - an abortable error (the group's generation moved on during a
+ *    rebalance, KIP-447: ILLEGAL_GENERATION) aborts the transaction and
+ *    the next commit tries again with the batch and what came since; the
+ *    loop goes on consuming meanwhile, which serves the rebalance (a
+ *    retry loop that held the consumer would never see it);
+ *  - anything else (fenced: another instance of this transactional.id;
+ *    a commit whose outcome is unknown) stops the member: serve exits 2
+ *    and the partitions' next owners audit its uncommitted records again,
+ *    still each record once.
+ */
 static int group_txn_error(struct audit *a, const char *what,
                            rd_kafka_error_t *e, char *errstr,
                            size_t errstr_size)
 {
         snprintf(errstr, errstr_size, "group %s: %s: %s", a->conf.group,
                  what, rd_kafka_error_string(e));
-        if (rd_kafka_error_is_fatal(e)) {
-                group_fail(a, what, rd_kafka_error_string(e));
-        } else if (rd_kafka_error_txn_requires_abort(e)) {
+        if (!rd_kafka_error_is_fatal(e) &&
+            rd_kafka_error_txn_requires_abort(e)) {
                 rd_kafka_error_t *ae =
-                    rd_kafka_abort_transaction(a->grp->prod, -1);
-                if (ae) {
-                        group_fail(a, "abort", rd_kafka_error_string(ae));
-                        rd_kafka_error_destroy(ae);
+                    rd_kafka_abort_transaction(a->grp->prod,
+                                               GROUP_OP_TIMEOUT_MS);
+                if (!ae) {
+                        log_warn("%s: aborted, the next commit takes the "
+                                 "batch again",
+                                 errstr);
+                        rd_kafka_error_destroy(e);
+                        return -1;
                 }
+                group_fail(a, "abort", rd_kafka_error_string(ae));
+                rd_kafka_error_destroy(ae);
         }
+        group_fail(a, what, rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
         return -1;
 }
@@ -566,11 +583,11 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 if (err) {
                         free(val);
                         rd_kafka_topic_partition_list_destroy(offs);
-                        return group_txn_error(
-                            a, "state record",
-                            rd_kafka_error_new(err, "%s",
-                                               rd_kafka_err2str(err)),
-                            errstr, errstr_size);
+                        snprintf(errstr, errstr_size,
+                                 "state record of %s: %s", key,
+                                 rd_kafka_err2str(err));
+                        group_fail(a, "produce", errstr);
+                        return -1;
                 }
         }
         cgmd = rd_kafka_consumer_group_metadata(a->rk);
@@ -669,12 +686,28 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
         return 0;
 }
 
+/* The consumer's settings a producer would warn about, one line each. */
+static const char *const group_consumer_only[] = {
+    "group.", "partition.assignment.strategy", "session.timeout.ms",
+    "heartbeat.interval.ms", "enable.auto.", "auto.commit.",
+    "auto.offset.reset", "queued.", "fetch.", "isolation.level",
+    "enable.partition.eof", "max.poll.interval.ms", "check.crcs",
+    "consume.callback.max.messages", "coordinator.query.interval.ms",
+    "allow.auto.create.topics", "client.rack"};
+
 /* A handle of type from the consumer's settings plus props (pairs). */
 static rd_kafka_t *group_handle(struct audit *a, rd_kafka_type_t type,
                                 const char *const *props, char *errstr,
                                 size_t errstr_size)
 {
-        rd_kafka_conf_t *c = rd_kafka_conf_dup(a->grp->base);
+        rd_kafka_conf_t *c =
+            type == RD_KAFKA_PRODUCER
+                ? rd_kafka_conf_dup_filter(
+                      a->grp->base,
+                      sizeof(group_consumer_only) /
+                          sizeof(group_consumer_only[0]),
+                      (const char **)group_consumer_only)
+                : rd_kafka_conf_dup(a->grp->base);
         rd_kafka_t *rk;
 
         for (; *props; props += 2) {

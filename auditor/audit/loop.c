@@ -110,15 +110,10 @@ int audit_commit(struct audit *a, int64_t now)
 
         audit_report_events(a);
         /* --group: the state and offsets in Kafka first; the ledger is
-         * this member's evidence store. */
-        if (a->grp && audit_group_commit(a, errstr, sizeof(errstr))) {
-                if (!a->commit_failing)
-                        log_error("group commit failed, pausing the audit "
-                                  "until it succeeds: %s",
-                                  errstr);
-                a->commit_failing = 1;
+         * this member's evidence store.  A failure there is fatal (said
+         * by group.c; the loop stops at audit_group_failed()). */
+        if (a->grp && audit_group_commit(a, errstr, sizeof(errstr)))
                 return -1;
-        }
         if (ledger_commit(a->lg, a->tr, a->parts, a->nparts, &us, errstr,
                           sizeof(errstr))) {
                 if (!a->commit_failing)
