@@ -263,7 +263,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                     "(cooperative-sticky); each partition's state travels "
                     "through the compacted topic eosaudit-GROUP-state, "
                     "written in the same Kafka transaction as the group's "
-                    "offsets (README: More than one machine)"},
+                    "offsets and the anomalies (eosaudit-GROUP-events; "
+                    "README: More than one machine)"},
     [CONF_GROUP_MEMBER] = {CONF_GROUP_MEMBER, "group-member", "group-member",
                            0, CONF_T_STRING, "NAME", NULL,
                            "the host name and the process id", 1, 200, NULL,

@@ -12,7 +12,9 @@
  *     and the partitions' next offsets sent to the group's transaction
  *     (rd_kafka_send_offsets_to_transaction with the consumer's group
  *     metadata: a member fenced by a rebalance cannot commit, KIP-447).
- *     Then the local ledger commit, the member's evidence store.
+ *     Every anomaly event of the batch goes, in the same transaction, to
+ *     eosaudit-GROUP-events (one JSON record each, no key).  Then the
+ *     local ledger commit, the member's evidence store.
  *   - A partition assigned is restored from the last committed record of
  *     its key (the state topic read read_committed up to its high
  *     watermark, so that no transaction still open hides a later state),
@@ -37,6 +39,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../../base/clock.h"
 #include "../../base/log.h"
 #include "../partstate.h"
@@ -52,6 +56,8 @@ struct audit_group {
         rd_kafka_t *prod;      /* transactional: the state and the offsets */
         rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
         char *state_topic;
+        char *events_topic;    /* every anomaly event, in the same
+                                  transactions */
         char txn_id[512];
         int failed;            /* a fatal error: the loop stops */
         char err[512];
@@ -82,11 +88,11 @@ int audit_group_failed(const struct audit *a, char *errstr,
 /* The state topic                                                     */
 /* ------------------------------------------------------------------ */
 
-/* The state topic exists with cleanup.policy compact, or is created so. */
-static int group_state_topic(struct audit *a, char *errstr,
-                             size_t errstr_size)
+/* Topic name exists with cleanup.policy policy ("compact" for the
+ * state, "delete" for the events), or is created so (one partition). */
+static int group_topic(struct audit *a, const char *name, const char *policy,
+                       const char *what, char *errstr, size_t errstr_size)
 {
-        struct audit_group *g = a->grp;
         rd_kafka_NewTopic_t *nt;
         rd_kafka_AdminOptions_t *opt;
         rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
@@ -99,17 +105,17 @@ static int group_state_topic(struct audit *a, char *errstr,
         char why[256];
         int rc = -1, compact = 0;
 
-        nt = rd_kafka_NewTopic_new(g->state_topic, 1,
+        nt = rd_kafka_NewTopic_new(name, 1,
                                    a->conf.group_replication > 0
                                        ? a->conf.group_replication
                                        : -1,
                                    why, sizeof(why));
         if (!nt) {
-                snprintf(errstr, errstr_size, "state topic %s: %s",
-                         g->state_topic, why);
+                snprintf(errstr, errstr_size, "%s topic %s: %s", what,
+                         name, why);
                 goto out;
         }
-        rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+        rd_kafka_NewTopic_set_config(nt, "cleanup.policy", policy);
         opt = rd_kafka_AdminOptions_new(a->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
@@ -120,33 +126,35 @@ static int group_state_topic(struct audit *a, char *errstr,
         if (!ev || !rd_kafka_event_CreateTopics_result(ev) ||
             rd_kafka_event_error(ev)) {
                 snprintf(errstr, errstr_size,
-                         "cannot create the state topic %s: %s",
-                         g->state_topic,
+                         "cannot create the %s topic %s: %s", what,
+                         name,
                          ev ? rd_kafka_event_error_string(ev) : "timed out");
                 goto out;
         }
         tr = rd_kafka_CreateTopics_result_topics(
             rd_kafka_event_CreateTopics_result(ev), &n);
         if (n == 1 && !rd_kafka_topic_result_error(tr[0])) {
-                log_info("group %s: created the state topic %s (compacted)",
-                         a->conf.group, g->state_topic);
+                log_info("group %s: created the %s topic %s (cleanup.policy "
+                         "%s)",
+                         a->conf.group, what, name, policy);
                 rc = 0;
                 goto out;
         }
         if (n != 1 || rd_kafka_topic_result_error(tr[0]) !=
                           RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
                 snprintf(errstr, errstr_size,
-                         "cannot create the state topic %s: %s",
-                         g->state_topic,
+                         "cannot create the %s topic %s: %s", what,
+                         name,
                          n == 1 ? rd_kafka_topic_result_error_string(tr[0])
                                 : "no result");
                 goto out;
         }
-        /* It exists: it must be compacted, or states would be deleted by
-         * retention and a partition restart from zero. */
+        /* It exists: the state topic must be compacted, or states would
+         * be deleted by retention and a partition restart from zero; the
+         * events topic must not be (its records have no key). */
         rd_kafka_event_destroy(ev);
         res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                          g->state_topic);
+                                          name);
         opt = rd_kafka_AdminOptions_new(a->rk,
                                         RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
@@ -161,9 +169,9 @@ static int group_state_topic(struct audit *a, char *errstr,
                     rd_kafka_event_DescribeConfigs_result(ev), &n);
         if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
                 snprintf(errstr, errstr_size,
-                         "cannot read the configuration of the state topic "
+                         "cannot read the configuration of the %s topic "
                          "%s: %s",
-                         g->state_topic,
+                         what, name,
                          n == 1 ? rd_kafka_ConfigResource_error_string(rs[0])
                          : ev   ? rd_kafka_event_error_string(ev)
                                 : "timed out");
@@ -174,16 +182,15 @@ static int group_state_topic(struct audit *a, char *errstr,
                 const char *v = rd_kafka_ConfigEntry_value(ce[i]);
                 if (!strcmp(rd_kafka_ConfigEntry_name(ce[i]),
                             "cleanup.policy") &&
-                    v && !strcmp(v, "compact"))
+                    v && !strcmp(v, policy))
                         compact = 1;
         }
         if (!compact) {
                 snprintf(errstr, errstr_size,
-                         "the state topic %s exists but its cleanup.policy "
-                         "is not compact: partition states would be deleted "
-                         "(set cleanup.policy=compact, or use another "
+                         "the %s topic %s exists but its cleanup.policy is "
+                         "not %s (set cleanup.policy=%s, or use another "
                          "--group)",
-                         g->state_topic);
+                         what, name, policy, policy);
                 goto out;
         }
         rc = 0;
@@ -514,8 +521,71 @@ static int group_txn_error(struct audit *a, const char *what,
         return -1;
 }
 
+/* One anomaly event as a JSON record of the events topic (malloc'd). */
+static char *group_event_json(const struct audit *a,
+                              const struct dedup_event *ev)
+{
+        const struct ledger_part *lp = &a->parts[ev->part];
+        json_t *o, *name = NULL;
+        char *s;
+
+        if (ev->producer) {
+                name = json_stringn(ev->producer, ev->producer_len);
+                if (!name) { /* not UTF-8: hex */
+                        char hex[2 * DEDUP_PRODUCER_MAX + 1];
+                        size_t i;
+                        for (i = 0; i < ev->producer_len &&
+                                    i < DEDUP_PRODUCER_MAX; i++)
+                                snprintf(hex + 2 * i, 3, "%02x",
+                                         (unsigned char)ev->producer[i]);
+                        hex[2 * i] = '\0';
+                        name = json_pack("{s:s}", "hex", hex);
+                }
+        }
+        o = json_pack("{s:s, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, "
+                      "s:I, s:I, s:s}",
+                      "topic", lp->topic, "partition", (int)lp->partition,
+                      "kind", dedup_kind_name(ev->kind), "producer", name,
+                      "epoch", (int)ev->epoch, "seq_lo",
+                      (json_int_t)ev->seq_lo, "seq_hi",
+                      (json_int_t)ev->seq_hi, "offset_lo",
+                      (json_int_t)ev->offset_lo, "offset_hi",
+                      (json_int_t)ev->offset_hi, "first_offset",
+                      (json_int_t)ev->first_offset, "count",
+                      (json_int_t)(ev->count > INT64_MAX ? INT64_MAX
+                                                         : ev->count),
+                      "when_ms", (json_int_t)ev->when_ms, "member",
+                      a->grp->txn_id);
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return s;
+}
+
+/* Produces one record of the open transaction (val is taken). */
+static rd_kafka_resp_err_t group_produce(struct audit_group *g,
+                                         const char *topic, const char *key,
+                                         char *val, size_t len)
+{
+        rd_kafka_resp_err_t err;
+
+        do {
+                err = rd_kafka_producev(
+                    g->prod, RD_KAFKA_V_TOPIC(topic),
+                    RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+                    RD_KAFKA_V_VALUE(val, len),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE), RD_KAFKA_V_END);
+                if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        rd_kafka_poll(g->prod, 50);
+        } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+        if (err)
+                free(val);
+        return err;
+}
+
 int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
 {
+        const struct dedup_event *evs;
+        size_t nev, k;
         struct audit_group *g = a->grp;
         rd_kafka_topic_partition_list_t *offs;
         rd_kafka_consumer_group_metadata_t *cgmd;
@@ -542,7 +612,8 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         n++;
                 }
         }
-        if (!n) {
+        evs = dedup_tracker_events(a->tr, &nev);
+        if (!n && !nev) {
                 rd_kafka_topic_partition_list_destroy(offs);
                 return 0;
         }
@@ -570,22 +641,34 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 snprintf(key, sizeof(key), "%s/%d", lp->topic,
                          (int)lp->partition);
-                do {
-                        err = rd_kafka_producev(
-                            g->prod, RD_KAFKA_V_TOPIC(g->state_topic),
-                            RD_KAFKA_V_KEY(key, strlen(key)),
-                            RD_KAFKA_V_VALUE(val, len),
-                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
-                            RD_KAFKA_V_END);
-                        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
-                                rd_kafka_poll(g->prod, 50);
-                } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+                err = group_produce(g, g->state_topic, key, val, len);
                 if (err) {
-                        free(val);
                         rd_kafka_topic_partition_list_destroy(offs);
                         snprintf(errstr, errstr_size,
                                  "state record of %s: %s", key,
                                  rd_kafka_err2str(err));
+                        group_fail(a, "produce", errstr);
+                        return -1;
+                }
+        }
+        /* The batch's anomalies, in the same transaction: visible to a
+         * read_committed reader exactly when the state that counted them.
+         * Those of a part no longer ours (a lost assignment) are left to
+         * the next owner, which audits those records again. */
+        for (k = 0; k < nev; k++) {
+                rd_kafka_resp_err_t err;
+                char *val;
+                if (evs[k].part >= a->nparts || !a->rt[evs[k].part].owned)
+                        continue;
+                val = group_event_json(a, &evs[k]);
+                err = val ? group_produce(g, g->events_topic, NULL, val,
+                                          strlen(val))
+                          : RD_KAFKA_RESP_ERR__NOENT;
+                if (err) {
+                        rd_kafka_topic_partition_list_destroy(offs);
+                        snprintf(errstr, errstr_size, "event record: %s",
+                                 val ? rd_kafka_err2str(err)
+                                     : "out of memory");
                         group_fail(a, "produce", errstr);
                         return -1;
                 }
@@ -657,6 +740,12 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                 return -1;
         }
         snprintf(g->state_topic, len, "eosaudit-%s-state", a->conf.group);
+        g->events_topic = malloc(len);
+        if (!g->events_topic) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        snprintf(g->events_topic, len, "eosaudit-%s-events", a->conf.group);
         if (a->conf.group_member) {
                 snprintf(member, sizeof(member), "%s", a->conf.group_member);
         } else {
@@ -752,7 +841,10 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                 a->parts[i].partition, i);
                 a->rt[i].owned = 0;
         }
-        if (group_state_topic(a, errstr, errstr_size))
+        if (group_topic(a, g->state_topic, "compact", "state", errstr,
+                        errstr_size) ||
+            group_topic(a, g->events_topic, "delete", "events", errstr,
+                        errstr_size))
                 return -1;
         g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,
                                errstr_size);
@@ -802,6 +894,7 @@ void audit_group_free(struct audit *a)
         if (g->base)
                 rd_kafka_conf_destroy(g->base);
         free(g->state_topic);
+        free(g->events_topic);
         free(g);
         a->grp = NULL;
 }

@@ -10,6 +10,10 @@
 #    kill or a rebalance, or skipped, shows up right there);
 #  - the sums equal the manifest exactly: records, duplicates, missing
 #    records; no other anomaly;
+#  - the events topic (read_committed) holds each anomaly once across the
+#    group: its duplicate events add up to the injected duplicates, its
+#    gap events to the missing records, and no other kind (a killed
+#    member's uncommitted events are not visible, its successor's are);
 #  - the killed member had partitions and committed before it died; the
 #    others stop cleanly on SIGTERM;
 #  - a state topic that exists without cleanup.policy=compact is refused
@@ -20,6 +24,7 @@ PARTS=12
 T="$(name main)"
 G="$(name g)"
 STATE="eosaudit-$G-state"
+EVENTS="eosaudit-$G-events"
 N_BACKLOG=6000
 N_LIVE=6000 RATE_LIVE=600 # ~10 s, while members die and join
 create_topic "$T" "$PARTS"
@@ -132,6 +137,18 @@ assert_eq "records across the group" "$M_DELIVERED" "$(kv records)"
 assert_eq "duplicates across the group" "$M_DUPS" "$(kv dup)"
 assert_eq "missing records across the group" "$M_GAPS" "$(kv missing)"
 assert_eq "other anomalies and counters" 0 "$(kv other)"
+E="$(kcat -b "$BOOTSTRAP" -C -t "$EVENTS" -e -q -o beginning \
+        -X isolation.level=read_committed -f '%s\n' 2>/dev/null | python3 -c '
+import json, sys
+n = {}
+for line in sys.stdin:
+    e = json.loads(line)
+    n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
+dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
+print("dup=%d gap=%d other=%d" % (dup, gap, sum(n.values())))')"
+log "events topic: $E"
+assert_eq "events topic: duplicates, gaps (missing), others" \
+        "dup=$M_DUPS gap=$M_GAPS other=0" "$E"
 if [ "$(kv exact)" != "$PARTS" ]; then
         log "history of the partitions whose records fell behind:"
         kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
