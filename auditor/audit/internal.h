@@ -25,6 +25,8 @@
  *             recreated or a log truncated starts a new incarnation
  *   pool.c    --threads: helper threads that parse each batch's records
  *             (audit_record_parse) and destroy the last batch's messages
+ *   group.c   serve --group: the consumer group, the rebalances, the
+ *             state and events topics, each commit's Kafka transaction
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there) and the pool's
