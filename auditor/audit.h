@@ -114,6 +114,17 @@ struct audit_conf {
          * and free messages; verdicts and the ledger stay on the
          * consumer's, so the counts do not depend on it. */
         unsigned threads;
+        /* serve --group (auditor/audit/group.c): NULL = off.  The
+         * consumer subscribes to the topics in consumer group `group`
+         * instead of assigning every partition; each partition's state
+         * comes from and goes to the compacted topic
+         * eosaudit-<group>-state, in Kafka transactions of the
+         * transactional.id eosaudit-<group>-<group_member> (NULL: host
+         * name and pid).  group_replication: the state topic's
+         * replication factor when it is created (0: the broker's). */
+        const char *group;
+        const char *group_member;
+        int group_replication;
 };
 
 #define AUDIT_THREADS_MAX 64

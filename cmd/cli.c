@@ -116,6 +116,10 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                 return -1;
         }
         c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
+        c->ac.group = conf_str(&c->conf, CONF_GROUP);
+        c->ac.group_member = conf_str(&c->conf, CONF_GROUP_MEMBER);
+        c->ac.group_replication =
+            (int)conf_int(&c->conf, CONF_GROUP_REPLICATION);
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);

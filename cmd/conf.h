@@ -69,6 +69,9 @@ enum conf_id {
         CONF_KAFKA_PROPERTIES_FILE,
         CONF_KAFKA,
         CONF_TXN_MANIFESTS,
+        CONF_GROUP, /* serve --group: group mode (auditor/audit/group.c) */
+        CONF_GROUP_MEMBER,
+        CONF_GROUP_REPLICATION,
         /* produce */
         CONF_PRODUCE_TOPIC,
         CONF_PRODUCER,

@@ -255,6 +255,32 @@ const struct conf_option conf_options[CONF__CNT] = {
                             "gap-grace-ms (or by the end of a scan) as torn, "
                             "and a visible record of an aborted one as "
                             "aborted_read"},
+    [CONF_GROUP] = {CONF_GROUP, "group", "group", 0, CONF_T_STRING, "GROUP",
+                    NULL, "none: one process audits every partition", 1,
+                    200, NULL, "eosaudit-orders",
+                    CONF_SERVE | CONF_FILE,
+                    "serve: share the topics' partitions with the other "
+                    "eosaudit processes of consumer group GROUP "
+                    "(cooperative-sticky); each partition's state travels "
+                    "through the compacted topic eosaudit-GROUP-state, "
+                    "written in the same Kafka transaction as the group's "
+                    "offsets and the anomalies (eosaudit-GROUP-events; "
+                    "README: More than one machine)"},
+    [CONF_GROUP_MEMBER] = {CONF_GROUP_MEMBER, "group-member", "group-member",
+                           0, CONF_T_STRING, "NAME", NULL,
+                           "the host name and the process id", 1, 200, NULL,
+                           "auditor-1", CONF_SERVE | CONF_FILE,
+                           "serve --group: this process's name in the "
+                           "group, part of its transactional.id "
+                           "(eosaudit-GROUP-NAME); a restarted process that "
+                           "keeps its name fences its previous instance"},
+    [CONF_GROUP_REPLICATION] = {CONF_GROUP_REPLICATION, "group-replication",
+                                "group-replication", 0, CONF_T_INT, "N", "0",
+                                NULL, 0, 32767, NULL, NULL,
+                                CONF_SERVE | CONF_FILE,
+                                "serve --group: the replication factor of "
+                                "the state topic when it is created; 0 = the "
+                                "broker's default"},
     /* produce: the reference producer (producer/producer.h) */
     [CONF_PRODUCE_TOPIC] = {CONF_PRODUCE_TOPIC, NULL, "topic", 't',
                             CONF_T_STRING, "TOPIC", NULL, "none; required",

@@ -439,6 +439,24 @@ void dedup_tracker_dirty_sort(struct dedup_tracker *tr);
 int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
                           void *opaque);
 
+/* The pairs of part only (a partition's state, exported to move it to
+ * another process); same rules as dirty_foreach. */
+int dedup_tracker_part_foreach(struct dedup_tracker *tr, uint32_t part,
+                               dedup_pair_cb *cb, void *opaque);
+
+/*
+ * Forgets part's state: its pairs with their open and confirmed gaps are
+ * dropped without any event (they are not expired: another process owns
+ * the partition now), its counters are zeroed and it is no longer audited
+ * from its log start.  The part stays added, so that a state can be
+ * restored into it (dedup_tracker_restore(), the counters through
+ * dedup_tracker_part_counts()).  What is not per part stays: the id
+ * windows, a producer's epoch and retired ids as other parts knew them,
+ * the transaction check.  Call between batches (after the caller
+ * persisted the part's dirty pairs and events).
+ */
+void dedup_tracker_part_forget(struct dedup_tracker *tr, uint32_t part);
+
 /*
  * Restores a pair read back from persistence (gaps are copied).  The part
  * must have been added.  Not marked dirty.  Returns 0, or -1 on allocation

@@ -459,6 +459,83 @@ int dedup_tracker_foreach(struct dedup_tracker *tr, dedup_pair_cb *cb,
         return 0;
 }
 
+int dedup_tracker_part_foreach(struct dedup_tracker *tr, uint32_t part,
+                               dedup_pair_cb *cb, void *opaque)
+{
+        struct dedup_pair_view pv;
+        uint32_t i;
+        int r;
+
+        if (part >= tr->nparts || !tr->parts[part].live)
+                return 0;
+        for (i = 0; i < tr->npairs_slab; i++) {
+                const struct dedup_pair *pr = dedup_pair_at(tr, i);
+                if (!(pr->flags & PAIR_LIVE) || pr->part != part)
+                        continue;
+                pair_view(tr, i, &pv);
+                if ((r = cb(opaque, &pv)))
+                        return r;
+        }
+        return 0;
+}
+
+/*
+ * Drops pair slot as if it had never been seen: no event (unlike expiry,
+ * the pair lives on in another process), its gaps neither confirmed nor
+ * counted.  The slot is reusable after the next dirty_clear, as an
+ * expired one.
+ */
+static void pair_forget(struct dedup_tracker *tr, uint32_t slot)
+{
+        struct dedup_pair *pr = dedup_pair_at(tr, slot);
+        struct dedup_part *p = &tr->parts[pr->part];
+
+        if (pr->gaps) {
+                tr->open_gaps -= pr->gaps->n;
+                pr->gaps->n = 0;
+                dedup_gaps_trim(tr, pr);
+        }
+        dedup_done_free(tr, pr);
+        if (p->cache == slot)
+                p->cache = NONE;
+        dedup_idx_remove(tr, p->idx, p->mask, slot,
+                         dedup_pair_key_hash(pr->name), dedup_pair_keyhash);
+        p->live--;
+        dedup_name_unref(tr, pr->name);
+        pr->flags = 0;
+        tr->live_pairs--;
+        dedup_u32vec_push(tr, &tr->pair_pending, slot);
+}
+
+void dedup_tracker_part_forget(struct dedup_tracker *tr, uint32_t part)
+{
+        struct dedup_part *p;
+        size_t i;
+        uint32_t s;
+
+        if (part >= tr->nparts)
+                return;
+        p = &tr->parts[part];
+        for (s = 0; s < tr->npairs_slab && p->live; s++) {
+                const struct dedup_pair *pr = dedup_pair_at(tr, s);
+                if ((pr->flags & PAIR_LIVE) && pr->part == part)
+                        pair_forget(tr, s);
+        }
+        /* The gap list may not keep slots that are no longer live: a
+         * reused slot would be listed twice. */
+        i = 0;
+        while (i < tr->gap_pairs.n) {
+                if (!(dedup_pair_at(tr, tr->gap_pairs.v[i])->flags &
+                      PAIR_LIVE))
+                        tr->gap_pairs.v[i] =
+                                tr->gap_pairs.v[--tr->gap_pairs.n];
+                else
+                        i++;
+        }
+        memset(&p->counts, 0, sizeof(p->counts));
+        p->from_log_start = 0;
+}
+
 /* Keeps pid among nm's retired ids, in the oldest place (order unknown). */
 static void name_retire_old(struct dedup_name *nm, int64_t pid)
 {

@@ -258,6 +258,9 @@ static const struct {
         {CONF_KAFKA, "kafka.sasl.password = p#ss = word",
          "sasl.password=p#ss = word", 0},
         {CONF_TXN_MANIFESTS, "txn-manifests = eos-txn", "eos-txn", 0},
+        {CONF_GROUP, "group = auditors", "auditors", 0},
+        {CONF_GROUP_MEMBER, "group-member = a-1", "a-1", 0},
+        {CONF_GROUP_REPLICATION, "group-replication = 3", NULL, 3},
 };
 
 static void test_every_option_from_file(void **state)

@@ -25,6 +25,8 @@
  *             recreated or a log truncated starts a new incarnation
  *   pool.c    --threads: helper threads that parse each batch's records
  *             (audit_record_parse) and destroy the last batch's messages
+ *   group.c   serve --group: the consumer group, the rebalances, the
+ *             state and events topics, each commit's Kafka transaction
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there) and the pool's
@@ -75,6 +77,9 @@ struct audit_rt {
         int flow_held;       /* paused by the flow's pacing (flow.c) */
         int flow_role;       /* AUDIT_FLOW_*: its topic's, set once
                                 (audit_flow_setup, audit_part_new) */
+        int owned;           /* --group: assigned to this member now */
+        int state_dirty;     /* --group: its state goes to the next
+                                transaction */
 };
 
 struct audit {
@@ -140,6 +145,8 @@ struct audit {
         int commit_rc;
         int64_t commit_us, commit_now;
         char commit_err[512];
+        /* serve --group (group.c); NULL: off */
+        struct audit_group *grp;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -240,6 +247,27 @@ void audit_txn_record(struct audit *a, struct ledger_part *lp,
                       const rd_kafka_message_t *rkm,
                       const struct dedup_hdrs *h);
 void audit_txn_free(struct audit *a);
+
+/* loop.c: commits the batch (with --group, its Kafka transaction first);
+ * on failure keeps it (commit_failing) and returns -1. */
+int audit_commit(struct audit *a, int64_t now);
+
+/* group.c: serve --group.  audit_group_conf() on the consumer's settings
+ * before the handle is made; audit_group_start() once the ledger is
+ * loaded (instead of positioning and assigning every part);
+ * audit_group_commit() before each ledger commit; audit_group_failed()
+ * tells the loop to stop; audit_group_free() after the consumer closed. */
+int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
+                     size_t errstr_size);
+int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
+int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
+/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
+ * time (see there why not rd_kafka_consume_batch_queue()). */
+ssize_t audit_group_consume(struct audit *a, int timeout_ms,
+                            rd_kafka_message_t **msgs, size_t max);
+int audit_group_failed(const struct audit *a, char *errstr,
+                       size_t errstr_size);
+void audit_group_free(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -132,7 +132,8 @@ static int audit_commit_end(struct audit *a, int64_t now, int rc, int64_t us,
                 status_hist_observe(&a->view.commit, (double)us / 1e6);
                 audit_publish(a, now);
         }
-        if (now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
+        if (!a->grp &&
+            now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
                 audit_kafka_commit(a);
                 a->last_kafka_commit_ms = now;
         }
@@ -140,13 +141,20 @@ static int audit_commit_end(struct audit *a, int64_t now, int rc, int64_t us,
 }
 
 /* Commits the batch; on failure keeps it and retries later. */
-static int audit_commit(struct audit *a, int64_t now)
+int audit_commit(struct audit *a, int64_t now)
 {
         char errstr[512];
         int64_t us = 0;
         int rc;
 
         audit_report_events(a);
+        /* --group: the state and offsets in Kafka first; the ledger is
+         * this member's evidence store.  A failure there is fatal (said
+         * by group.c; the loop stops at audit_group_failed()), or, when
+         * the group's generation moved on, the batch goes into the next
+         * transaction. */
+        if (a->grp && audit_group_commit(a, errstr, sizeof(errstr)))
+                return -1;
         rc = ledger_commit(a->lg, a->tr, a->parts, a->nparts, &us, errstr,
                            sizeof(errstr));
         return audit_commit_end(a, now, rc, us, errstr);
@@ -176,6 +184,12 @@ static void *audit_commit_thread(void *opaque)
  */
 static void audit_commit_start(struct audit *a, int64_t now)
 {
+        /* --group: the Kafka transaction comes first, and a rebalance
+         * callback may commit from inside the next poll: here, and now. */
+        if (a->grp) {
+                audit_commit(a, now);
+                return;
+        }
         audit_report_events(a);
         a->commit_now = now;
         a->commit_us = 0;
@@ -333,6 +347,10 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!a->conf.follow && audit_all_done(a))
                         break;
+                if (audit_group_failed(a, errstr, errstr_size)) {
+                        fatal = 1;
+                        break;
+                }
                 if (a->commit_failing) {
                         /* Hold the batch: nothing is consumed until the
                          * ledger takes it. */
@@ -361,8 +379,11 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         nahead--;
                         preparsed = 1;
                 } else {
-                        n = rd_kafka_consume_batch_queue(a->rkqu, 100, msgs,
-                                                         AUDIT_BATCH_MAX);
+                        n = a->grp ? audit_group_consume(a, 100, msgs,
+                                                         AUDIT_BATCH_MAX)
+                                   : rd_kafka_consume_batch_queue(
+                                             a->rkqu, 100, msgs,
+                                             AUDIT_BATCH_MAX);
                         if (n < 0)
                                 n = 0;
                         now = clock_wall_ms();
@@ -437,6 +458,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                  "out of memory in the engine");
                         fatal = 1;
                 }
+                if (!fatal && audit_group_failed(a, errstr, errstr_size))
+                        fatal = 1;
                 if (fatal)
                         break;
                 if (a->flow)
@@ -459,7 +482,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!a->conf.follow)
                         audit_check_stalls(a, now);
-                if (a->conf.follow && a->conf.metadata_refresh_ms > 0 &&
+                if (a->conf.follow && !a->grp &&
+                    a->conf.metadata_refresh_ms > 0 &&
                     now - a->last_meta_ms >= a->conf.metadata_refresh_ms &&
                     audit_refresh(a, now, errstr, errstr_size)) {
                         fatal = 1;
@@ -493,7 +517,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                          "it will be audited again on the next run");
                 goto out;
         }
-        audit_kafka_commit(a);
+        if (!a->grp)
+                audit_kafka_commit(a);
         audit_progress(a, clock_wall_ms(), 1);
         if (!a->conf.follow && !audit_all_done(a)) {
                 snprintf(errstr, errstr_size,

@@ -386,6 +386,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 rd_kafka_conf_destroy(kconf);
                 goto out;
         }
+        if (c->group && audit_group_conf(a, kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         rd_kafka_conf_set_opaque(kconf, a);
         rd_kafka_conf_set_error_cb(kconf, audit_error_cb);
         rd_kafka_conf_set_offset_commit_cb(kconf, audit_commit_cb);
@@ -437,7 +441,7 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             audit_flow_setup(a, errstr, errstr_size) ||
             audit_txn_setup(a, errstr, errstr_size))
                 goto out;
-        for (i = 0; i < a->nparts; i++)
+        for (i = 0; !a->grp && i < a->nparts; i++)
                 if (audit_position(a, &a->parts[i], errstr, errstr_size))
                         goto out;
         for (t = 0; t < a->ntopics; t++) {
@@ -447,7 +451,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                             a->tr, a->topics[t].part_of[p],
                             a->topics[t].compacted);
         }
-        if (audit_assign(a, errstr, errstr_size))
+        /* --group: the group assigns, and each partition is positioned
+         * then, from its state (group.c). */
+        if (a->grp ? audit_group_start(a, errstr, errstr_size)
+                   : audit_assign(a, errstr, errstr_size))
                 goto out;
         a->stats.partitions = a->nparts;
         a->started_ms = a->last_commit_ms = a->last_tick_ms = clock_wall_ms();
@@ -478,6 +485,7 @@ void audit_free(struct audit *a)
                 rd_kafka_consumer_close(a->rk);
                 rd_kafka_destroy(a->rk);
         }
+        audit_group_free(a);
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);

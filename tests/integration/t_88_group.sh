@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# serve --group (issue 17, first slice): three members of one group share a
+# 12-partition topic; one is killed with SIGKILL mid-stream and a fourth
+# joins.  The group's result is read by this test from the state topic
+# (kcat, read_committed; not through eosaudit): the last state record of
+# each partition.  Checked, against the producers' manifest:
+#  - every partition has a state, its next offset is the partition's end
+#    and its counted records equal that offset (these non-transactional
+#    producers leave no offset holes: a record audited twice across the
+#    kill or a rebalance, or skipped, shows up right there);
+#  - the sums equal the manifest exactly: records, duplicates, missing
+#    records; no other anomaly;
+#  - the events topic (read_committed) holds each anomaly once across the
+#    group: its duplicate events add up to the injected duplicates, its
+#    gap events to the missing records, and no other kind (a killed
+#    member's uncommitted events are not visible, its successor's are);
+#  - the killed member had partitions and committed before it died; the
+#    others stop cleanly on SIGTERM;
+#  - a state topic that exists without cleanup.policy=compact is refused
+#    with one clear line.
+source "$(dirname "$0")/lib.sh"
+
+PARTS=12
+T="$(name main)"
+G="$(name g)"
+STATE="eosaudit-$G-state"
+EVENTS="eosaudit-$G-events"
+N_BACKLOG=6000
+N_LIVE=6000 RATE_LIVE=600 # ~10 s, while members die and join
+create_topic "$T" "$PARTS"
+
+member() { # member VAR NAME: starts serve --group as NAME
+        bg_start "$1" "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+                --group-member "$2" --db "$IT_TMP/$2.db" --listen off \
+                --commit-interval-ms 200 --gap-grace-ms 1000 --log-level debug \
+                -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
+                >"$IT_TMP/$2.log" 2>&1
+}
+
+# --- the wrong state topic first: refused, one line ----------------------
+BADG="$(name bad)"
+create_topic "eosaudit-$BADG-state" 1 cleanup.policy=delete
+out="$(timeout 30 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$BADG" \
+        --db "$IT_TMP/bad.db" --listen off 2>&1)"
+rc=$?
+assert_eq "serve with a non-compacted state topic: exit status" 2 "$rc"
+assert_true "the error names the state topic and its cleanup.policy" \
+        grep -q "eosaudit-$BADG-state exists but its cleanup.policy is not compact" <<<"$out"
+
+# --- a backlog, then three members and a live producer ---------------------
+produce -t "$T" --producer "$(name p1)" -n "$N_BACKLOG" \
+        --inject-duplicates 0.01 --inject-gaps 0.005 --seed 881
+[ "$PROD_RC" = 0 ] || die "backlog producer failed (exit $PROD_RC)"
+manifest_add "$PROD_JSON"
+
+# Started one after another, so that partitions are revoked from busy
+# members (cooperative rebalances mid-stream), not only assigned.
+member MA a
+sleep 1
+member MB b
+sleep 1
+member MC c
+bg_start PROD2 "$EOSAUDIT" produce -b "$BOOTSTRAP" -t "$T" --json -q \
+        --producer "$(name p2)" -n "$N_LIVE" --rate "$RATE_LIVE" \
+        --inject-duplicates 0.02 --inject-gaps 0.01 --seed 882 \
+        >"$IT_TMP/p2.json" 2>"$IT_TMP/p2.err"
+
+# b must own partitions and have committed before it is killed.
+for ((i = 0; i < 150; i++)); do
+        grep -q "assigned [1-9][0-9]* partition" "$IT_TMP/b.log" &&
+                [ "$(kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
+                        -X isolation.level=read_committed -f '%k\n' 2>/dev/null |
+                        wc -l)" -gt 0 ] && break
+        sleep 0.1
+done
+sleep 2
+kill -0 "$MB" 2>/dev/null || { cat "$IT_TMP/b.log"; die "member b died"; }
+kill -KILL "$MB"
+wait_pid "$MB" 10
+log "member b killed (SIGKILL) mid-stream"
+assert_true "member b had partitions before the kill" \
+        grep -q "assigned [1-9][0-9]* partition" "$IT_TMP/b.log"
+member MD d
+
+wait_pid "$PROD2" 60
+[ "$WAIT_RC" = 0 ] || die "live producer failed (exit $WAIT_RC)"
+manifest_add "$(cat "$IT_TMP/p2.json")"
+log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS"
+
+# --- the group's result, from the state topic ------------------------------
+# The last committed record of each key; polled until every partition is
+# audited to its end and its gaps are confirmed (or 40 s).
+ENDS="$IT_TMP/ends"
+for ((p = 0; p < PARTS; p++)); do
+        kcat -b "$BOOTSTRAP" -Q -t "$T:$p:-1" 2>/dev/null
+done | awk '{print $NF}' >"$ENDS"
+sum_state() {
+        kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
+                -X isolation.level=read_committed -f '%k\t%s\n' 2>/dev/null |
+                python3 -c '
+import json, sys
+last = {}
+for line in sys.stdin:
+    k, _, v = line.rstrip("\n").partition("\t")
+    last[k] = json.loads(v) if v else None
+ends = [int(x) for x in open(sys.argv[1]).read().split()]
+s = {"keys": 0, "records": 0, "missing": 0, "at_end": 0, "exact": 0,
+     "other": 0, "dup": 0, "gap": 0}
+for k, v in last.items():
+    if v is None:
+        continue
+    s["keys"] += 1
+    c = v["counts"]
+    s["records"] += c["records"]
+    s["missing"] += c["missing"]
+    s["dup"] += c["anomalies"]["duplicate"]
+    s["gap"] += c["anomalies"]["gap"]
+    s["other"] += sum(n for kind, n in c["anomalies"].items()
+                      if kind not in ("duplicate", "gap"))
+    s["other"] += c["untracked"] + c["unknown"] + c["recovered"]
+    s["at_end"] += v["next_offset"] == ends[v["partition"]]
+    s["exact"] += c["records"] == v["next_offset"]
+print(" ".join("%s=%d" % kv for kv in sorted(s.items())))' "$ENDS"
+}
+for ((i = 0; i < 80; i++)); do
+        S="$(sum_state)"
+        [[ "$S" == *"at_end=$PARTS "* && "$S" == *"missing=$M_GAPS "* ]] && break
+        sleep 0.5
+done
+log "state topic: $S"
+kv() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$S"; }
+assert_eq "partitions with a state" "$PARTS" "$(kv keys)"
+assert_eq "partitions audited to their end" "$PARTS" "$(kv at_end)"
+assert_eq "partitions whose records equal their offsets (each record once)" \
+        "$PARTS" "$(kv exact)"
+assert_eq "records across the group" "$M_DELIVERED" "$(kv records)"
+assert_eq "duplicates across the group" "$M_DUPS" "$(kv dup)"
+assert_eq "missing records across the group" "$M_GAPS" "$(kv missing)"
+assert_eq "other anomalies and counters" 0 "$(kv other)"
+E="$(kcat -b "$BOOTSTRAP" -C -t "$EVENTS" -e -q -o beginning \
+        -X isolation.level=read_committed -f '%s\n' 2>/dev/null | python3 -c '
+import json, sys
+n = {}
+for line in sys.stdin:
+    e = json.loads(line)
+    n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
+dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
+print("dup=%d gap=%d other=%d" % (dup, gap, sum(n.values())))')"
+log "events topic: $E"
+assert_eq "events topic: duplicates, gaps (missing), others" \
+        "dup=$M_DUPS gap=$M_GAPS other=0" "$E"
+if [ "$(kv exact)" != "$PARTS" ]; then
+        log "history of the partitions whose records fell behind:"
+        kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
+                -X isolation.level=read_committed -f '%T\t%k\t%s\n' |
+                python3 -c '
+import json, sys
+prev = {}
+for line in sys.stdin:
+    t, k, v = line.rstrip("\n").split("\t", 2)
+    d = json.loads(v)
+    c = d["counts"]
+    gap = d["next_offset"] - c["records"]
+    p = prev.get(k)
+    if gap and (p is None or p[2] != gap):
+        print("#  ", t, k, "next", d["next_offset"], "records", c["records"],
+              "previous", p)
+    prev[k] = (d["next_offset"], c["records"], gap)'
+        grep -h "assigned:\|forgotten at" "$IT_TMP"/[abcd].log | sort | sed 's/^/#   /'
+fi
+
+# --- the survivors stop cleanly ----------------------------------------------
+for m in MA MC MD; do
+        kill -TERM "${!m}"
+        wait_pid "${!m}" 30
+        assert_eq "member ${m#M} exits 0 on SIGTERM" 0 "$WAIT_RC"
+done
+assert_true "a member restored partitions from the state topic" \
+        grep -qE "assigned [0-9]+ partition\(s\), [1-9][0-9]* restored" \
+        "$IT_TMP/a.log" "$IT_TMP/c.log" "$IT_TMP/d.log"
+finish
