@@ -154,7 +154,7 @@ void audit_conf_defaults(struct audit_conf *c);
  *                            audit_kconf_apply() warns that aborted
  *                            transactions then count as delivered)
  *   the prefetch budget: queued.min.messages=150000,
- *                            queued.max.messages.kbytes=16384,
+ *                            queued.max.messages.kbytes=8192,
  *                            fetch.max.bytes=4194304 (raised by
  *                            audit_kconf_apply() to a larger
  *                            message.max.bytes unless the caller set it),

@@ -17,7 +17,7 @@
 # Each scan gets a fresh ledger under /var/tmp and runs under
 # /usr/bin/time -v (max RSS; target <= 256 MiB).  Two configurations:
 #   default      eosaudit scan as shipped: a prefetch budget of 150000
-#                messages / 16 MiB for the one consumer queue, 4 MiB
+#                messages / 8 MiB for the one consumer queue, 4 MiB
 #                fetches, and a wake-up of the fetcher every 100 ms
 #   prefetch1M   the settings before that budget ($old_x below): 1000000
 #                queued messages (librdkafka 2.0.2 sleeps up to 1 s once its

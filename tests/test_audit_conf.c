@@ -90,7 +90,7 @@ static void test_apply_sets_required_and_defaults(void **state)
         conf_expect(conf, required, NREQUIRED);
         CONF_EXPECT(conf, {"isolation.level", "read_committed"},
                     {"queued.min.messages", "150000"},
-                    {"queued.max.messages.kbytes", "16384"},
+                    {"queued.max.messages.kbytes", "8192"},
                     {"fetch.max.bytes", "4194304"},
                     {"fetch.wait.max.ms", "100"});
         rd_kafka_conf_destroy(conf);
