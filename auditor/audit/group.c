@@ -60,7 +60,7 @@ struct audit_group {
                                   transactions */
         char txn_id[512];
         int failed;            /* a fatal error: the loop stops */
-        char err[512];
+        char err[1024];
 };
 
 #define GERR(g, ...) snprintf((g)->err, sizeof((g)->err), __VA_ARGS__)
@@ -70,7 +70,7 @@ static void group_fail(struct audit *a, const char *what, const char *why)
         if (a->grp->failed)
                 return;
         a->grp->failed = 1;
-        GERR(a->grp, "group %.200s: %.60s: %.200s", a->conf.group, what,
+        GERR(a->grp, "group %.200s: %.60s: %.700s", a->conf.group, what,
              why);
         log_error("%s", a->grp->err);
 }
@@ -88,10 +88,80 @@ int audit_group_failed(const struct audit *a, char *errstr,
 /* The state topic                                                     */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A state topic lost under the group.  The state topic is the only
+ * record of what a partition's audit has seen, the group's committed
+ * offsets of where it stopped, and both are written in one transaction:
+ * committed offsets without a state record mean the state topic was
+ * deleted, recreated or emptied under the group.  Such a partition is
+ * never audited with an empty state (from the offsets: every pair, gap
+ * and counter before them silently lost; from the log start: every
+ * record counted twice): it is refused and the member stops (exit 2),
+ * for an operator to decide (a new --group audits from the log start).
+ * So a member creates the state topic only when the group has no
+ * offsets for the audited partitions, and a running member whose
+ * transaction fails because the topic is gone says so and stops (the
+ * producer never creates it again: allow.auto.create.topics=false).
+ */
+
+/* The group's committed offsets of l's partitions into l (< 0: none). */
+static int group_committed(struct audit *a,
+                           rd_kafka_topic_partition_list_t *l, char *errstr,
+                           size_t errstr_size)
+{
+        rd_kafka_resp_err_t err =
+            rd_kafka_committed(a->rk, l, GROUP_STATE_READ_MS);
+
+        if (err) {
+                snprintf(errstr, errstr_size,
+                         "cannot read the committed offsets of the group: %s",
+                         rd_kafka_err2str(err));
+                return -1;
+        }
+        return 0;
+}
+
+/* 1 when the cluster's metadata no longer has the state topic. */
+static int group_state_gone(struct audit *a)
+{
+        const struct rd_kafka_metadata *md = NULL;
+        int gone = 1, i;
+
+        if (!a->grp->reader ||
+            rd_kafka_metadata(a->grp->reader, 1, NULL, &md,
+                              AUDIT_META_TIMEOUT_MS) ||
+            !md)
+                return 0; /* unknown: the caller's own error stands */
+        for (i = 0; i < md->topic_cnt; i++)
+                if (!strcmp(md->topics[i].topic, a->grp->state_topic) &&
+                    !md->topics[i].err)
+                        gone = 0;
+        rd_kafka_metadata_destroy(md);
+        return gone;
+}
+
+static void group_fail_gone(struct audit *a)
+{
+        char why[700];
+
+        snprintf(why, sizeof(why),
+                 "the state topic %s was deleted under the running group "
+                 "(UNKNOWN_TOPIC_OR_PART): this member stops; the "
+                 "partitions' audit states are lost and no member audits "
+                 "them again from zero (start a new --group to audit from "
+                 "the log start)",
+                 a->grp->state_topic);
+        group_fail(a, "state topic lost", why);
+}
+
+
 /* Topic name exists with cleanup.policy policy ("compact" for the
- * state, "delete" for the events), or is created so (one partition). */
+ * state, "delete" for the events), or is created so (one partition),
+ * unless nocreate says why it must not be (then a missing topic is an
+ * error that says so). */
 static int group_topic(struct audit *a, const char *name, const char *policy,
-                       const char *what, char *errstr, size_t errstr_size)
+                       const char *what, const char *nocreate, char *errstr,
+                       size_t errstr_size)
 {
         rd_kafka_NewTopic_t *nt;
         rd_kafka_AdminOptions_t *opt;
@@ -105,6 +175,8 @@ static int group_topic(struct audit *a, const char *name, const char *policy,
         char why[256];
         int rc = -1, compact = 0;
 
+        if (nocreate)
+                goto describe;
         nt = rd_kafka_NewTopic_new(name, 1,
                                    a->conf.group_replication > 0
                                        ? a->conf.group_replication
@@ -153,6 +225,8 @@ static int group_topic(struct audit *a, const char *name, const char *policy,
          * be deleted by retention and a partition restart from zero; the
          * events topic must not be (its records have no key). */
         rd_kafka_event_destroy(ev);
+        ev = NULL;
+describe:
         res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
                                           name);
         opt = rd_kafka_AdminOptions_new(a->rk,
@@ -167,6 +241,18 @@ static int group_topic(struct audit *a, const char *name, const char *policy,
             !rd_kafka_event_error(ev))
                 rs = rd_kafka_DescribeConfigs_result_resources(
                     rd_kafka_event_DescribeConfigs_result(ev), &n);
+        if (nocreate && n == 1 &&
+            rd_kafka_ConfigResource_error(rs[0]) ==
+                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+                snprintf(errstr, errstr_size,
+                         "the %s topic %s does not exist (UNKNOWN_TOPIC_OR_PART)"
+                         " but %s: it was deleted, and is not created again "
+                         "empty, which would audit those partitions from "
+                         "zero (start a new --group to audit from the log "
+                         "start)",
+                         what, name, nocreate);
+                goto out;
+        }
         if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
                 snprintf(errstr, errstr_size,
                          "cannot read the configuration of the %s topic "
@@ -230,8 +316,13 @@ static int group_state_read(struct audit *a, const uint32_t *want, size_t n,
         if (err) {
                 snprintf(errstr, errstr_size,
                          "cannot read the watermarks of the state topic %s: "
-                         "%s",
-                         g->state_topic, rd_kafka_err2str(err));
+                         "%s%s",
+                         g->state_topic, rd_kafka_err2str(err),
+                         err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+                             ? " (UNKNOWN_TOPIC_OR_PART: the state topic was "
+                               "deleted under the group; its partitions are "
+                               "not audited again from zero)"
+                             : "");
                 goto out;
         }
         if (hi <= lo) {
@@ -327,6 +418,7 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         uint32_t *want = calloc((size_t)l->cnt + 1, sizeof(*want));
         char **vals = calloc((size_t)l->cnt + 1, sizeof(*vals));
         size_t *lens = calloc((size_t)l->cnt + 1, sizeof(*lens));
+        rd_kafka_topic_partition_list_t *miss = NULL;
         int64_t t0 = clock_wall_ms();
         int i, rc = -1, restored = 0;
 
@@ -352,6 +444,30 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         if (group_state_read(a, want, (size_t)l->cnt, vals, lens, errstr,
                              errstr_size))
                 goto out;
+        /* No state record: a fresh partition, unless the group has
+         * offsets committed for it (the state topic lost under it). */
+        miss = rd_kafka_topic_partition_list_new(l->cnt);
+        for (i = 0; i < l->cnt; i++)
+                if (!vals[i])
+                        rd_kafka_topic_partition_list_add(
+                            miss, l->elems[i].topic, l->elems[i].partition);
+        if (miss->cnt && group_committed(a, miss, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < miss->cnt; i++) {
+                if (miss->elems[i].offset < 0)
+                        continue;
+                snprintf(errstr, errstr_size,
+                         "%s [%d] refused: the group has committed offset "
+                         "%lld for it but the state topic %s holds no record "
+                         "of it (deleted, recreated or emptied under the "
+                         "group); it is not audited again from zero with an "
+                         "empty state (start a new --group to audit from the "
+                         "log start)",
+                         miss->elems[i].topic, (int)miss->elems[i].partition,
+                         (long long)miss->elems[i].offset,
+                         a->grp->state_topic);
+                goto out;
+        }
         for (i = 0; i < l->cnt; i++) {
                 struct ledger_part *lp = &a->parts[want[i]];
                 struct audit_rt *rt = &a->rt[lp->part];
@@ -386,6 +502,8 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
 out:
         for (i = 0; vals && i < l->cnt; i++)
                 free(vals[i]);
+        if (miss)
+                rd_kafka_topic_partition_list_destroy(miss);
         free(want);
         free(vals);
         free(lens);
@@ -501,6 +619,20 @@ static int group_txn_error(struct audit *a, const char *what,
 {
         snprintf(errstr, errstr_size, "group %s: %s: %s", a->conf.group,
                  what, rd_kafka_error_string(e));
+        if (group_state_gone(a)) {
+                if (!rd_kafka_error_is_fatal(e) &&
+                    rd_kafka_error_txn_requires_abort(e)) {
+                        rd_kafka_error_t *ae = rd_kafka_abort_transaction(
+                            a->grp->prod, GROUP_OP_TIMEOUT_MS);
+                        if (ae)
+                                rd_kafka_error_destroy(ae);
+                }
+                log_debug("%s", errstr);
+                group_fail_gone(a);
+                snprintf(errstr, errstr_size, "%s", a->grp->err);
+                rd_kafka_error_destroy(e);
+                return -1;
+        }
         if (!rd_kafka_error_is_fatal(e) &&
             rd_kafka_error_txn_requires_abort(e)) {
                 rd_kafka_error_t *ae =
@@ -647,7 +779,10 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         snprintf(errstr, errstr_size,
                                  "state record of %s: %s", key,
                                  rd_kafka_err2str(err));
-                        group_fail(a, "produce", errstr);
+                        if (group_state_gone(a))
+                                group_fail_gone(a);
+                        else
+                                group_fail(a, "produce", errstr);
                         return -1;
                 }
         }
@@ -815,11 +950,14 @@ static rd_kafka_t *group_handle(struct audit *a, rd_kafka_type_t type,
 int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
-        char txn_timeout[16], reader_group[600];
+        char txn_timeout[16], reader_group[600], offsets[600];
+        const char *nocreate = NULL;
         const char *pprops[] = {"transactional.id", g->txn_id,
                                 "transaction.timeout.ms", txn_timeout,
-                                "linger.ms", "0", NULL};
+                                "linger.ms", "0",
+                                "allow.auto.create.topics", "false", NULL};
         const char *rprops[] = {"group.id", reader_group,
+                                "allow.auto.create.topics", "false",
                                 "auto.offset.reset", "earliest",
                                 "isolation.level", "read_committed",
                                 "enable.partition.eof", "true", NULL};
@@ -841,9 +979,30 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                 a->parts[i].partition, i);
                 a->rt[i].owned = 0;
         }
-        if (group_topic(a, g->state_topic, "compact", "state", errstr,
-                        errstr_size) ||
-            group_topic(a, g->events_topic, "delete", "events", errstr,
+        /* The state topic is created only for a group without offsets
+         * on the audited partitions (see group_committed()). */
+        l = rd_kafka_topic_partition_list_new((int)a->nparts);
+        for (i = 0; i < a->nparts; i++)
+                rd_kafka_topic_partition_list_add(l, a->parts[i].topic,
+                                                  a->parts[i].partition);
+        if (group_committed(a, l, errstr, errstr_size)) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return -1;
+        }
+        for (i = 0; i < (uint32_t)l->cnt && !nocreate; i++)
+                if (l->elems[i].offset >= 0) {
+                        snprintf(offsets, sizeof(offsets),
+                                 "group %s has committed offsets (%s [%d] at "
+                                 "%lld)",
+                                 a->conf.group, l->elems[i].topic,
+                                 (int)l->elems[i].partition,
+                                 (long long)l->elems[i].offset);
+                        nocreate = offsets;
+                }
+        rd_kafka_topic_partition_list_destroy(l);
+        if (group_topic(a, g->state_topic, "compact", "state", nocreate,
+                        errstr, errstr_size) ||
+            group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
                         errstr_size))
                 return -1;
         g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,

@@ -17,7 +17,11 @@
 #  - the killed member had partitions and committed before it died; the
 #    others stop cleanly on SIGTERM;
 #  - a state topic that exists without cleanup.policy=compact is refused
-#    with one clear line.
+#    with one clear line;
+#  - the state topic deleted under a running member: it stops (exit 2)
+#    with one line saying so; a member started then neither creates it
+#    again nor starts from zero (exit 2, one line), nor does one started
+#    on the topic recreated empty (the group's offsets, no state).
 source "$(dirname "$0")/lib.sh"
 
 PARTS=12
@@ -178,4 +182,54 @@ done
 assert_true "a member restored partitions from the state topic" \
         grep -qE "assigned [0-9]+ partition\(s\), [1-9][0-9]* restored" \
         "$IT_TMP/a.log" "$IT_TMP/c.log" "$IT_TMP/d.log"
+
+# --- the state topic deleted under a running group ---------------------------
+# A member restores every partition, then its state topic is deleted and
+# records keep coming: its next transaction fails and it stops, saying so.
+# A member started then is refused (the topic is not created again, empty),
+# and so is one started after an operator recreated it empty: the group's
+# offsets without a state record are never audited from zero.
+topic_cmd() {
+        "$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                org.apache.kafka.tools.TopicCommand \
+                --bootstrap-server "$BOOTSTRAP" "$@" 2>&1
+}
+state_exists() {
+        kcat -b "$BOOTSTRAP" -L 2>/dev/null | grep -q "topic \"$STATE\""
+}
+member ME e
+for ((i = 0; i < 200; i++)); do
+        grep -q "assigned $PARTS partition(s), $PARTS restored" "$IT_TMP/e.log" &&
+                break
+        sleep 0.1
+done
+assert_true "member e restored every partition" \
+        grep -q "assigned $PARTS partition(s), $PARTS restored" "$IT_TMP/e.log"
+out="$(topic_cmd --delete --topic "$STATE")" || die "cannot delete $STATE: $out"
+log "state topic $STATE deleted under member e"
+produce -t "$T" --producer "$(name p3)" -n 240 --seed 883
+[ "$PROD_RC" = 0 ] || die "producer p3 failed (exit $PROD_RC)"
+wait_pid "$ME" 40
+assert_eq "member e, its state topic deleted: exit status" 2 "$WAIT_RC"
+assert_true "member e says its state topic was deleted (one line)" \
+        grep -q "the state topic $STATE was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
+        "$IT_TMP/e.log"
+assert_true "member e did not create the state topic again" \
+        eval '! state_exists'
+out="$(timeout 40 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+        --group-member f --db "$IT_TMP/f.db" --listen off 2>&1)"
+rc=$?
+assert_eq "a member started without the state topic: exit status" 2 "$rc"
+assert_true "it says why: the group's offsets, no state topic" \
+        grep -q "the state topic $STATE does not exist (UNKNOWN_TOPIC_OR_PART) but group $G has committed offsets" <<<"$out"
+assert_true "it did not create the state topic again" eval '! state_exists'
+create_topic "$STATE" 1 cleanup.policy=compact
+out="$(timeout 40 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+        --group-member g --db "$IT_TMP/g.db" --listen off 2>&1)"
+rc=$?
+assert_eq "a member on a state topic recreated empty: exit status" 2 "$rc"
+assert_true "it refuses the partitions the group has offsets for" \
+        grep -qE "\[[0-9]+\] refused: the group has committed offset [0-9]+ for it but the state topic $STATE holds no record of it" <<<"$out"
+assert_eq "nothing was written to the recreated state topic" "" \
+        "$(kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning -f '%k\n' 2>/dev/null)"
 finish
