@@ -823,6 +823,32 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
+/* The consumer's fatal error, in one line: above all a newer member
+ * with the same group.instance.id (the broker fenced this one; its
+ * transactions cannot commit offsets any more, KIP-447, and the newer
+ * one restores the partitions from the state topic). */
+static void group_consumer_fatal(struct audit *a)
+{
+        char why[512], line[900];
+        rd_kafka_resp_err_t fe = rd_kafka_fatal_error(a->rk, why, sizeof(why));
+
+        if (fe == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+                snprintf(line, sizeof(line),
+                         "another member joined with group.instance.id %s "
+                         "(FENCED_INSTANCE_ID): this one stops, the newer "
+                         "one audits its partitions from their committed "
+                         "state (%s)",
+                         a->conf.group_instance_id
+                             ? a->conf.group_instance_id
+                             : "?",
+                         why);
+                group_fail(a, "fenced", line);
+                return;
+        }
+        snprintf(line, sizeof(line), "%s: %s", rd_kafka_err2name(fe), why);
+        group_fail(a, "consumer fatal error", line);
+}
+
 /*
  * Not rd_kafka_consume_batch_queue(): with librdkafka 2.0.2 a rebalance
  * served in the middle of a batch call made the consumer skip records of
@@ -840,6 +866,11 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                     rd_kafka_consumer_poll(a->rk, n ? 0 : timeout_ms);
                 if (!m)
                         break;
+                if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+                        group_consumer_fatal(a);
+                        rd_kafka_message_destroy(m);
+                        break;
+                }
                 msgs[n++] = m;
         }
         return (ssize_t)n;
@@ -906,6 +937,13 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
+        /* Static membership: the group's consumer only (not in base:
+         * the state reader is no member). */
+        if (a->conf.group_instance_id &&
+            rd_kafka_conf_set(kconf, "group.instance.id",
+                              a->conf.group_instance_id, errstr,
+                              errstr_size) != RD_KAFKA_CONF_OK)
+                return -1;
         rd_kafka_conf_set_rebalance_cb(kconf, group_rebalance_cb);
         return 0;
 }
