@@ -669,8 +669,12 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                 "transaction.timeout.ms", txn_timeout,
                                 "linger.ms", "0",
                                 "allow.auto.create.topics", "false", NULL};
+        /* The reader commits nothing (it reads from the beginning each
+         * time): no offsets of its own to commit at its close, which
+         * hung on a deleted state topic. */
         const char *rprops[] = {"group.id", reader_group,
                                 "allow.auto.create.topics", "false",
+                                "enable.auto.commit", "false",
                                 "auto.offset.reset", "earliest",
                                 "isolation.level", "read_committed",
                                 "enable.partition.eof", "true", NULL};
@@ -757,9 +761,14 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
+        /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
+         * read a partition of a topic deleted since waits for it without
+         * end (seen here: the state topic deleted under a member): the
+         * process is ending with an error, the handle is left to it. */
         if (g->reader) {
                 rd_kafka_consumer_close(g->reader);
-                rd_kafka_destroy(g->reader);
+                if (!g->state_lost)
+                        rd_kafka_destroy(g->reader);
         }
         if (g->prod)
                 rd_kafka_destroy(g->prod);

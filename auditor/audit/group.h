@@ -23,6 +23,7 @@ struct audit_group {
                                   transactions */
         char txn_id[512];
         int failed;            /* a fatal error: the loop stops */
+        int state_lost;        /* the state topic deleted under us */
         char err[1024];
 };
 

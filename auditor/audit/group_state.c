@@ -80,6 +80,7 @@ void audit_group_fail_gone(struct audit *a)
                  "the log start)",
                  a->grp->state_topic);
         audit_group_fail(a, "state topic lost", why);
+        a->grp->state_lost = 1;
 }
 
 
@@ -169,8 +170,11 @@ describe:
             !rd_kafka_event_error(ev))
                 rs = rd_kafka_DescribeConfigs_result_resources(
                     rd_kafka_event_DescribeConfigs_result(ev), &n);
-        if (nocreate && n == 1 &&
-            rd_kafka_ConfigResource_error(rs[0]) ==
+        /* A missing topic: the resource's error (or the request's). */
+        if (nocreate &&
+            (n == 1 ? rd_kafka_ConfigResource_error(rs[0])
+             : ev   ? rd_kafka_event_error(ev)
+                    : RD_KAFKA_RESP_ERR__TIMED_OUT) ==
                 RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
                 snprintf(errstr, errstr_size,
                          "the %s topic %s does not exist (UNKNOWN_TOPIC_OR_PART)"
