@@ -121,9 +121,13 @@ struct audit_conf {
          * eosaudit-<group>-state, in Kafka transactions of the
          * transactional.id eosaudit-<group>-<group_member> (NULL: host
          * name and pid).  group_replication: the state topic's
-         * replication factor when it is created (0: the broker's). */
+         * replication factor when it is created (0: the broker's).
+         * group_instance_id: the consumer's group.instance.id (static
+         * membership; NULL: dynamic); a member fenced by a newer one
+         * with the same id stops. */
         const char *group;
         const char *group_member;
+        const char *group_instance_id;
         int group_replication;
 };
 

@@ -118,6 +118,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
         c->ac.group = conf_str(&c->conf, CONF_GROUP);
         c->ac.group_member = conf_str(&c->conf, CONF_GROUP_MEMBER);
+        c->ac.group_instance_id = conf_str(&c->conf, CONF_GROUP_INSTANCE_ID);
         c->ac.group_replication =
             (int)conf_int(&c->conf, CONF_GROUP_REPLICATION);
 

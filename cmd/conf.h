@@ -71,6 +71,7 @@ enum conf_id {
         CONF_TXN_MANIFESTS,
         CONF_GROUP, /* serve --group: group mode (auditor/audit/group.c) */
         CONF_GROUP_MEMBER,
+        CONF_GROUP_INSTANCE_ID,
         CONF_GROUP_REPLICATION,
         /* produce */
         CONF_PRODUCE_TOPIC,

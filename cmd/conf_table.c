@@ -274,6 +274,17 @@ const struct conf_option conf_options[CONF__CNT] = {
                            "group, part of its transactional.id "
                            "(eosaudit-GROUP-NAME); a restarted process that "
                            "keeps its name fences its previous instance"},
+    [CONF_GROUP_INSTANCE_ID] = {CONF_GROUP_INSTANCE_ID, "group-instance-id",
+                                "group-instance-id", 0, CONF_T_STRING, "ID",
+                                NULL, "none: dynamic membership", 1, 200,
+                                NULL, "auditor-1", CONF_SERVE | CONF_FILE,
+                                "serve --group: static membership, the "
+                                "consumer's group.instance.id: a member "
+                                "restarted with the same ID within "
+                                "session.timeout.ms gets its partitions back "
+                                "without a rebalance; of two members running "
+                                "with the same ID the broker fences the older "
+                                "one, which stops (exit 2)"},
     [CONF_GROUP_REPLICATION] = {CONF_GROUP_REPLICATION, "group-replication",
                                 "group-replication", 0, CONF_T_INT, "N", "0",
                                 NULL, 0, 32767, NULL, NULL,

@@ -260,6 +260,8 @@ static const struct {
         {CONF_TXN_MANIFESTS, "txn-manifests = eos-txn", "eos-txn", 0},
         {CONF_GROUP, "group = auditors", "auditors", 0},
         {CONF_GROUP_MEMBER, "group-member = a-1", "a-1", 0},
+        {CONF_GROUP_INSTANCE_ID, "group-instance-id = auditor-1", "auditor-1",
+         0},
         {CONF_GROUP_REPLICATION, "group-replication = 3", NULL, 3},
 };
 

@@ -29,6 +29,11 @@
  * when it came back, skipped below its restored offset: each record is
  * audited once, in order.
  *
+ * The state topic lost under the group (deleted, recreated or emptied:
+ * the group has offsets and no state record) is refused, never audited
+ * from zero (group_state.c).  --group-instance-id: static membership;
+ * a member fenced by a newer one with its id stops (exit 2).
+ *
  * Not in this slice: the id windows stay per process (a redelivery to a
  * partition of another member is not seen), the transaction check and
  * the flow audit are refused with --group, partitions added while the
@@ -44,33 +49,14 @@
 #include "../../base/clock.h"
 #include "../../base/log.h"
 #include "../partstate.h"
-#include "internal.h"
+#include "group.h"
 
-#define GROUP_TXN_TIMEOUT_MS 10000 /* a dead member's open transaction
-                                      is aborted after about this */
-#define GROUP_STATE_READ_MS 60000  /* longest wait for the state topic */
-#define GROUP_OP_TIMEOUT_MS 30000
-
-struct audit_group {
-        rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
-        rd_kafka_t *prod;      /* transactional: the state and the offsets */
-        rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
-        char *state_topic;
-        char *events_topic;    /* every anomaly event, in the same
-                                  transactions */
-        char txn_id[512];
-        int failed;            /* a fatal error: the loop stops */
-        char err[512];
-};
-
-#define GERR(g, ...) snprintf((g)->err, sizeof((g)->err), __VA_ARGS__)
-
-static void group_fail(struct audit *a, const char *what, const char *why)
+void audit_group_fail(struct audit *a, const char *what, const char *why)
 {
         if (a->grp->failed)
                 return;
         a->grp->failed = 1;
-        GERR(a->grp, "group %.200s: %.60s: %.200s", a->conf.group, what,
+        GERR(a->grp, "group %.200s: %.60s: %.700s", a->conf.group, what,
              why);
         log_error("%s", a->grp->err);
 }
@@ -82,226 +68,6 @@ int audit_group_failed(const struct audit *a, char *errstr,
                 return 0;
         snprintf(errstr, errstr_size, "%s", a->grp->err);
         return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* The state topic                                                     */
-/* ------------------------------------------------------------------ */
-
-/* Topic name exists with cleanup.policy policy ("compact" for the
- * state, "delete" for the events), or is created so (one partition). */
-static int group_topic(struct audit *a, const char *name, const char *policy,
-                       const char *what, char *errstr, size_t errstr_size)
-{
-        rd_kafka_NewTopic_t *nt;
-        rd_kafka_AdminOptions_t *opt;
-        rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
-        rd_kafka_event_t *ev = NULL;
-        rd_kafka_ConfigResource_t *res = NULL;
-        const rd_kafka_topic_result_t **tr;
-        const rd_kafka_ConfigResource_t **rs = NULL;
-        const rd_kafka_ConfigEntry_t **ce;
-        size_t n = 0, i;
-        char why[256];
-        int rc = -1, compact = 0;
-
-        nt = rd_kafka_NewTopic_new(name, 1,
-                                   a->conf.group_replication > 0
-                                       ? a->conf.group_replication
-                                       : -1,
-                                   why, sizeof(why));
-        if (!nt) {
-                snprintf(errstr, errstr_size, "%s topic %s: %s", what,
-                         name, why);
-                goto out;
-        }
-        rd_kafka_NewTopic_set_config(nt, "cleanup.policy", policy);
-        opt = rd_kafka_AdminOptions_new(a->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
-                                                  NULL, 0);
-        rd_kafka_CreateTopics(a->rk, &nt, 1, opt, q);
-        ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
-        rd_kafka_AdminOptions_destroy(opt);
-        rd_kafka_NewTopic_destroy(nt);
-        if (!ev || !rd_kafka_event_CreateTopics_result(ev) ||
-            rd_kafka_event_error(ev)) {
-                snprintf(errstr, errstr_size,
-                         "cannot create the %s topic %s: %s", what,
-                         name,
-                         ev ? rd_kafka_event_error_string(ev) : "timed out");
-                goto out;
-        }
-        tr = rd_kafka_CreateTopics_result_topics(
-            rd_kafka_event_CreateTopics_result(ev), &n);
-        if (n == 1 && !rd_kafka_topic_result_error(tr[0])) {
-                log_info("group %s: created the %s topic %s (cleanup.policy "
-                         "%s)",
-                         a->conf.group, what, name, policy);
-                rc = 0;
-                goto out;
-        }
-        if (n != 1 || rd_kafka_topic_result_error(tr[0]) !=
-                          RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-                snprintf(errstr, errstr_size,
-                         "cannot create the %s topic %s: %s", what,
-                         name,
-                         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
-                                : "no result");
-                goto out;
-        }
-        /* It exists: the state topic must be compacted, or states would
-         * be deleted by retention and a partition restart from zero; the
-         * events topic must not be (its records have no key). */
-        rd_kafka_event_destroy(ev);
-        res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                          name);
-        opt = rd_kafka_AdminOptions_new(a->rk,
-                                        RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-        rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
-                                                  NULL, 0);
-        rd_kafka_DescribeConfigs(a->rk, &res, 1, opt, q);
-        ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
-        rd_kafka_AdminOptions_destroy(opt);
-        n = 0;
-        if (ev && rd_kafka_event_DescribeConfigs_result(ev) &&
-            !rd_kafka_event_error(ev))
-                rs = rd_kafka_DescribeConfigs_result_resources(
-                    rd_kafka_event_DescribeConfigs_result(ev), &n);
-        if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
-                snprintf(errstr, errstr_size,
-                         "cannot read the configuration of the %s topic "
-                         "%s: %s",
-                         what, name,
-                         n == 1 ? rd_kafka_ConfigResource_error_string(rs[0])
-                         : ev   ? rd_kafka_event_error_string(ev)
-                                : "timed out");
-                goto out;
-        }
-        ce = rd_kafka_ConfigResource_configs(rs[0], &n);
-        for (i = 0; i < n; i++) {
-                const char *v = rd_kafka_ConfigEntry_value(ce[i]);
-                if (!strcmp(rd_kafka_ConfigEntry_name(ce[i]),
-                            "cleanup.policy") &&
-                    v && !strcmp(v, policy))
-                        compact = 1;
-        }
-        if (!compact) {
-                snprintf(errstr, errstr_size,
-                         "the %s topic %s exists but its cleanup.policy is "
-                         "not %s (set cleanup.policy=%s, or use another "
-                         "--group)",
-                         what, name, policy, policy);
-                goto out;
-        }
-        rc = 0;
-out:
-        if (ev)
-                rd_kafka_event_destroy(ev);
-        if (res)
-                rd_kafka_ConfigResource_destroy(res);
-        rd_kafka_queue_destroy(q);
-        return rc;
-}
-
-/* The last committed state record of each part of want[0..n) into
- * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */
-static int group_state_read(struct audit *a, const uint32_t *want, size_t n,
-                            char **vals, size_t *lens, char *errstr,
-                            size_t errstr_size)
-{
-        struct audit_group *g = a->grp;
-        rd_kafka_topic_partition_list_t *l;
-        rd_kafka_resp_err_t err;
-        char (*keys)[320] = calloc(n ? n : 1, sizeof(*keys));
-        int64_t lo, hi, deadline;
-        int rc = -1;
-        size_t i;
-
-        if (!keys) {
-                snprintf(errstr, errstr_size, "out of memory");
-                return -1;
-        }
-        for (i = 0; i < n; i++)
-                snprintf(keys[i], sizeof(keys[i]), "%s/%d",
-                         a->parts[want[i]].topic,
-                         (int)a->parts[want[i]].partition);
-        err = rd_kafka_query_watermark_offsets(g->reader, g->state_topic, 0,
-                                               &lo, &hi, AUDIT_META_TIMEOUT_MS);
-        if (err) {
-                snprintf(errstr, errstr_size,
-                         "cannot read the watermarks of the state topic %s: "
-                         "%s",
-                         g->state_topic, rd_kafka_err2str(err));
-                goto out;
-        }
-        if (hi <= lo) {
-                rc = 0; /* empty: every partition starts fresh */
-                goto out;
-        }
-        l = rd_kafka_topic_partition_list_new(1);
-        rd_kafka_topic_partition_list_add(l, g->state_topic, 0)->offset =
-            RD_KAFKA_OFFSET_BEGINNING;
-        err = rd_kafka_assign(g->reader, l);
-        rd_kafka_topic_partition_list_destroy(l);
-        if (err) {
-                snprintf(errstr, errstr_size, "cannot read the state topic "
-                         "%s: %s", g->state_topic, rd_kafka_err2str(err));
-                goto out;
-        }
-        deadline = clock_wall_ms() + GROUP_STATE_READ_MS;
-        for (;;) {
-                rd_kafka_message_t *m;
-                int64_t pos = -1;
-                if (clock_wall_ms() > deadline) {
-                        snprintf(errstr, errstr_size,
-                                 "the state topic %s could not be read to its "
-                                 "end (%lld) within %d s: a transaction left "
-                                 "open?",
-                                 g->state_topic, (long long)hi,
-                                 GROUP_STATE_READ_MS / 1000);
-                        goto unassign;
-                }
-                m = rd_kafka_consumer_poll(g->reader, 200);
-                if (!m)
-                        continue;
-                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                        pos = m->offset;
-                } else if (m->err) {
-                        log_warn("group %s: reading the state topic: %s",
-                                 a->conf.group, rd_kafka_message_errstr(m));
-                } else {
-                        pos = m->offset + 1;
-                        for (i = 0; m->key && i < n; i++) {
-                                size_t kl = strlen(keys[i]);
-                                if (m->key_len != kl ||
-                                    memcmp(m->key, keys[i], kl))
-                                        continue;
-                                free(vals[i]);
-                                vals[i] = NULL;
-                                lens[i] = 0;
-                                if (m->payload &&
-                                    (vals[i] = malloc(m->len + 1))) {
-                                        memcpy(vals[i], m->payload, m->len);
-                                        vals[i][m->len] = '\0';
-                                        lens[i] = m->len;
-                                } else if (m->payload) {
-                                        rd_kafka_message_destroy(m);
-                                        snprintf(errstr, errstr_size,
-                                                 "out of memory");
-                                        goto unassign;
-                                }
-                        }
-                }
-                rd_kafka_message_destroy(m);
-                if (pos >= hi)
-                        break;
-        }
-        rc = 0;
-unassign:
-        rd_kafka_assign(g->reader, NULL);
-out:
-        free(keys);
-        return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -327,6 +93,7 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         uint32_t *want = calloc((size_t)l->cnt + 1, sizeof(*want));
         char **vals = calloc((size_t)l->cnt + 1, sizeof(*vals));
         size_t *lens = calloc((size_t)l->cnt + 1, sizeof(*lens));
+        rd_kafka_topic_partition_list_t *miss = NULL;
         int64_t t0 = clock_wall_ms();
         int i, rc = -1, restored = 0;
 
@@ -349,9 +116,33 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 }
                 want[i] = lp->part;
         }
-        if (group_state_read(a, want, (size_t)l->cnt, vals, lens, errstr,
+        if (audit_group_state_read(a, want, (size_t)l->cnt, vals, lens, errstr,
                              errstr_size))
                 goto out;
+        /* No state record: a fresh partition, unless the group has
+         * offsets committed for it (the state topic lost under it). */
+        miss = rd_kafka_topic_partition_list_new(l->cnt);
+        for (i = 0; i < l->cnt; i++)
+                if (!vals[i])
+                        rd_kafka_topic_partition_list_add(
+                            miss, l->elems[i].topic, l->elems[i].partition);
+        if (miss->cnt && audit_group_committed(a, miss, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < miss->cnt; i++) {
+                if (miss->elems[i].offset < 0)
+                        continue;
+                snprintf(errstr, errstr_size,
+                         "%s [%d] refused: the group has committed offset "
+                         "%lld for it but the state topic %s holds no record "
+                         "of it (deleted, recreated or emptied under the "
+                         "group); it is not audited again from zero with an "
+                         "empty state (start a new --group to audit from the "
+                         "log start)",
+                         miss->elems[i].topic, (int)miss->elems[i].partition,
+                         (long long)miss->elems[i].offset,
+                         a->grp->state_topic);
+                goto out;
+        }
         for (i = 0; i < l->cnt; i++) {
                 struct ledger_part *lp = &a->parts[want[i]];
                 struct audit_rt *rt = &a->rt[lp->part];
@@ -386,6 +177,8 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
 out:
         for (i = 0; vals && i < l->cnt; i++)
                 free(vals[i]);
+        if (miss)
+                rd_kafka_topic_partition_list_destroy(miss);
         free(want);
         free(vals);
         free(lens);
@@ -430,7 +223,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
                     group_assign(a, l, errstr, sizeof(errstr)))
-                        group_fail(a, "assignment", errstr);
+                        audit_group_fail(a, "assignment", errstr);
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
@@ -439,7 +232,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 if (coop)
                         e = rd_kafka_incremental_assign(rk, l);
                 else if (rd_kafka_assign(rk, l))
-                        group_fail(a, "assign", "refused");
+                        audit_group_fail(a, "assign", "refused");
         } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
                 if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
                     audit_commit(a, clock_wall_ms()))
@@ -456,14 +249,14 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 else
                         rd_kafka_assign(rk, NULL);
         } else {
-                group_fail(a, "rebalance", rd_kafka_err2str(err));
+                audit_group_fail(a, "rebalance", rd_kafka_err2str(err));
                 if (coop)
                         e = rd_kafka_incremental_unassign(rk, l);
                 else
                         rd_kafka_assign(rk, NULL);
         }
         if (e) {
-                group_fail(a, "incremental assignment",
+                audit_group_fail(a, "incremental assignment",
                            rd_kafka_error_string(e));
                 rd_kafka_error_destroy(e);
         }
@@ -501,6 +294,20 @@ static int group_txn_error(struct audit *a, const char *what,
 {
         snprintf(errstr, errstr_size, "group %s: %s: %s", a->conf.group,
                  what, rd_kafka_error_string(e));
+        if (audit_group_state_gone(a)) {
+                if (!rd_kafka_error_is_fatal(e) &&
+                    rd_kafka_error_txn_requires_abort(e)) {
+                        rd_kafka_error_t *ae = rd_kafka_abort_transaction(
+                            a->grp->prod, GROUP_OP_TIMEOUT_MS);
+                        if (ae)
+                                rd_kafka_error_destroy(ae);
+                }
+                log_debug("%s", errstr);
+                audit_group_fail_gone(a);
+                snprintf(errstr, errstr_size, "%s", a->grp->err);
+                rd_kafka_error_destroy(e);
+                return -1;
+        }
         if (!rd_kafka_error_is_fatal(e) &&
             rd_kafka_error_txn_requires_abort(e)) {
                 rd_kafka_error_t *ae =
@@ -513,10 +320,10 @@ static int group_txn_error(struct audit *a, const char *what,
                         rd_kafka_error_destroy(e);
                         return -1;
                 }
-                group_fail(a, "abort", rd_kafka_error_string(ae));
+                audit_group_fail(a, "abort", rd_kafka_error_string(ae));
                 rd_kafka_error_destroy(ae);
         }
-        group_fail(a, what, rd_kafka_error_string(e));
+        audit_group_fail(a, what, rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
         return -1;
 }
@@ -647,7 +454,10 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         snprintf(errstr, errstr_size,
                                  "state record of %s: %s", key,
                                  rd_kafka_err2str(err));
-                        group_fail(a, "produce", errstr);
+                        if (audit_group_state_gone(a))
+                                audit_group_fail_gone(a);
+                        else
+                                audit_group_fail(a, "produce", errstr);
                         return -1;
                 }
         }
@@ -669,7 +479,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         snprintf(errstr, errstr_size, "event record: %s",
                                  val ? rd_kafka_err2str(err)
                                      : "out of memory");
-                        group_fail(a, "produce", errstr);
+                        audit_group_fail(a, "produce", errstr);
                         return -1;
                 }
         }
@@ -686,6 +496,32 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
         return 0;
+}
+
+/* The consumer's fatal error, in one line: above all a newer member
+ * with the same group.instance.id (the broker fenced this one; its
+ * transactions cannot commit offsets any more, KIP-447, and the newer
+ * one restores the partitions from the state topic). */
+static void group_consumer_fatal(struct audit *a)
+{
+        char why[512], line[900];
+        rd_kafka_resp_err_t fe = rd_kafka_fatal_error(a->rk, why, sizeof(why));
+
+        if (fe == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+                snprintf(line, sizeof(line),
+                         "another member joined with group.instance.id %s "
+                         "(FENCED_INSTANCE_ID): this one stops, the newer "
+                         "one audits its partitions from their committed "
+                         "state (%s)",
+                         a->conf.group_instance_id
+                             ? a->conf.group_instance_id
+                             : "?",
+                         why);
+                audit_group_fail(a, "fenced", line);
+                return;
+        }
+        snprintf(line, sizeof(line), "%s: %s", rd_kafka_err2name(fe), why);
+        audit_group_fail(a, "consumer fatal error", line);
 }
 
 /*
@@ -705,6 +541,11 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                     rd_kafka_consumer_poll(a->rk, n ? 0 : timeout_ms);
                 if (!m)
                         break;
+                if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+                        group_consumer_fatal(a);
+                        rd_kafka_message_destroy(m);
+                        break;
+                }
                 msgs[n++] = m;
         }
         return (ssize_t)n;
@@ -771,6 +612,13 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
+        /* Static membership: the group's consumer only (not in base:
+         * the state reader is no member). */
+        if (a->conf.group_instance_id &&
+            rd_kafka_conf_set(kconf, "group.instance.id",
+                              a->conf.group_instance_id, errstr,
+                              errstr_size) != RD_KAFKA_CONF_OK)
+                return -1;
         rd_kafka_conf_set_rebalance_cb(kconf, group_rebalance_cb);
         return 0;
 }
@@ -815,11 +663,18 @@ static rd_kafka_t *group_handle(struct audit *a, rd_kafka_type_t type,
 int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
-        char txn_timeout[16], reader_group[600];
+        char txn_timeout[16], reader_group[600], offsets[600];
+        const char *nocreate = NULL;
         const char *pprops[] = {"transactional.id", g->txn_id,
                                 "transaction.timeout.ms", txn_timeout,
-                                "linger.ms", "0", NULL};
+                                "linger.ms", "0",
+                                "allow.auto.create.topics", "false", NULL};
+        /* The reader commits nothing (it reads from the beginning each
+         * time): no offsets of its own to commit at its close, which
+         * hung on a deleted state topic. */
         const char *rprops[] = {"group.id", reader_group,
+                                "allow.auto.create.topics", "false",
+                                "enable.auto.commit", "false",
                                 "auto.offset.reset", "earliest",
                                 "isolation.level", "read_committed",
                                 "enable.partition.eof", "true", NULL};
@@ -841,9 +696,30 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                 a->parts[i].partition, i);
                 a->rt[i].owned = 0;
         }
-        if (group_topic(a, g->state_topic, "compact", "state", errstr,
-                        errstr_size) ||
-            group_topic(a, g->events_topic, "delete", "events", errstr,
+        /* The state topic is created only for a group without offsets
+         * on the audited partitions (see audit_group_committed()). */
+        l = rd_kafka_topic_partition_list_new((int)a->nparts);
+        for (i = 0; i < a->nparts; i++)
+                rd_kafka_topic_partition_list_add(l, a->parts[i].topic,
+                                                  a->parts[i].partition);
+        if (audit_group_committed(a, l, errstr, errstr_size)) {
+                rd_kafka_topic_partition_list_destroy(l);
+                return -1;
+        }
+        for (i = 0; i < (uint32_t)l->cnt && !nocreate; i++)
+                if (l->elems[i].offset >= 0) {
+                        snprintf(offsets, sizeof(offsets),
+                                 "group %s has committed offsets (%s [%d] at "
+                                 "%lld)",
+                                 a->conf.group, l->elems[i].topic,
+                                 (int)l->elems[i].partition,
+                                 (long long)l->elems[i].offset);
+                        nocreate = offsets;
+                }
+        rd_kafka_topic_partition_list_destroy(l);
+        if (audit_group_topic(a, g->state_topic, "compact", "state", nocreate,
+                        errstr, errstr_size) ||
+            audit_group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
                         errstr_size))
                 return -1;
         g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,
@@ -885,9 +761,14 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
+        /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
+         * read a partition of a topic deleted since waits for it without
+         * end (seen here: the state topic deleted under a member): the
+         * process is ending with an error, the handle is left to it. */
         if (g->reader) {
                 rd_kafka_consumer_close(g->reader);
-                rd_kafka_destroy(g->reader);
+                if (!g->state_lost)
+                        rd_kafka_destroy(g->reader);
         }
         if (g->prod)
                 rd_kafka_destroy(g->prod);

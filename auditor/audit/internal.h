@@ -27,6 +27,8 @@
  *             (audit_record_parse) and destroy the last batch's messages
  *   group.c   serve --group: the consumer group, the rebalances, the
  *             state and events topics, each commit's Kafka transaction
+ *   group_state.c  serve --group: the state topic (created, checked,
+ *             read at an assignment; a lost one refused); group.h
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there) and the pool's

@@ -17,7 +17,14 @@
 #  - the killed member had partitions and committed before it died; the
 #    others stop cleanly on SIGTERM;
 #  - a state topic that exists without cleanup.policy=compact is refused
-#    with one clear line.
+#    with one clear line;
+#  - two members with one --group-instance-id: the older one is fenced
+#    and stops (exit 2, one line), the newer one audits on, each record
+#    once (the state topic's counts equal the manifest again);
+#  - the state topic deleted under a running member: it stops (exit 2)
+#    with one line saying so; a member started then neither creates it
+#    again nor starts from zero (exit 2, one line), nor does one started
+#    on the topic recreated empty (the group's offsets, no state).
 source "$(dirname "$0")/lib.sh"
 
 PARTS=12
@@ -29,12 +36,14 @@ N_BACKLOG=6000
 N_LIVE=6000 RATE_LIVE=600 # ~10 s, while members die and join
 create_topic "$T" "$PARTS"
 
-member() { # member VAR NAME: starts serve --group as NAME
-        bg_start "$1" "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
-                --group-member "$2" --db "$IT_TMP/$2.db" --listen off \
+member() { # member VAR NAME [OPTION...]: starts serve --group as NAME
+        local var="$1" nm="$2"
+        shift 2
+        bg_start "$var" "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+                --group-member "$nm" --db "$IT_TMP/$nm.db" --listen off "$@" \
                 --commit-interval-ms 200 --gap-grace-ms 1000 --log-level debug \
                 -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
-                >"$IT_TMP/$2.log" 2>&1
+                >"$IT_TMP/$nm.log" 2>&1
 }
 
 # --- the wrong state topic first: refused, one line ----------------------
@@ -178,4 +187,85 @@ done
 assert_true "a member restored partitions from the state topic" \
         grep -qE "assigned [0-9]+ partition\(s\), [1-9][0-9]* restored" \
         "$IT_TMP/a.log" "$IT_TMP/c.log" "$IT_TMP/d.log"
+
+# --- the state topic deleted under a running group ---------------------------
+# A member restores every partition, then its state topic is deleted and
+# records keep coming: its next transaction fails and it stops, saying so.
+# A member started then is refused (the topic is not created again, empty),
+# and so is one started after an operator recreated it empty: the group's
+# offsets without a state record are never audited from zero.
+topic_cmd() {
+        "$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                org.apache.kafka.tools.TopicCommand \
+                --bootstrap-server "$BOOTSTRAP" "$@" 2>&1
+}
+state_exists() {
+        kcat -b "$BOOTSTRAP" -L 2>/dev/null | grep -q "topic \"$STATE\""
+}
+restored() { # restored NAME: NAME's log says it restored every partition
+        for ((i = 0; i < 200; i++)); do
+                grep -q "assigned $PARTS partition(s), $PARTS restored" \
+                        "$IT_TMP/$1.log" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+# Static membership first: two members with one group.instance.id, the
+# older one fenced (exit 2, one line), the newer one audits on exactly.
+member MS s --group-instance-id "$G-i1"
+assert_true "member s restored every partition" restored s
+member ME e --group-instance-id "$G-i1"
+wait_pid "$MS" 30
+assert_eq "member s, fenced by a newer member with its group.instance.id: exit status" \
+        2 "$WAIT_RC"
+assert_true "member s says it was fenced (one line)" \
+        grep -q "fenced: another member joined with group.instance.id $G-i1 (FENCED_INSTANCE_ID)" \
+        "$IT_TMP/s.log"
+assert_true "member e restored every partition" restored e
+produce -t "$T" --producer "$(name p3)" -n 600 --inject-duplicates 0.02 \
+        --seed 883
+[ "$PROD_RC" = 0 ] || die "producer p3 failed (exit $PROD_RC)"
+manifest_add "$PROD_JSON"
+for ((p = 0; p < PARTS; p++)); do
+        kcat -b "$BOOTSTRAP" -Q -t "$T:$p:-1" 2>/dev/null
+done | awk '{print $NF}' >"$ENDS"
+for ((i = 0; i < 60; i++)); do
+        S="$(sum_state)"
+        [[ "$S" == *"at_end=$PARTS "* && "$S" == *"dup=$M_DUPS "* ]] && break
+        sleep 0.5
+done
+log "state topic after the fence: $S"
+assert_eq "after the fence: partitions audited to their end" "$PARTS" "$(kv at_end)"
+assert_eq "after the fence: each record once" "$PARTS" "$(kv exact)"
+assert_eq "after the fence: records across the group" "$M_DELIVERED" "$(kv records)"
+assert_eq "after the fence: duplicates across the group" "$M_DUPS" "$(kv dup)"
+assert_eq "after the fence: missing records" "$M_GAPS" "$(kv missing)"
+
+out="$(topic_cmd --delete --topic "$STATE")" || die "cannot delete $STATE: $out"
+log "state topic $STATE deleted under member e"
+produce -t "$T" --producer "$(name p4)" -n 240 --seed 884
+[ "$PROD_RC" = 0 ] || die "producer p4 failed (exit $PROD_RC)"
+wait_pid "$ME" 40
+assert_eq "member e, its state topic deleted: exit status" 2 "$WAIT_RC"
+assert_true "member e says its state topic was deleted (one line)" \
+        grep -q "the state topic $STATE was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
+        "$IT_TMP/e.log"
+assert_true "member e did not create the state topic again" \
+        eval '! state_exists'
+out="$(timeout 40 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+        --group-member f --db "$IT_TMP/f.db" --listen off 2>&1)"
+rc=$?
+assert_eq "a member started without the state topic: exit status" 2 "$rc"
+assert_true "it says why: the group's offsets, no state topic" \
+        grep -q "the state topic $STATE does not exist (UNKNOWN_TOPIC_OR_PART) but group $G has committed offsets" <<<"$out"
+assert_true "it did not create the state topic again" eval '! state_exists'
+create_topic "$STATE" 1 cleanup.policy=compact
+out="$(timeout 40 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
+        --group-member g --db "$IT_TMP/g.db" --listen off 2>&1)"
+rc=$?
+assert_eq "a member on a state topic recreated empty: exit status" 2 "$rc"
+assert_true "it refuses the partitions the group has offsets for" \
+        grep -qE "\[[0-9]+\] refused: the group has committed offset [0-9]+ for it but the state topic $STATE holds no record of it" <<<"$out"
+assert_eq "nothing was written to the recreated state topic" "" \
+        "$(kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning -f '%k\n' 2>/dev/null)"
 finish

@@ -1,0 +1,65 @@
+/*
+ * group.h - private to group.c and group_state.c (serve --group): the
+ * group's handles and the state topic's functions.  Everything runs on
+ * the audit_run() thread, the rebalance callback included (it is served
+ * by the consumer's poll).
+ */
+#ifndef EOSAUDIT_AUDIT_GROUP_H
+#define EOSAUDIT_AUDIT_GROUP_H
+
+#include "internal.h"
+
+#define GROUP_TXN_TIMEOUT_MS 10000 /* a dead member's open transaction
+                                      is aborted after about this */
+#define GROUP_STATE_READ_MS 60000  /* longest wait for the state topic */
+#define GROUP_OP_TIMEOUT_MS 30000
+
+struct audit_group {
+        rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
+        rd_kafka_t *prod;      /* transactional: the state and the offsets */
+        rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
+        char *state_topic;
+        char *events_topic;    /* every anomaly event, in the same
+                                  transactions */
+        char txn_id[512];
+        int failed;            /* a fatal error: the loop stops */
+        int state_lost;        /* the state topic deleted under us */
+        char err[1024];
+};
+
+#define GERR(g, ...) snprintf((g)->err, sizeof((g)->err), __VA_ARGS__)
+
+/* Records the group's first fatal error (one line, logged): the loop
+ * stops at audit_group_failed(). */
+void audit_group_fail(struct audit *a, const char *what, const char *why);
+
+/* group_state.c: the state topic. */
+
+/* Topic name exists with cleanup.policy policy ("compact" for the
+ * state, "delete" for the events), or is created so (one partition),
+ * unless nocreate says why it must not be (then a missing topic is an
+ * error that says so).  Returns 0, or -1 with errstr. */
+int audit_group_topic(struct audit *a, const char *name, const char *policy,
+                      const char *what, const char *nocreate, char *errstr,
+                      size_t errstr_size);
+
+/* The last committed state record of each part of want[0..n) into
+ * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */
+int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
+                           char **vals, size_t *lens, char *errstr,
+                           size_t errstr_size);
+
+/* The group's committed offsets of l's partitions into l (< 0: none).
+ * Returns 0, or -1 with errstr. */
+int audit_group_committed(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                          char *errstr, size_t errstr_size);
+
+/* 1 when the cluster's metadata no longer has the state topic (0 too
+ * when that cannot be told). */
+int audit_group_state_gone(struct audit *a);
+
+/* audit_group_fail() with the one line of a state topic deleted under
+ * the running group. */
+void audit_group_fail_gone(struct audit *a);
+
+#endif
