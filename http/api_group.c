@@ -76,15 +76,20 @@ void http_api_group_handle(const struct http_request *rq,
                                                       &view);
         json_t *j;
 
-        if (!v) {
-                http_reply_error(r, 503, "the audit has not published its "
-                                         "status yet");
-                return;
-        }
-        if (!v->group) {
-                status_view_release(&view);
+        /* The view's group is the one listed; conf's says group mode
+         * is on before the first listing. */
+        if (!rq->conf->group && !(v && v->group)) {
+                if (v)
+                        status_view_release(&view);
                 http_reply_error(r, 404, "group mode is off: this process "
                                          "was not started with --group");
+                return;
+        }
+        if (!v || !v->group) {
+                if (v)
+                        status_view_release(&view);
+                http_reply_error(r, 503, "group %.200s: not listed yet",
+                                 rq->conf->group);
                 return;
         }
         j = http_group_json(v);
