@@ -221,6 +221,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         rd_kafka_error_t *e = NULL;
 
         a->grp->relist = 1; /* /api/v1/group: the members changed */
+        a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
                     group_assign(a, l, errstr, sizeof(errstr)))
@@ -228,6 +229,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
+                        a->grp->in_rebalance = 0;
                         return;
                 }
                 if (coop)
@@ -261,6 +263,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                            rd_kafka_error_string(e));
                 rd_kafka_error_destroy(e);
         }
+        a->grp->in_rebalance = 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -25,6 +25,8 @@ struct audit_group {
         char member[300];      /* --group-member, or host name and pid */
         int64_t listed_ms;     /* group_view.c: the last member listing */
         int relist;            /* a rebalance since: list again soon */
+        int in_rebalance;      /* inside the rebalance callback: no
+                                  listing there (it would hold it) */
         int failed;            /* a fatal error: the loop stops */
         int state_lost;        /* the state topic deleted under us */
         char err[1024];

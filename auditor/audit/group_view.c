@@ -8,7 +8,8 @@
  * GROUP_LIST_MS, and GROUP_RELIST_MS after a rebalance.  The call waits
  * for the brokers (one ListGroups and one DescribeGroups round trip, at
  * most GROUP_LIST_TIMEOUT_MS) and holds the loop that long: a few ms
- * every few seconds on a healthy cluster.
+ * every few seconds on a healthy cluster; never inside the rebalance
+ * callback (a revocation's commit publishes the view there).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,8 @@ void audit_group_view(struct audit *a, int64_t now)
                 a->view.group = sg;
                 g->listed_ms = 0;
         }
+        if (g->in_rebalance)
+                return; /* a commit inside the rebalance callback */
         if (now - g->listed_ms >= GROUP_LIST_MS ||
             (g->relist && now - g->listed_ms >= GROUP_RELIST_MS))
                 group_view_list(a, sg, now);
