@@ -91,6 +91,7 @@ done
 # partitions each once (polled while a rebalance settles, at most 5 s).
 URL="$(sed -n 's|.*http: listening on \(http://[^ ]*\)$|\1|p' "$IT_TMP/a.log")"
 [ -n "$URL" ] || { cat "$IT_TMP/a.log"; die "member a printed no URL"; }
+t0="$(date +%s%N)"
 for ((i = 0; i < 20; i++)); do
         GV="$(curl -s "${URL}api/v1/group" | python3 -c '
 import json, sys
@@ -108,7 +109,7 @@ print("group=%s member=%s members=%d assigned=%d distinct=%d topics=%s "
         [[ "$GV" == *"members=3 assigned=$PARTS distinct=$PARTS "*"=1" ]] && break
         sleep 0.25
 done
-log "/api/v1/group of member a: $GV"
+log "/api/v1/group of member a ($(( ($(date +%s%N) - t0) / 1000000 )) ms, $((i + 1)) read(s)): $GV"
 assert_eq "/api/v1/group: group, member, three members, the $PARTS partitions each once" \
         "group=$G member=a members=3 assigned=$PARTS distinct=$PARTS topics=$T self=1 owned_is_its_assignment=1" \
         "$GV"
