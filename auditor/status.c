@@ -118,6 +118,7 @@ void status_view_release(struct status_view *v)
                 free(v->parts[i].topic);
         free(v->topics);
         free(v->parts);
+        status_group_free(v->group);
         memset(v, 0, sizeof(*v));
 }
 
@@ -127,6 +128,7 @@ static int view_copy(struct status_view *dst, const struct status_view *src)
 
         *dst = *src;
         dst->commit.counts = NULL;
+        dst->group = NULL;
         dst->topics = calloc(src->ntopics ? src->ntopics : 1,
                              sizeof(*dst->topics));
         dst->parts = calloc(src->nparts ? src->nparts : 1,
@@ -150,6 +152,8 @@ static int view_copy(struct status_view *dst, const struct status_view *src)
                 if (src->parts[i].topic && !dst->parts[i].topic)
                         goto fail;
         }
+        if (src->group && !(dst->group = status_group_copy(src->group)))
+                goto fail;
         return 0;
 fail:
         status_view_release(dst);

@@ -36,6 +36,44 @@ struct status_part {
         int32_t partition;
         int64_t next_offset; /* -1 unknown */
         int64_t high_watermark; /* -1 unknown */
+        int owned; /* audited by this process now (--group: assigned to
+                      this member; otherwise always 1) */
+};
+
+/* One partition of a group member's assignment. */
+struct status_tp {
+        char *topic; /* owned */
+        int32_t partition;
+};
+
+/* A member of the consumer group as the broker describes it. */
+struct status_member {
+        char *member_id, *client_id, *client_host; /* owned */
+        struct status_tp *parts; /* its assignment, as the broker has it */
+        size_t nparts;
+        int bad_assignment; /* its assignment bytes did not parse */
+        int self;           /* this process */
+};
+
+/*
+ * serve --group: who this member is and the group as the broker last
+ * described it.  The listing is made by the audit thread (auditor/audit/
+ * view.c: rd_kafka_list_groups() on the consumer's handle, from the
+ * audit thread only, every few seconds and soon after each rebalance)
+ * and published with the rest of the view; HTTP threads read the copy
+ * and never call librdkafka.  What this member owns now is in the view's
+ * parts (status_part.owned).
+ */
+struct status_group {
+        char *group;       /* owned: --group */
+        char *member;      /* owned: --group-member, or host name-pid */
+        char *txn_id;      /* owned: the transactional.id */
+        char *instance_id; /* owned; NULL: dynamic membership */
+        char *state, *protocol;             /* owned; NULL: not listed */
+        struct status_member *members;
+        size_t nmembers;
+        int64_t listed_ms; /* wall time of the listing; -1: none yet */
+        char error[256];   /* the last listing's error, or "" */
 };
 
 struct status_topic {
@@ -66,6 +104,8 @@ struct status_view {
         /* Why the brokers refuse the audit (access.h), or "": set by
          * status_refusal_set(), cleared by the next status_publish(). */
         char refused[512];
+        /* serve --group: NULL without. */
+        struct status_group *group;
 };
 
 struct status;
@@ -118,5 +158,28 @@ int64_t status_part_lag(const struct status_part *p);
 /* The sum of the known lags of topic's partitions in v (topic NULL: of
  * every partition), or -1 when none is known or v is NULL. */
 int64_t status_topic_lag(const struct status_view *v, const char *topic);
+
+/* ------------------------------------------------------------------ */
+/* Group mode (status_group.c)                                         */
+/* ------------------------------------------------------------------ */
+
+/* A deep copy of g (NULL on OOM); status_group_free() releases it. */
+struct status_group *status_group_copy(const struct status_group *g);
+void status_group_free(struct status_group *g);
+/* Releases what m holds (not m itself). */
+void status_member_release(struct status_member *m);
+
+/*
+ * Parses a member's assignment as the broker hands it back (the consumer
+ * protocol's MemberAssignment, big-endian: int16 version, int32 count of
+ * topics, each an int16-length topic name and an int32 count of int32
+ * partitions; the user data after it is not read) into m->parts.  Every
+ * length is checked against len: truncated or inconsistent bytes give -1
+ * with errstr and leave m->parts empty.  len 0 (no assignment yet) is an
+ * empty assignment.
+ */
+int status_assignment_parse(const void *buf, size_t len,
+                            struct status_member *m, char *errstr,
+                            size_t errstr_size);
 
 #endif /* EOSAUDIT_STATUS_H */

@@ -244,6 +244,7 @@ static int cli_http_start(struct cli *c, int serve)
         c->hc.topic_cnt = c->ntopics + c->nsources;
         c->hc.flow_sinks = c->nsources ? c->ntopics : 0;
         c->hc.status = c->st;
+        c->hc.group = c->ac.group;
         c->hc.version = EOSAUDIT_VERSION;
         c->hc.brokers = c->brokers[0] ? c->brokers : NULL;
         if (http_start(&c->hs, &c->hc, errstr, sizeof(errstr))) {

@@ -59,6 +59,8 @@ struct http_conf {
                                    flow (--source), judged by lineage in
                                    the summary's verdicts; 0: no flow */
         struct status *status;  /* live figures; NULL: none (not ready) */
+        const char *group;      /* serve --group's group; NULL: off
+                                   (/api/v1/group answers 404) */
         const char *token_file; /* NULL: no authentication */
         const char *tls_cert_file; /* PEM; both or neither */
         const char *tls_key_file;

@@ -196,6 +196,7 @@ http_handler_fn http_api_partitions_handle;
 http_handler_fn http_api_history_handle;
 http_handler_fn http_api_ids_handle;
 http_handler_fn http_api_flows_handle;
+http_handler_fn http_api_group_handle;
 http_handler_fn http_api_unknown_handle;
 
 /* ------------------------------------------------------------------ */

@@ -26,6 +26,7 @@ static const struct http_route http_routes[] = {
         {HTTP_M_READ, "/api/v1/ids/", http_api_ids_handle,
          HTTP_ROUTE_PREFIX},
         {HTTP_M_READ, "/api/v1/flows", http_api_flows_handle, 0},
+        {HTTP_M_READ, "/api/v1/group", http_api_group_handle, 0},
         {HTTP_M_READ, "/api/v1/", http_api_unknown_handle,
          HTTP_ROUTE_PREFIX},
 };

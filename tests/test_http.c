@@ -805,6 +805,68 @@ static void test_report_kcat(void **state)
         assert_string_equal(cmd, "");
 }
 
+/* /api/v1/group: 404 without --group; with a group in the view, this
+ * member's partitions and the members as listed (then the view is put
+ * back as it was). */
+static void test_group(void **state)
+{
+        struct fx *fx = *state;
+        struct status_view v, keep;
+        struct status_group *g;
+        json_t *j, *m, *a;
+
+        j = get_json(fx->port, "/api/v1/group", 404);
+        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                               "group mode is off"));
+        json_decref(j);
+
+        assert_int_equal(status_read(fx->st, &keep), 0);
+        assert_int_equal(status_read(fx->st, &v), 0);
+        v.parts[1].owned = 1;
+        g = v.group = calloc(1, sizeof(*g));
+        assert_non_null(g);
+        g->group = strdup("g1");
+        g->member = strdup("a");
+        g->txn_id = strdup("eosaudit-g1-a");
+        g->state = strdup("Stable");
+        g->listed_ms = 1234;
+        g->members = calloc(1, sizeof(*g->members));
+        g->nmembers = 1;
+        g->members[0].member_id = strdup("rdkafka-1");
+        g->members[0].self = 1;
+        g->members[0].parts = calloc(1, sizeof(*g->members[0].parts));
+        g->members[0].nparts = 1;
+        g->members[0].parts[0].topic = strdup(T_PLAIN);
+        g->members[0].parts[0].partition = 1;
+        assert_int_equal(status_publish(fx->st, &v), 0);
+        status_view_release(&v);
+
+        j = get_json(fx->port, "/api/v1/group", 200);
+        assert_string_equal(json_string_value(json_object_get(j, "group")),
+                            "g1");
+        assert_string_equal(json_string_value(json_object_get(j, "member")),
+                            "a");
+        assert_true(json_is_null(json_object_get(j, "instance_id")));
+        assert_int_equal(jint(j, "listed_ms"), 1234);
+        a = json_object_get(j, "owned");
+        assert_int_equal(json_array_size(a), 1);
+        assert_int_equal(jint(json_array_get(a, 0), "partition"), 1);
+        assert_int_equal(jint(json_array_get(a, 0), "next_offset"), 4);
+        m = json_array_get(json_object_get(j, "members"), 0);
+        assert_string_equal(
+            json_string_value(json_object_get(m, "member_id")), "rdkafka-1");
+        assert_true(json_is_true(json_object_get(m, "self")));
+        a = json_object_get(m, "assignment");
+        assert_int_equal(json_array_size(a), 1);
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(a, 0), "topic")),
+            T_PLAIN);
+        json_decref(j);
+
+        assert_int_equal(status_publish(fx->st, &keep), 0);
+        status_view_release(&keep);
+}
+
 #define T(f) cmocka_unit_test(f)
 
 int main(void)
@@ -821,6 +883,7 @@ int main(void)
                 T(test_report_text),
                 T(test_report_verdict),
                 T(test_report_kcat),
+                T(test_group),
         };
 
         /* libmicrohttpd's words on refused requests are expected here. */

@@ -220,6 +220,8 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char errstr[512];
         rd_kafka_error_t *e = NULL;
 
+        a->grp->relist = 1; /* /api/v1/group: the members changed */
+        a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
                     group_assign(a, l, errstr, sizeof(errstr)))
@@ -227,6 +229,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
+                        a->grp->in_rebalance = 0;
                         return;
                 }
                 if (coop)
@@ -260,6 +263,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                            rd_kafka_error_string(e));
                 rd_kafka_error_destroy(e);
         }
+        a->grp->in_rebalance = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -560,7 +564,7 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
 {
         struct audit_group *g;
         char host[256] = "";
-        char member[300];
+        char *member;
         size_t len;
 
         if (!a->conf.follow || a->conf.source_cnt || a->conf.txn_manifests) {
@@ -587,11 +591,13 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                 return -1;
         }
         snprintf(g->events_topic, len, "eosaudit-%s-events", a->conf.group);
+        member = g->member;
         if (a->conf.group_member) {
-                snprintf(member, sizeof(member), "%s", a->conf.group_member);
+                snprintf(member, sizeof(g->member), "%s",
+                         a->conf.group_member);
         } else {
                 (void)gethostname(host, sizeof(host) - 1);
-                snprintf(member, sizeof(member), "%s-%ld", host,
+                snprintf(member, sizeof(g->member), "%s-%ld", host,
                          (long)getpid());
         }
         if ((size_t)snprintf(g->txn_id, sizeof(g->txn_id), "eosaudit-%s-%s",

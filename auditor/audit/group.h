@@ -1,6 +1,6 @@
 /*
- * group.h - private to group.c and group_state.c (serve --group): the
- * group's handles and the state topic's functions.  Everything runs on
+ * group.h - private to group.c, group_state.c and group_view.c (serve
+ * --group): the group's handles and the state topic's functions.  Everything runs on
  * the audit_run() thread, the rebalance callback included (it is served
  * by the consumer's poll).
  */
@@ -22,6 +22,11 @@ struct audit_group {
         char *events_topic;    /* every anomaly event, in the same
                                   transactions */
         char txn_id[512];
+        char member[300];      /* --group-member, or host name and pid */
+        int64_t listed_ms;     /* group_view.c: the last member listing */
+        int relist;            /* a rebalance since: list again soon */
+        int in_rebalance;      /* inside the rebalance callback: no
+                                  listing there (it would hold it) */
         int failed;            /* a fatal error: the loop stops */
         int state_lost;        /* the state topic deleted under us */
         char err[1024];

@@ -29,6 +29,8 @@
  *             state and events topics, each commit's Kafka transaction
  *   group_state.c  serve --group: the state topic (created, checked,
  *             read at an assignment; a lost one refused); group.h
+ *   group_view.c  serve --group: the members and assignments that
+ *             /api/v1/group shows (status.h)
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there) and the pool's
@@ -270,6 +272,9 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
 int audit_group_failed(const struct audit *a, char *errstr,
                        size_t errstr_size);
 void audit_group_free(struct audit *a);
+/* group_view.c: the group's members for /api/v1/group into a->view
+ * (status.h: listed from this thread every few seconds). */
+void audit_group_view(struct audit *a, int64_t now);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

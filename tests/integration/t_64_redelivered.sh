@@ -201,6 +201,11 @@ for ((i = 0; i < 300; i++)); do
         sleep 0.1
 done
 [ -n "$URL" ] || { cat "$IT_TMP/serve-ids.log"; die "serve printed no URL"; }
+GRP="$(curl -s -w '\n%{http_code}' "${URL}api/v1/group")"
+assert_eq "/api/v1/group without --group: status" 404 "${GRP##*$'\n'}"
+assert_true "/api/v1/group without --group: a JSON error saying so" \
+        python3 -c 'import json, sys
+assert "group mode is off" in json.loads(sys.argv[1])["error"]' "${GRP%$'\n'*}"
 IDS="$(curl -s -w '\n%{http_code}' "${URL}api/v1/ids/77?topic=$T")"
 assert_eq "/api/v1/ids/77 status" 200 "${IDS##*$'\n'}"
 # Where kcat sees eos.msgid=77: "partition offset" per copy, in log order.

@@ -18,6 +18,8 @@
 #    others stop cleanly on SIGTERM;
 #  - a state topic that exists without cleanup.policy=compact is refused
 #    with one clear line;
+#  - /api/v1/group of a running member lists three members whose
+#    assignments cover the 12 partitions, each once, itself among them;
 #  - two members with one --group-instance-id: the older one is fenced
 #    and stops (exit 2, one line), the newer one audits on, each record
 #    once (the state topic's counts equal the manifest again);
@@ -37,10 +39,12 @@ N_LIVE=6000 RATE_LIVE=600 # ~10 s, while members die and join
 create_topic "$T" "$PARTS"
 
 member() { # member VAR NAME [OPTION...]: starts serve --group as NAME
+        # (LISTEN=ADDR: with a listener)
         local var="$1" nm="$2"
         shift 2
         bg_start "$var" "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \
-                --group-member "$nm" --db "$IT_TMP/$nm.db" --listen off "$@" \
+                --group-member "$nm" --db "$IT_TMP/$nm.db" \
+                --listen "${LISTEN:-off}" "$@" \
                 --commit-interval-ms 200 --gap-grace-ms 1000 --log-level debug \
                 -X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
                 >"$IT_TMP/$nm.log" 2>&1
@@ -64,7 +68,7 @@ manifest_add "$PROD_JSON"
 
 # Started one after another, so that partitions are revoked from busy
 # members (cooperative rebalances mid-stream), not only assigned.
-member MA a
+LISTEN=127.0.0.1:0 member MA a
 sleep 1
 member MB b
 sleep 1
@@ -82,6 +86,34 @@ for ((i = 0; i < 150; i++)); do
                         wc -l)" -gt 0 ] && break
         sleep 0.1
 done
+
+# /api/v1/group of member a: the three members, their assignments the 12
+# partitions each once (polled while a rebalance settles, at most 5 s).
+URL="$(sed -n 's|.*http: listening on \(http://[^ ]*\)$|\1|p' "$IT_TMP/a.log")"
+[ -n "$URL" ] || { cat "$IT_TMP/a.log"; die "member a printed no URL"; }
+t0="$(date +%s%N)"
+for ((i = 0; i < 20; i++)); do
+        GV="$(curl -s "${URL}api/v1/group" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ps = [(a["topic"], a["partition"]) for m in d["members"]
+      for a in m["assignment"]]
+own = sorted((a["topic"], a["partition"]) for a in d["owned"])
+mine = sorted((a["topic"], a["partition"]) for m in d["members"] if m["self"]
+              for a in m["assignment"])
+print("group=%s member=%s members=%d assigned=%d distinct=%d topics=%s "
+      "self=%d owned_is_its_assignment=%d" % (
+          d["group"], d["member"], len(d["members"]), len(ps), len(set(ps)),
+          ",".join(sorted({t for t, _ in ps})),
+          sum(m["self"] for m in d["members"]), bool(own) and own == mine))' 2>&1)"
+        [[ "$GV" == *"members=3 assigned=$PARTS distinct=$PARTS "*"=1" ]] && break
+        sleep 0.25
+done
+log "/api/v1/group of member a ($(( ($(date +%s%N) - t0) / 1000000 )) ms, $((i + 1)) read(s)): $GV"
+assert_eq "/api/v1/group: group, member, three members, the $PARTS partitions each once" \
+        "group=$G member=a members=3 assigned=$PARTS distinct=$PARTS topics=$T self=1 owned_is_its_assignment=1" \
+        "$GV"
+
 sleep 2
 kill -0 "$MB" 2>/dev/null || { cat "$IT_TMP/b.log"; die "member b died"; }
 kill -KILL "$MB"
