@@ -72,9 +72,20 @@ void http_api_group_handle(const struct http_request *rq,
                            struct http_reply *r)
 {
         struct status_view view;
-        const struct status_view *v = status_view_get(rq->conf->status,
-                                                      &view);
+        const struct status_view *v;
+        struct http_query query;
+        char errstr[160];
         json_t *j;
+
+        /* Like every /api/v1 endpoint: a parameter it does not take is
+         * a 400, not silently ignored. */
+        if (http_query_parse(&query, HTTP_EP_GROUP, rq->query,
+                             rq->query_len, errstr, sizeof(errstr))) {
+                http_reply_error(r, 400, "%s", errstr);
+                return;
+        }
+        http_query_release(&query);
+        v = status_view_get(rq->conf->status, &view);
 
         /* The view's group is the one listed; conf's says group mode
          * is on before the first listing. */

@@ -128,6 +128,7 @@ enum http_endpoint {
         HTTP_EP_PARTITIONS, /* topic */
         HTTP_EP_HISTORY,    /* topic minutes */
         HTTP_EP_FLOWS,      /* limit cursor (api_flows.c) */
+        HTTP_EP_GROUP,      /* none (api_group.c) */
 };
 
 #define HTTP_ANOMALIES_LIMIT_DEFAULT 50

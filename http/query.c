@@ -54,6 +54,7 @@ static const struct {
                              0},
         [HTTP_EP_FLOWS] = {HTTP_P(HTTP_P_LIMIT) | HTTP_P(HTTP_P_CURSOR),
                            HTTP_FLOWS_LIMIT_DEFAULT, HTTP_FLOWS_LIMIT_MAX},
+        [HTTP_EP_GROUP] = {0, 0, 0},
 };
 
 static int http_hex_val(char c)

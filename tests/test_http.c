@@ -862,6 +862,11 @@ static void test_group(void **state)
             json_string_value(json_object_get(json_array_get(a, 0), "topic")),
             T_PLAIN);
         json_decref(j);
+        /* It takes no parameters: one given is a 400, as elsewhere. */
+        j = get_json(fx->port, "/api/v1/group?topic=x", 400);
+        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                               "unknown parameter 'topic'"));
+        json_decref(j);
 
         assert_int_equal(status_publish(fx->st, &keep), 0);
         status_view_release(&keep);
