@@ -9,8 +9,8 @@
 #                  written by eosaudit produce
 #   -p PARTITIONS  its partitions (12)
 #   -r REPS        runs of every reader (2), interleaved, the order rotated
-#   -K PRODUCERS   producers per partition of the pairs topic (10000)
-#   -P PAIR_PARTITIONS  its partitions (10): PRODUCERS x PAIR_PARTITIONS pairs
+#   -K PRODUCERS   producers per partition of the pairs topic (4000)
+#   -P PAIR_PARTITIONS  its partitions (25): PRODUCERS x PAIR_PARTITIONS pairs
 #   -R RATE        records/s of the live producer of the handoff step (5000)
 #   -s STEPS       which steps, comma-separated (tput,pairs,handoff)
 #   -t TOPIC       the throughput step reads this existing topic
@@ -42,7 +42,7 @@
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-records=2000000 parts=12 reps=2 producers=10000 pparts=10 rate=5000
+records=2000000 parts=12 reps=2 producers=4000 pparts=25 rate=5000
 steps="tput,pairs,handoff" topic="" keep=0
 while getopts "n:p:r:K:P:R:s:t:kh" o; do
   case "$o" in
@@ -66,7 +66,7 @@ bench_build build/eosaudit build/bench/gen_pairs
 bench_broker_up
 
 # Members run in the background; bench_cleanup kills what is left.
-m1="" m2="" live="" ptopic="" htopic=""
+m1="" m2="" m1_log="" m2_log="" live="" ptopic="" htopic=""
 BENCH_PIDS="m1 m2 live"
 bench_work
 extra_topics=()
@@ -87,24 +87,28 @@ ends() {
 }
 
 # state_scan GROUP ENDSFILE: reads the state topic read_committed; prints
-# "at_end latest_ms keys records bytes" where latest_ms is, over the
-# partitions, the latest timestamp of the first state record at the end.
+# "at_end latest_ms keys records bytes last_bytes" where latest_ms is, over the
+# partitions, the latest timestamp of the first state record at the end,
+# and last_bytes the size of the last record of every partition, summed.
 state_scan() {
   { kcat -b "$BROKER" -C -e -q -o beginning -X isolation.level=read_committed \
       -t "eosaudit-$1-state" -f '%T\t%K\t%S\t%s\n' 2>/dev/null || true; } | python3 -c '
 import json, sys
 ends = [int(x) for x in open(sys.argv[1]).read().split()]
-first = {}; n = 0; b = 0
+first = {}; n = 0; b = 0; last = {}
 for line in sys.stdin:
     ts, kl, vl, v = line.rstrip("\n").split("\t", 3)
-    n += 1; b += max(int(kl), 0) + max(int(vl), 0)
+    size = max(int(kl), 0) + max(int(vl), 0)
+    n += 1; b += size
     if not v:
         continue
     s = json.loads(v)
     p = s["partition"]
+    last[p] = size
     if s["next_offset"] >= ends[p] and p not in first:
         first[p] = int(ts)
-print(len(first), max(first.values()) if first else 0, len(ends), n, b)' "$2"
+print(len(first), max(first.values()) if first else 0, len(ends), n, b,
+      sum(last.values()))' "$2"
 }
 
 # member VAR GROUP NAME LOG [OPTION...]: starts serve --group.
@@ -114,6 +118,7 @@ member() {
   "$EOSAUDIT" serve -b "$BROKER" -t "$t" --group "$g" --group-member "$nm" \
     --db "$(bench_db_new "$g-$nm")" --listen off "$@" >"$log" 2>&1 &
   printf -v "$var" '%s' "$!"
+  printf -v "${var}_log" '%s' "$log"
 }
 
 stop_members() {
@@ -136,7 +141,12 @@ wait_end() {
     read -r a _ k _ _ <<<"$s"
     if [ "$a" = "$k" ]; then echo "$s"; return 0; fi
     for v in m1 m2; do
-      if [ -n "${!v}" ] && ! kill -0 "${!v}" 2>/dev/null; then die "member $v exited"; fi
+      if [ -n "${!v}" ] && ! kill -0 "${!v}" 2>/dev/null; then
+        lv="${v}_log"
+        cp "${!lv}" "$BENCH_RESULTS/group-failed-member.log"
+        tail -n 3 "${!lv}" >&2
+        die "member $v exited (its log: $BENCH_RESULTS/group-failed-member.log)"
+      fi
     done
     sleep 0.5
   done
@@ -181,7 +191,7 @@ if step tput; then
         member m1 "$g" a "$work/$g-a.log" "$topic"
         [ "$tool" = g2 ] && member m2 "$g" b "$work/$g-b.log" "$topic"
         s="$(wait_end "$g" "$work/ends" 600)"
-        read -r a latest _ n bytes <<<"$s"
+        read -r a latest _ n bytes _ <<<"$s"
         t1=$((latest * 1000000))
         stop_members
         txns=$(state_txns "$g")
@@ -230,7 +240,7 @@ if step pairs; then
   t0=$(bench_now)
   member m1 "$g" a "$work/pairs-a.log" "$ptopic"
   s="$(wait_end "$g" "$work/pends" 900)"
-  read -r _ latest _ n bytes <<<"$s"
+  read -r _ latest _ n bytes lastb <<<"$s"
   secs=$(bench_secs "$t0" $((latest * 1000000)))
   stop_members
   txns=$(state_txns "$g")
@@ -243,7 +253,7 @@ if step pairs; then
   row pairs 1 state_disk_bytes "$disk" bytes
   bench_out "### state topic with $(bench_fmt "$npairs") pairs ($pparts partitions x $(bench_fmt "$producers") producers, 2 records each; one member, audited in $secs s)"
   bench_out ""
-  bench_out "$(bench_fmt "$n") state records in $(bench_fmt "$txns") transactions; keys+values $(bench_fmt "$bytes") bytes ($(bench_fmt "$disk") in its log segments): $(bench_fmt "$(awk -v b="$bytes" -v x="$txns" 'BEGIN { printf "%.0f", b / x }')") bytes per transaction, $(bench_fmt "$(awk -v b="$bytes" -v r="$n" 'BEGIN { printf "%.0f", b / r }')") per state record, $(awk -v b="$bytes" -v r="$n" -v k="$producers" 'BEGIN { printf "%.1f", b / r / k }') per pair"
+  bench_out "$(bench_fmt "$n") state records in $(bench_fmt "$txns") transactions; keys+values $(bench_fmt "$bytes") bytes ($(bench_fmt "$disk") in its log segments): $(bench_fmt "$(awk -v b="$bytes" -v x="$txns" 'BEGIN { printf "%.0f", b / x }')") bytes per transaction, $(bench_fmt "$(awk -v b="$bytes" -v r="$n" 'BEGIN { printf "%.0f", b / r }')") per state record, the last record of every partition $(bench_fmt "$lastb") bytes in all: $(awk -v b="$lastb" -v k="$npairs" 'BEGIN { printf "%.1f", b / k }') bytes per pair"
 
   # Restore: 1,000 records more (after the old ends), then a new member.
   "$EOSAUDIT" produce -b "$BROKER" -t "$ptopic" --producer "bench-more-$$" -n 1000 \
@@ -254,7 +264,7 @@ if step pairs; then
   s="$(wait_end "$g" "$work/pends2" 300)"
   read -r _ latest _ _ _ <<<"$s"
   stop_members
-  line="$(grep -m1 'assigned [0-9]* partition' "$work/pairs-b.log")" || die "no assignment line"
+  line="$(grep -m1 'assigned [1-9][0-9]* partition' "$work/pairs-b.log")" || die "no assignment line"
   amsg=$(sed -n 's/.*(\([0-9]*\) ms).*/\1/p' <<<"$line")
   at=$(log_ms "${line%% *}")
   to_assign=$(awk -v a="$at" -v t="$t0" 'BEGIN { printf "%.3f", (a - t / 1e6) / 1000 }')
@@ -309,7 +319,7 @@ for p, l in ts.items():
         elif a >= join - 2000:
             if g > after: after, worst = g, p
 print(before, after, worst)' "$join_ms" "$work/hends")
-  line="$(grep -m1 'assigned [0-9]* partition' "$work/live-b.log")" || line="(none)"
+  line="$(grep -m1 'assigned [1-9][0-9]* partition' "$work/live-b.log")" || line="(none)"
   row handoff 1 max_gap_before_join_ms "$before" ms
   row handoff 1 max_gap_after_join_ms "$after" ms
   bench_out "### handoff: a live producer at $(bench_fmt "$rate") records/s into $parts partitions; a second member joins after 12 s"
