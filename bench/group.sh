@@ -194,6 +194,17 @@ if step tput; then
         read -r a latest _ n bytes _ <<<"$s"
         t1=$((latest * 1000000))
         stop_members
+        # The same from the last member's first non-empty assignment: the
+        # rate without the group join (the broker's
+        # group.initial.rebalance.delay.ms, 3 s by default, is in the above).
+        a=0
+        for l in "$work/$g"-*.log; do
+          x="$(grep -m1 "assigned [1-9][0-9]* partition" "$l")" || continue # audited nothing
+          x=$(log_ms "${x%% *}")
+          [ "$x" -gt "$a" ] && a=$x
+        done
+        row tput "$rep" "${tool}_from_assign" "$(bench_rate "$records" "$(awk -v a="$a" -v b="$latest" 'BEGIN { printf "%.3f", (b - a) / 1000 }')")" records_per_s
+        row tput "$rep" "${tool}_join" "$(awk -v a="$a" -v t="$t0" 'BEGIN { printf "%.3f", (a - t / 1e6) / 1000 }')" s
         txns=$(state_txns "$g")
         row tput "$rep" "${tool}_state_records" "$n" records
         row tput "$rep" "${tool}_state_txns" "$txns" txns
@@ -211,11 +222,15 @@ if step tput; then
   bench_out "| reader | records/s (median) | min | max | / kcat |"
   bench_out "| --- | ---: | ---: | ---: | ---: |"
   read -r med[kcat] _ _ < <(awk -F, '$3 == "kcat" { print $4 }' "$csv" | bench_stats)
-  for t in kcat scan g1 g2; do
+  for t in kcat scan g1 g2 g1_from_assign g2_from_assign; do
     read -r m lo hi < <(awk -F, -v t="$t" '$1 == "tput" && $3 == t { print $4 }' "$csv" | bench_stats)
     med[$t]=$m
     bench_out "| $t | $(bench_fmt "$m") | $(bench_fmt "$lo") | $(bench_fmt "$hi") | $(awk -v a="$m" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }') |"
   done
+  read -r j1 _ _ < <(awk -F, '$3 == "g1_join" { print $4 }' "$csv" | bench_stats)
+  read -r j2 _ _ < <(awk -F, '$3 == "g2_join" { print $4 }' "$csv" | bench_stats)
+  bench_out ""
+  bench_out "g1, g2: 1 and 2 members of a fresh group, from their start to the commit that brought the last partition to its end (state topic timestamps); *_from_assign: from the (last) member's first assignment, without the join ($j1 s and $j2 s, median)"
   for t in g1 g2; do
     read -r b _ _ < <(awk -F, -v t="${t}_state_bytes" '$3 == t { print $4 }' "$csv" | bench_stats)
     read -r x _ _ < <(awk -F, -v t="${t}_state_txns" '$3 == t { print $4 }' "$csv" | bench_stats)
