@@ -6,7 +6,7 @@
 #
 # usage: bench/all.sh [-q]
 #   -q  quick: small sizes and fewer runs, to check that everything works
-#       (1-2 minutes; the figures mean little)
+#       (2-3 minutes; the figures mean little)
 #
 # One 5,000,000-record topic is produced first and read by throughput.sh
 # and serve_load.sh; ledger.sh, cardinality.sh, idwindow.sh, producer.sh,
