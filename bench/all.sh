@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # bench/all.sh - every benchmark, one after the other, then the chart: about
-# 13 minutes on the 2-core VM when it is quiet, 17 when others load it, and
-# flow.sh another 14 (5M records through a processor, then read 9 times).
+# 13 minutes on the 2-core VM when it is quiet, 17 when others load it,
+# flow.sh another 14 (5M records through a processor, then read 9 times)
+# and group.sh 2 (serve --group).
 #
 # usage: bench/all.sh [-q]
 #   -q  quick: small sizes and fewer runs, to check that everything works
-#       (1-2 minutes; the figures mean little)
+#       (2-3 minutes; the figures mean little)
 #
 # One 5,000,000-record topic is produced first and read by throughput.sh
-# and serve_load.sh; ledger.sh, cardinality.sh, idwindow.sh, producer.sh
-# and flow.sh make their own.  The tables go to stdout and, together, to
+# and serve_load.sh; ledger.sh, cardinality.sh, idwindow.sh, producer.sh,
+# flow.sh and group.sh make their own.  The tables go to stdout and, together, to
 # build/bench-results/all.md; every benchmark also writes its CSV files
 # there, and throughput.png comes from bench/chart.gp.  BENCHMARKS.md
 # quotes a run of this script; copy build/bench-results/throughput.png to
@@ -27,9 +28,9 @@ done
 
 if [ "$quick" -eq 1 ]; then
   n=300000 reps=1 card=(-p 20 -k 1000 -r 1) ledger=(-n 300000 -r 1) prod=(-n 200000 -r 1)
-  ids=(-n 300000 -r 1) flow=(-n 200000 -r 1)
+  ids=(-n 300000 -r 1) flow=(-n 200000 -r 1) group=(-n 200000 -r 1 -K 400)
 else
-  n=5000000 reps=3 card=(-r 2) ledger=() prod=() ids=(-r 2) flow=()
+  n=5000000 reps=3 card=(-r 2) ledger=() prod=() ids=(-r 2) flow=() group=()
 fi
 
 bench_build build/eosaudit build/bench/gen_pairs
@@ -56,9 +57,10 @@ bench idwindow "${ids[@]}"
 bench serve_load -t "$topic" -r "$reps"
 bench producer "${prod[@]}"
 bench flow "${flow[@]}"
+bench group "${group[@]}"
 
 : >"$BENCH_RESULTS/all.md"
-for b in throughput ledger cardinality idwindow serve_load producer flow; do
+for b in throughput ledger cardinality idwindow serve_load producer flow group; do
   if [ -f "$BENCH_RESULTS/$b.md" ]; then
     { cat "$BENCH_RESULTS/$b.md"; echo; } >>"$BENCH_RESULTS/all.md"
   fi
