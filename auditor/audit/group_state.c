@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
@@ -102,7 +103,8 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
         const rd_kafka_ConfigEntry_t **ce;
         size_t n = 0, i;
         char why[256];
-        int rc = -1, compact = 0;
+        int rc = -1, compact = 0, tries = 0;
+        rd_kafka_resp_err_t derr;
 
         if (nocreate)
                 goto describe;
@@ -171,11 +173,23 @@ describe:
                 rs = rd_kafka_DescribeConfigs_result_resources(
                     rd_kafka_event_DescribeConfigs_result(ev), &n);
         /* A missing topic: the resource's error (or the request's). */
-        if (nocreate &&
-            (n == 1 ? rd_kafka_ConfigResource_error(rs[0])
-             : ev   ? rd_kafka_event_error(ev)
-                    : RD_KAFKA_RESP_ERR__TIMED_OUT) ==
-                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+        derr = n == 1 ? rd_kafka_ConfigResource_error(rs[0])
+               : ev   ? rd_kafka_event_error(ev)
+                      : RD_KAFKA_RESP_ERR__TIMED_OUT;
+        /* Created a moment ago by another member started at the same
+         * time (ours said TOPIC_ALREADY_EXISTS): its metadata reaches
+         * every broker shortly after.  Up to 10 s, then the error. */
+        if (!nocreate && derr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+            tries++ < 40) {
+                rd_kafka_event_destroy(ev);
+                ev = NULL;
+                rd_kafka_ConfigResource_destroy(res);
+                res = NULL;
+                rs = NULL;
+                usleep(250 * 1000);
+                goto describe;
+        }
+        if (nocreate && derr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
                 snprintf(errstr, errstr_size,
                          "the %s topic %s does not exist (UNKNOWN_TOPIC_OR_PART)"
                          " but %s: it was deleted, and is not created again "
