@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "../auditor/ledger.h"
+#include "test_files.h"
 #include "../base/log.h"
 #include "../auditor/report.h"
 #include "../auditor/status.h"
@@ -472,18 +473,11 @@ static inline int fx_setup(void **state)
 
 static inline int fx_teardown(void **state)
 {
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
-                                          "-journal"};
         struct fx *fx = *state;
-        char p[192];
-        size_t i;
 
         http_stop(fx->hs);
         status_free(fx->st);
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", fx->db, sfx[i]);
-                unlink(p);
-        }
+        test_db_remove(fx->db);
         unlink(fx->token);
         rmdir(fx->dir);
         free(fx);

@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "../auditor/ledger.h"
+#include "test_files.h"
 
 extern const size_t ledger_migrations_cnt;
 
@@ -58,17 +59,10 @@ static inline int fx_setup(void **state)
 
 static inline int fx_teardown(void **state)
 {
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
-                                          "-journal"};
         struct fx *fx = *state;
-        char p[160];
-        size_t i;
 
-        for (i = 0; i < 2 * sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", i % 2 ? fx->b : fx->a,
-                         sfx[i / 2]);
-                unlink(p);
-        }
+        test_db_remove(fx->a);
+        test_db_remove(fx->b);
         rmdir(fx->dir);
         free(fx);
         return 0;

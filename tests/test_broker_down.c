@@ -28,6 +28,7 @@
 #include <pthread.h>
 
 #include "../auditor/audit.h"
+#include "test_files.h"
 #include "../base/log.h"
 #include "../auditor/status.h"
 #include "../producer/producer.h"
@@ -258,11 +259,7 @@ static int fx_setup(void **state)
 
 static int fx_teardown(void **state)
 {
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
-                                          "-journal"};
         struct fx *fx = *state;
-        char p[160];
-        size_t i;
 
         if (fx->a) { /* a failed test left it running */
                 fx->run = 0;
@@ -272,10 +269,7 @@ static int fx_teardown(void **state)
         status_free(fx->st);
         rd_kafka_mock_cluster_destroy(fx->mc);
         rd_kafka_destroy(fx->rk);
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", fx->db, sfx[i]);
-                unlink(p);
-        }
+        test_db_remove(fx->db);
         rmdir(fx->dir);
         free(fx);
         return 0;

@@ -19,6 +19,7 @@
 
 #include "../auditor/ledger_flow.h"
 #include "../auditor/report_flow.h"
+#include "test_files.h"
 
 struct fx {
         char dir[64];
@@ -53,14 +54,8 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
         struct fx *fx = *state;
-        char p[128];
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock"};
-        size_t i;
 
-        for (i = 0; i < 4; i++) {
-                snprintf(p, sizeof(p), "%s%s", fx->path, sfx[i]);
-                unlink(p);
-        }
+        test_db_remove(fx->path);
         rmdir(fx->dir);
         free(fx);
         return 0;

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "../auditor/ledger.h"
+#include "test_files.h"
 #include "../base/clock.h"
 
 #define NPARTS 2
@@ -69,17 +70,11 @@ static int fx_setup(void **state)
 
 static int fx_teardown(void **state)
 {
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock"};
         struct fx *fx = *state;
-        char p[160];
-        size_t i;
 
         dedup_tracker_free(fx->tr);
         ledger_close(fx->lg);
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", fx->db, sfx[i]);
-                unlink(p);
-        }
+        test_db_remove(fx->db);
         rmdir(fx->dir);
         free(fx);
         return 0;
