@@ -21,8 +21,14 @@
 #define AUDIT_PREFETCH_AHEAD 8
 /* Batches read and parsed ahead while a ledger commit runs: up to 40,000
  * records (their messages held; 8 hid a little more of a commit for
- * 80 MB more RSS). */
+ * 80 MB more RSS), and no batch more once they hold AUDIT_AHEAD_BYTES.
+ * The bytes count each record as settings.c's queue cap does, plus the
+ * ~300 bytes of its message and headers that the cap leaves out: so the
+ * read-ahead holds at most about as much as librdkafka's queue (8 MiB)
+ * plus one batch, whatever the records' size. */
 #define AUDIT_AHEAD_MAX 4
+#define AUDIT_AHEAD_BYTES (8u << 20)
+#define AUDIT_MSG_OVERHEAD 300u
 
 /*
  * One job of the pool (pool.h): parse the batch's records into recs, and
@@ -259,21 +265,34 @@ struct audit_ahead {
         rd_kafka_message_t **msgs;
         struct audit_rec *recs;
         size_t n;
-        int64_t now; /* when it was read */
+        size_t bytes; /* its messages, as AUDIT_AHEAD_BYTES counts */
+        int64_t now;  /* when it was read */
 };
+
+/* What a read-ahead message holds, as AUDIT_AHEAD_BYTES counts it. */
+static size_t audit_msg_bytes(const rd_kafka_message_t *m)
+{
+        return m->len + m->key_len + AUDIT_MSG_OVERHEAD;
+}
 
 /*
  * While the commit runs on its thread, reads (without waiting) and
  * parses further batches into the free slots after head, until the
- * commit ends, the slots are full or nothing is ready.  Only scans
- * without a flow audit: there, reading earlier changes nothing (each
- * partition's end is fixed at the start), where a live audit or the
- * flow's pacing pause partitions by what was classified.
+ * commit ends, the slots are full, they hold AUDIT_AHEAD_BYTES or
+ * nothing is ready.  Only scans without a flow audit: there, reading
+ * earlier changes nothing (each partition's end is fixed at the start),
+ * where a live audit or the flow's pacing pause partitions by what was
+ * classified.
  */
 static void audit_read_ahead(struct audit *a, struct audit_ahead *ahead,
                              size_t head, size_t *nahead)
 {
-        while (*nahead < AUDIT_AHEAD_MAX &&
+        size_t held = 0, i;
+
+        /* What the slots read earlier (not yet classified) hold. */
+        for (i = 0; i < *nahead; i++)
+                held += ahead[(head + i) % AUDIT_AHEAD_MAX].bytes;
+        while (*nahead < AUDIT_AHEAD_MAX && held < AUDIT_AHEAD_BYTES &&
                !__atomic_load_n(&a->commit_done, __ATOMIC_ACQUIRE)) {
                 struct audit_ahead *ah =
                         &ahead[(head + *nahead) % AUDIT_AHEAD_MAX];
@@ -291,8 +310,12 @@ static void audit_read_ahead(struct audit *a, struct audit_ahead *ahead,
                         return;
                 ah->now = clock_wall_ms();
                 ah->n = (size_t)n;
-                for (k = 0; k < n; k++)
+                ah->bytes = 0;
+                for (k = 0; k < n; k++) {
                         audit_record_parse(a, ah->msgs[k], &ah->recs[k]);
+                        ah->bytes += audit_msg_bytes(ah->msgs[k]);
+                }
+                held += ah->bytes;
                 (*nahead)++;
         }
 }

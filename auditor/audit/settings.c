@@ -93,10 +93,10 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
          * leader kept pace).  Measured (BENCHMARKS.md): 1M pairs 505 ->
          * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
          * same speed; before, queued.min.messages was 1000000.  8 MiB,
-         * not 16: a scan also holds up to 4 batches read ahead while a
-         * commit runs (loop.c), which the queue's cap does not count;
-         * with 16 MiB the 1M-pair scan reached 274 MiB, with 8 MiB
-         * 244 MiB, at the same speed.
+         * not 16: a scan also holds up to about as much again read
+         * ahead while a commit runs (loop.c, AUDIT_AHEAD_BYTES), which
+         * the queue's cap does not count; with 16 MiB the 1M-pair scan
+         * reached 274 MiB, with 8 MiB 244 MiB, at the same speed.
          */
         if (kconf_put(conf, "queued.min.messages", "150000", errstr,
                       errstr_size) ||
