@@ -50,23 +50,64 @@ int audit_group_committed(struct audit *a,
         return 0;
 }
 
-/* 1 when the cluster's metadata no longer has the state topic. */
-int audit_group_state_gone(struct audit *a)
+/* 1 when the cluster's metadata says the state topic does not exist
+ * (UNKNOWN_TOPIC_OR_PART, or not listed); 0 when it does, or cannot be
+ * told within timeout_ms (a broker away: the caller looks again).  One
+ * topic's metadata, not the cluster's: it runs every few seconds on an
+ * idle member. */
+static int group_state_gone(struct audit *a, int timeout_ms)
 {
         const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_topic_t *rkt;
+        rd_kafka_resp_err_t err;
         int gone = 1, i;
 
-        if (!a->grp->reader ||
-            rd_kafka_metadata(a->grp->reader, 1, NULL, &md,
-                              AUDIT_META_TIMEOUT_MS) ||
-            !md)
+        if (!a->grp->reader)
+                return 0;
+        rkt = rd_kafka_topic_new(a->grp->reader, a->grp->state_topic, NULL);
+        if (!rkt)
+                return 0;
+        err = rd_kafka_metadata(a->grp->reader, 0, rkt, &md, timeout_ms);
+        rd_kafka_topic_destroy(rkt);
+        if (err || !md)
                 return 0; /* unknown: the caller's own error stands */
         for (i = 0; i < md->topic_cnt; i++)
                 if (!strcmp(md->topics[i].topic, a->grp->state_topic) &&
-                    !md->topics[i].err)
+                    md->topics[i].err !=
+                        RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
                         gone = 0;
         rd_kafka_metadata_destroy(md);
         return gone;
+}
+
+int audit_group_state_gone(struct audit *a)
+{
+        return group_state_gone(a, AUDIT_META_TIMEOUT_MS);
+}
+
+/*
+ * A member with nothing to commit runs no transaction, so a state topic
+ * deleted under it would go unnoticed until records came (and then the
+ * transaction fails): it looks at the topic's metadata itself, once per
+ * commit interval (at least GROUP_WATCH_MS apart) without a committed
+ * transaction, and stops with the same one line.  A broker that does not
+ * answer within GROUP_WATCH_TIMEOUT_MS proves nothing: the next look.
+ * (A topic deleted and recreated between two looks is not seen here; the
+ * next transaction writes the member's own partitions' full states to
+ * it, and an assignment of another partition is refused, group.c.)
+ */
+void audit_group_watch(struct audit *a, int64_t now)
+{
+        struct audit_group *g = a->grp;
+        int64_t every = a->conf.commit_interval_ms > GROUP_WATCH_MS
+                            ? a->conf.commit_interval_ms
+                            : GROUP_WATCH_MS;
+
+        if (g->failed || now - g->alive_ms < every)
+                return;
+        g->alive_ms = now;
+        if (group_state_gone(a, GROUP_WATCH_TIMEOUT_MS))
+                audit_group_fail_gone(a);
 }
 
 void audit_group_fail_gone(struct audit *a)
