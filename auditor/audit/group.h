@@ -16,6 +16,7 @@
 #define GROUP_WATCH_MS 1000         /* an idle member's look at the
                                        state topic: at most this often */
 #define GROUP_WATCH_TIMEOUT_MS 2000 /* ... and its longest wait */
+#define GROUP_WATCH_AWAY_MS 10000   /* no answer: the next look later */
 
 struct audit_group {
         rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */

@@ -51,10 +51,10 @@ int audit_group_committed(struct audit *a,
 }
 
 /* 1 when the cluster's metadata says the state topic does not exist
- * (UNKNOWN_TOPIC_OR_PART, or not listed); 0 when it does, or cannot be
- * told within timeout_ms (a broker away: the caller looks again).  One
- * topic's metadata, not the cluster's: it runs every few seconds on an
- * idle member. */
+ * (UNKNOWN_TOPIC_OR_PART, or not listed); 0 when it does; -1 when that
+ * cannot be told within timeout_ms (brokers away).  One topic's
+ * metadata, not the cluster's: it runs every second or so on an idle
+ * member. */
 static int group_state_gone(struct audit *a, int timeout_ms)
 {
         const struct rd_kafka_metadata *md = NULL;
@@ -63,14 +63,14 @@ static int group_state_gone(struct audit *a, int timeout_ms)
         int gone = 1, i;
 
         if (!a->grp->reader)
-                return 0;
+                return -1;
         rkt = rd_kafka_topic_new(a->grp->reader, a->grp->state_topic, NULL);
         if (!rkt)
-                return 0;
+                return -1;
         err = rd_kafka_metadata(a->grp->reader, 0, rkt, &md, timeout_ms);
         rd_kafka_topic_destroy(rkt);
         if (err || !md)
-                return 0; /* unknown: the caller's own error stands */
+                return -1;
         for (i = 0; i < md->topic_cnt; i++)
                 if (!strcmp(md->topics[i].topic, a->grp->state_topic) &&
                     md->topics[i].err !=
@@ -82,7 +82,8 @@ static int group_state_gone(struct audit *a, int timeout_ms)
 
 int audit_group_state_gone(struct audit *a)
 {
-        return group_state_gone(a, AUDIT_META_TIMEOUT_MS);
+        /* Unknown: the caller's own error stands. */
+        return group_state_gone(a, AUDIT_META_TIMEOUT_MS) > 0;
 }
 
 /*
@@ -90,8 +91,10 @@ int audit_group_state_gone(struct audit *a)
  * deleted under it would go unnoticed until records came (and then the
  * transaction fails): it looks at the topic's metadata itself, once per
  * commit interval (at least GROUP_WATCH_MS apart) without a committed
- * transaction, and stops with the same one line.  A broker that does not
- * answer within GROUP_WATCH_TIMEOUT_MS proves nothing: the next look.
+ * transaction, and stops with the same one line.  Brokers that do not
+ * answer within GROUP_WATCH_TIMEOUT_MS prove nothing: the next look comes
+ * GROUP_WATCH_AWAY_MS later, so that a member whose brokers are away
+ * does not spend its loop waiting for them.
  * (A topic deleted and recreated between two looks is not seen here; the
  * next transaction writes the member's own partitions' full states to
  * it, and an assignment of another partition is refused, group.c.)
@@ -102,12 +105,16 @@ void audit_group_watch(struct audit *a, int64_t now)
         int64_t every = a->conf.commit_interval_ms > GROUP_WATCH_MS
                             ? a->conf.commit_interval_ms
                             : GROUP_WATCH_MS;
+        int gone;
 
         if (g->failed || now - g->alive_ms < every)
                 return;
-        g->alive_ms = now;
-        if (group_state_gone(a, GROUP_WATCH_TIMEOUT_MS))
+        gone = group_state_gone(a, GROUP_WATCH_TIMEOUT_MS);
+        g->alive_ms = clock_wall_ms();
+        if (gone > 0)
                 audit_group_fail_gone(a);
+        else if (gone < 0)
+                g->alive_ms += GROUP_WATCH_AWAY_MS;
 }
 
 void audit_group_fail_gone(struct audit *a)
