@@ -184,7 +184,11 @@ const struct conf_option conf_options[CONF__CNT] = {
                                   CONF_SERVE | CONF_FILE,
                                   "serve: look for partitions added to the "
                                   "topics every N ms and audit each new one "
-                                  "from its log start (logged); 0 = never"},
+                                  "from its log start (logged); 0 = never; "
+                                  "with --group, the group consumer's "
+                                  "topic.metadata.refresh.interval.ms "
+                                  "(at most 3600000; 0: librdkafka's 5 "
+                                  "minutes)"},
     [CONF_LISTEN] = {CONF_LISTEN, "listen", "listen", 0, CONF_T_ADDR,
                      "ADDR:PORT", NULL,
                      "serve: " HTTP_LISTEN_DEFAULT ", and when that is taken "

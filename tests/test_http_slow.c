@@ -131,11 +131,18 @@ static int healthz(int fd, int64_t *ms)
 /* Clients that each send the request one byte every 200 ms, for up to
  * 15 s, on a thread of their own; closed[i] records whether the server
  * closed client i (read it while the thread runs, closed_after_ms only
- * after slow_stop()). */
+ * after slow_stop()).  closed_after_ms counts from just before the
+ * client's connect (opened_ms), so before the server's accept, where its
+ * deadline starts: never more than the time the server took.  Counted
+ * from the thread's start instead (after every connect and a
+ * pthread_create), a thread that started 200 ms late on a loaded machine
+ * made a close right at the 1 s deadline read as 800 ms, under the
+ * 900 ms test_deadline_when_idle() allows. */
 struct slow {
         uint16_t port;
         int fds[NSLOW];
         atomic_int closed[NSLOW];
+        int64_t opened_ms[NSLOW];
         int64_t closed_after_ms[NSLOW];
         atomic_int stop;
 };
@@ -155,7 +162,8 @@ static void *slow_run(void *arg)
                         /* The server closing shows as EOF or a reset. */
                         if (recv(sl->fds[i], &b, 1, MSG_DONTWAIT) == 0 ||
                             send(sl->fds[i], &c, 1, MSG_NOSIGNAL) < 0) {
-                                sl->closed_after_ms[i] = now_ms() - t0;
+                                sl->closed_after_ms[i] =
+                                    now_ms() - sl->opened_ms[i];
                                 atomic_store(&sl->closed[i], 1);
                         }
                 }
@@ -174,6 +182,7 @@ static void slow_start(struct slow *sl, pthread_t *th, uint16_t port,
         sl->port = port;
         atomic_init(&sl->stop, 0);
         for (i = 0; i < NSLOW; i++) {
+                sl->opened_ms[i] = now_ms();
                 sl->fds[i] = i < n ? conn_open(port, 1000) : -1;
                 atomic_init(&sl->closed[i], i >= n);
         }

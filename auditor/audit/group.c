@@ -34,10 +34,13 @@
  * from zero (group_state.c).  --group-instance-id: static membership;
  * a member fenced by a newer one with its id stops (exit 2).
  *
+ * Partitions added to a topic while the group runs are assigned once a
+ * member's consumer refreshes its metadata (--metadata-refresh-ms) and
+ * audited from their log start (group_part_added()).
+ *
  * Not in this slice: the id windows stay per process (a redelivery to a
  * partition of another member is not seen), the transaction check and
- * the flow audit are refused with --group, partitions added while the
- * group runs are not audited, reports are per member.
+ * the flow audit are refused with --group, reports are per member.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +89,47 @@ static struct ledger_part *group_part(struct audit *a, const char *topic,
         return NULL;
 }
 
+/*
+ * A partition added to its topic since this member started, now assigned
+ * (the group found it on a metadata refresh of its consumer:
+ * topic.metadata.refresh.interval.ms, which --metadata-refresh-ms sets,
+ * see audit_group_conf()).  Parts for it and for any other added
+ * partition before it, owned by nobody until assigned; group_assign()
+ * then treats it as any other: restored from its state record if another
+ * member audited it already, else, without a committed offset either, a
+ * new partition audited from its log start.  NULL with errstr: not a
+ * partition of the audited topics, or out of memory.
+ */
+static struct ledger_part *group_part_added(struct audit *a,
+                                            const char *topic,
+                                            int32_t partition, char *errstr,
+                                            size_t errstr_size)
+{
+        size_t t;
+        int32_t p;
+
+        for (t = 0; t < a->ntopics; t++)
+                if (!strcmp(a->topics[t].name, topic))
+                        break;
+        if (t == a->ntopics || partition < a->topics[t].npart) {
+                snprintf(errstr, errstr_size,
+                         "%s [%d] was assigned but is not a partition of "
+                         "the audited topics",
+                         topic, (int)partition);
+                return NULL;
+        }
+        for (p = a->topics[t].npart; p <= partition; p++) {
+                if (audit_part_add(a, t, p)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        return NULL;
+                }
+                log_info("group %s: %s [%d]: a partition added to %s since "
+                         "this member started",
+                         a->conf.group, topic, (int)p, topic);
+        }
+        return &a->parts[a->topics[t].part_of[partition]];
+}
+
 /* Restores and positions the parts of l; sets each element's offset. */
 static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                         char *errstr, size_t errstr_size)
@@ -102,18 +146,13 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 goto out;
         }
         for (i = 0; i < l->cnt; i++) {
+                /* Indexes only: adding a part moves a->parts. */
                 struct ledger_part *lp =
                     group_part(a, l->elems[i].topic, l->elems[i].partition);
-                if (!lp) {
-                        snprintf(errstr, errstr_size,
-                                 "%s [%d] was assigned but is not among the "
-                                 "partitions found at start (partitions "
-                                 "added while a group runs are not audited "
-                                 "yet: restart the members)",
-                                 l->elems[i].topic,
-                                 (int)l->elems[i].partition);
+                if (!lp && !(lp = group_part_added(a, l->elems[i].topic,
+                                                   l->elems[i].partition,
+                                                   errstr, errstr_size)))
                         goto out;
-                }
                 want[i] = lp->part;
         }
         if (audit_group_state_read(a, want, (size_t)l->cnt, vals, lens, errstr,
@@ -224,8 +263,15 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
-                    group_assign(a, l, errstr, sizeof(errstr)))
-                        audit_group_fail(a, "assignment", errstr);
+                    group_assign(a, l, errstr, sizeof(errstr))) {
+                        /* A member whose partner stopped on a deleted
+                         * state topic gets its partitions: the same one
+                         * line as a failed transaction. */
+                        if (audit_group_state_gone(a))
+                                audit_group_fail_gone(a);
+                        else
+                                audit_group_fail(a, "assignment", errstr);
+                }
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
@@ -497,6 +543,8 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                                        errstr_size);
         if ((e = rd_kafka_commit_transaction(g->prod, GROUP_OP_TIMEOUT_MS)))
                 return group_txn_error(a, "commit", e, errstr, errstr_size);
+        if (n)
+                g->alive_ms = clock_wall_ms(); /* no look needed */
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
         return 0;
@@ -559,6 +607,48 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Partitions added to an audited topic reach the group when a member's
+ * consumer refreshes its metadata (a change of a subscribed topic's
+ * partition count makes it rejoin, and the leader assigns them):
+ * librdkafka's topic.metadata.refresh.interval.ms, 5 minutes by default.
+ * --metadata-refresh-ms (60 s by default), the interval serve looks for
+ * new partitions at without --group, sets it on the group's consumer
+ * (only: the producer and the state reader need no such look), unless
+ * -X topic.metadata.refresh.interval.ms changed it (a value equal to
+ * librdkafka's default cannot be told from none and is replaced too);
+ * 0 leaves librdkafka's default.
+ */
+static int group_conf_refresh(struct audit *a, rd_kafka_conf_t *kconf,
+                              char *errstr, size_t errstr_size)
+{
+        static const char key[] = "topic.metadata.refresh.interval.ms";
+        rd_kafka_conf_t *def;
+        char v[32] = "", d[32] = "", ms[32];
+        size_t vl = sizeof(v), dl = sizeof(d);
+        int is_default;
+
+        if (a->conf.metadata_refresh_ms <= 0)
+                return 0;
+        def = rd_kafka_conf_new();
+        is_default =
+            rd_kafka_conf_get(kconf, key, v, &vl) == RD_KAFKA_CONF_OK &&
+            rd_kafka_conf_get(def, key, d, &dl) == RD_KAFKA_CONF_OK &&
+            !strcmp(v, d);
+        rd_kafka_conf_destroy(def);
+        if (!is_default)
+                return 0;
+        /* librdkafka's bound (the option's is a day). */
+        snprintf(ms, sizeof(ms), "%lld",
+                 (long long)(a->conf.metadata_refresh_ms > 3600000
+                                 ? 3600000
+                                 : a->conf.metadata_refresh_ms));
+        return rd_kafka_conf_set(kconf, key, ms, errstr, errstr_size) ==
+                       RD_KAFKA_CONF_OK
+                   ? 0
+                   : -1;
+}
+
 int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                      size_t errstr_size)
 {
@@ -618,6 +708,8 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
+        if (group_conf_refresh(a, kconf, errstr, errstr_size))
+                return -1;
         /* Static membership: the group's consumer only (not in base:
          * the state reader is no member). */
         if (a->conf.group_instance_id &&

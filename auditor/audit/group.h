@@ -13,6 +13,10 @@
                                       is aborted after about this */
 #define GROUP_STATE_READ_MS 60000  /* longest wait for the state topic */
 #define GROUP_OP_TIMEOUT_MS 30000
+#define GROUP_WATCH_MS 1000         /* an idle member's look at the
+                                       state topic: at most this often */
+#define GROUP_WATCH_TIMEOUT_MS 2000 /* ... and its longest wait */
+#define GROUP_WATCH_AWAY_MS 10000   /* no answer: the next look later */
 
 struct audit_group {
         rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
@@ -29,6 +33,9 @@ struct audit_group {
                                   listing there (it would hold it) */
         int failed;            /* a fatal error: the loop stops */
         int state_lost;        /* the state topic deleted under us */
+        int64_t alive_ms;      /* the state topic last known to exist:
+                                  a committed transaction, or a look
+                                  (audit_group_watch()) */
         char err[1024];
 };
 
@@ -59,8 +66,8 @@ int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
 int audit_group_committed(struct audit *a, rd_kafka_topic_partition_list_t *l,
                           char *errstr, size_t errstr_size);
 
-/* 1 when the cluster's metadata no longer has the state topic (0 too
- * when that cannot be told). */
+/* 1 when the cluster's metadata says the state topic does not exist
+ * (0 too when that cannot be told). */
 int audit_group_state_gone(struct audit *a);
 
 /* audit_group_fail() with the one line of a state topic deleted under

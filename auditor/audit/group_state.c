@@ -50,23 +50,71 @@ int audit_group_committed(struct audit *a,
         return 0;
 }
 
-/* 1 when the cluster's metadata no longer has the state topic. */
-int audit_group_state_gone(struct audit *a)
+/* 1 when the cluster's metadata says the state topic does not exist
+ * (UNKNOWN_TOPIC_OR_PART, or not listed); 0 when it does; -1 when that
+ * cannot be told within timeout_ms (brokers away).  One topic's
+ * metadata, not the cluster's: it runs every second or so on an idle
+ * member. */
+static int group_state_gone(struct audit *a, int timeout_ms)
 {
         const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_topic_t *rkt;
+        rd_kafka_resp_err_t err;
         int gone = 1, i;
 
-        if (!a->grp->reader ||
-            rd_kafka_metadata(a->grp->reader, 1, NULL, &md,
-                              AUDIT_META_TIMEOUT_MS) ||
-            !md)
-                return 0; /* unknown: the caller's own error stands */
+        if (!a->grp->reader)
+                return -1;
+        rkt = rd_kafka_topic_new(a->grp->reader, a->grp->state_topic, NULL);
+        if (!rkt)
+                return -1;
+        err = rd_kafka_metadata(a->grp->reader, 0, rkt, &md, timeout_ms);
+        rd_kafka_topic_destroy(rkt);
+        if (err || !md)
+                return -1;
         for (i = 0; i < md->topic_cnt; i++)
                 if (!strcmp(md->topics[i].topic, a->grp->state_topic) &&
-                    !md->topics[i].err)
+                    md->topics[i].err !=
+                        RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
                         gone = 0;
         rd_kafka_metadata_destroy(md);
         return gone;
+}
+
+int audit_group_state_gone(struct audit *a)
+{
+        /* Unknown: the caller's own error stands. */
+        return group_state_gone(a, AUDIT_META_TIMEOUT_MS) > 0;
+}
+
+/*
+ * A member with nothing to commit runs no transaction, so a state topic
+ * deleted under it would go unnoticed until records came (and then the
+ * transaction fails): it looks at the topic's metadata itself, once per
+ * commit interval (at least GROUP_WATCH_MS apart) without a committed
+ * transaction, and stops with the same one line.  Brokers that do not
+ * answer within GROUP_WATCH_TIMEOUT_MS prove nothing: the next look comes
+ * GROUP_WATCH_AWAY_MS later, so that a member whose brokers are away
+ * does not spend its loop waiting for them.
+ * (A topic deleted and recreated between two looks is not seen here; the
+ * next transaction writes the member's own partitions' full states to
+ * it, and an assignment of another partition is refused, group.c.)
+ */
+void audit_group_watch(struct audit *a, int64_t now)
+{
+        struct audit_group *g = a->grp;
+        int64_t every = a->conf.commit_interval_ms > GROUP_WATCH_MS
+                            ? a->conf.commit_interval_ms
+                            : GROUP_WATCH_MS;
+        int gone;
+
+        if (g->failed || now - g->alive_ms < every)
+                return;
+        gone = group_state_gone(a, GROUP_WATCH_TIMEOUT_MS);
+        g->alive_ms = clock_wall_ms();
+        if (gone > 0)
+                audit_group_fail_gone(a);
+        else if (gone < 0)
+                g->alive_ms += GROUP_WATCH_AWAY_MS;
 }
 
 void audit_group_fail_gone(struct audit *a)

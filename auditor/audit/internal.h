@@ -215,6 +215,11 @@ void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
  * from their log start.  Returns 0, or -1 with errstr (fatal). */
 int audit_refresh(struct audit *a, int64_t now, char *errstr,
                   size_t errstr_size);
+/* Adds partition p of topic t, the topic's next (p == its npart), as a
+ * new part at the end of the arrays, not positioned (next_offset -1).
+ * --group: a partition added to the topic since the start, assigned.
+ * Returns 0, or -1 (out of memory). */
+int audit_part_add(struct audit *a, size_t t, int32_t p);
 
 /* resume.c: checks each part's fingerprint against its log; a topic
  * recreated or truncated starts a new incarnation in the ledger and sets
@@ -271,6 +276,9 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                             rd_kafka_message_t **msgs, size_t max);
 int audit_group_failed(const struct audit *a, char *errstr,
                        size_t errstr_size);
+/* group_state.c: an idle member's look at its state topic, once per
+ * commit interval: one deleted stops it (audit_group_failed()). */
+void audit_group_watch(struct audit *a, int64_t now);
 void audit_group_free(struct audit *a);
 /* group_view.c: the group's members for /api/v1/group into a->view
  * (status.h: listed from this thread every few seconds). */

@@ -512,6 +512,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         fatal = 1;
                         break;
                 }
+                if (a->grp)
+                        audit_group_watch(a, now);
                 if (a->conf.status && now - a->last_publish_ms >= 1000)
                         audit_publish(a, now);
                 audit_progress(a, now, 0);

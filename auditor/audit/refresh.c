@@ -42,9 +42,7 @@ static int audit_parts_grow(struct audit *a)
         return 0;
 }
 
-/* Adds partition p (the topic's next) of topic t as a new part. */
-static int audit_part_new(struct audit *a, size_t t, int32_t p,
-                          char *errstr, size_t errstr_size)
+int audit_part_add(struct audit *a, size_t t, int32_t p)
 {
         struct audit_topic *at = &a->topics[t];
         uint32_t *part_of;
@@ -76,15 +74,29 @@ static int audit_part_new(struct audit *a, size_t t, int32_t p,
         at->npart = p + 1;
         a->nparts++;
         a->stats.partitions = a->nparts;
+        return 0;
+oom:
+        return -1;
+}
+
+/* Adds partition p (the topic's next) of topic t as a new part,
+ * positioned at its log start. */
+static int audit_part_new(struct audit *a, size_t t, int32_t p,
+                          char *errstr, size_t errstr_size)
+{
+        struct ledger_part *lp;
+
+        if (audit_part_add(a, t, p)) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        lp = &a->parts[a->nparts - 1];
         if (audit_position(a, lp, errstr, errstr_size))
                 return -1;
         log_info("%s [%d]: new partition: auditing it from offset %lld "
                  "(its log start)",
                  lp->topic, (int)lp->partition, (long long)lp->next_offset);
         return 0;
-oom:
-        snprintf(errstr, errstr_size, "out of memory");
-        return -1;
 }
 
 int audit_refresh(struct audit *a, int64_t now, char *errstr,
