@@ -220,7 +220,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char errstr[512];
         rd_kafka_error_t *e = NULL;
 
-        a->grp->relist = 1; /* /api/v1/group: the members changed */
+        audit_group_view_relist(a); /* /api/v1/group: the members changed */
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
@@ -757,7 +757,7 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         }
         log_info("group %s: member %s joining; state in %s", a->conf.group,
                  g->txn_id, g->state_topic);
-        return 0;
+        return audit_group_view_start(a, errstr, errstr_size);
 }
 
 /* After the consumer is closed (its last revocation committed). */
@@ -767,6 +767,7 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
+        audit_group_view_stop(a); /* stopped already, but on a failed start */
         /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
          * read a partition of a topic deleted since waits for it without
          * end (seen here: the state topic deleted under a member): the
