@@ -174,7 +174,9 @@ static void group_view_watermarks(struct audit_group_view *v)
 {
         size_t k;
 
-        for (k = 0; k < v->nparts && k < GROUP_HW_BATCH; k++) {
+        for (k = 0; k < v->nparts && k < GROUP_HW_BATCH &&
+                    !atomic_load(&v->stop);
+             k++) {
                 const struct grouprep_tp *tp = &v->parts[v->hw_next];
                 int64_t lo = -1, hi = -1;
                 v->hw_next = (v->hw_next + 1) % v->nparts;
