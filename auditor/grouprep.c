@@ -196,7 +196,8 @@ static int state_parse(const char *p, size_t len, struct grouprep_part *out)
                 if (!(ve = skip_value(v, end, 1)))
                         goto out;
                 p = ve;
-#define KEY_IS(s) ((size_t)(ke - k) == sizeof(s) - 1 && !memcmp(k, s, sizeof(s) - 1))
+#define KEY_IS(s)                                                             \
+        ((size_t)(ke - k) == sizeof(s) - 1 && !memcmp(k, s, sizeof(s) - 1))
                 if (KEY_IS("pairs")) {
                         int64_t n = count_elements(v, ve);
                         if (n < 0)

@@ -217,6 +217,7 @@ json_t *http_group_anomalies_json(struct http_api *a,
                 return NULL;
         json_object_set_new(j, "scope", json_string("group"));
         json_object_set_new(j, "group", http_group_about(a, s, s->nparts));
-        json_object_set_new(j, "events_kept", json_integer((json_int_t)s->nevents));
+        json_object_set_new(j, "events_kept",
+                            json_integer((json_int_t)s->nevents));
         return j;
 }

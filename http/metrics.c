@@ -338,9 +338,9 @@ static void http_group_families_add(struct http_buf *b,
                         if (!http_kind_is_records((enum dedup_kind)k))
                                 continue;
                         ls[1].value = dedup_kind_name((enum dedup_kind)k);
-                        http_sample_u64(b,
-                                        "eosaudit_group_anomalous_records_total",
-                                        ls, 2, sums[i].anomalies[k]);
+                        http_sample_u64(
+                            b, "eosaudit_group_anomalous_records_total", ls,
+                            2, sums[i].anomalies[k]);
                 }
         }
         http_family(b, "eosaudit_group_anomaly_events_total", "counter",

@@ -62,6 +62,7 @@ struct audit_group_view {
         int *eof;              /* per assigned partition: read to its end */
         int caught_up;
         int topic_gone;        /* a fetch said UNKNOWN_TOPIC_OR_PART */
+        int errored;           /* the figures carry an error line */
         struct grouprep_tp *parts; /* the audited partitions */
         size_t nparts, hw_next;
 };
@@ -209,14 +210,15 @@ static int group_view_add(struct audit_group_view *v, const char *topic,
                 return -1;
         }
         err = rd_kafka_metadata(v->rk, 0, rkt, &md, AUDIT_META_TIMEOUT_MS);
-        if (err || !md || md->topic_cnt != 1 || md->topics[0].err ||
-            md->topics[0].partition_cnt < 1) {
+        if (!err && (!md || md->topic_cnt != 1))
+                err = RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
+        if (!err && md->topics[0].err)
+                err = md->topics[0].err;
+        if (!err && md->topics[0].partition_cnt < 1)
+                err = RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
+        if (err) {
                 snprintf(errstr, errstr_size, "the partitions of %s: %s",
-                         topic,
-                         rd_kafka_err2str(err                ? err
-                                          : md && md->topic_cnt == 1
-                                              ? md->topics[0].err
-                                              : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC));
+                         topic, rd_kafka_err2str(err));
                 goto out;
         }
         for (i = 0; i < md->topics[0].partition_cnt; i++)
@@ -301,7 +303,12 @@ static int group_view_message(struct audit_group_view *v,
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
                          rd_kafka_message_errstr(m));
                 grouprep_error(v->agg, line);
+                v->errored = 1;
                 return 1;
+        }
+        if (v->errored) { /* reading again */
+                grouprep_error(v->agg, "");
+                v->errored = 0;
         }
         topic = rd_kafka_topic_name(m->rkt);
         if (!strcmp(topic, v->state_topic))
@@ -347,6 +354,7 @@ static void *group_view_thread(void *arg)
                                          "read its topics yet: %s",
                                          v->sg->group, errstr);
                                 grouprep_error(v->agg, errstr);
+                                v->errored = 1;
                                 assign_at = now + 1000;
                         }
                 }
@@ -368,7 +376,8 @@ static void *group_view_thread(void *arg)
                         rd_kafka_message_destroy(m);
                 }
                 now = clock_wall_ms();
-                if (v->caught_up && dirty && now - published >= GROUP_PUBLISH_MS) {
+                if (v->caught_up && dirty &&
+                    now - published >= GROUP_PUBLISH_MS) {
                         group_view_publish(v, now);
                         published = now;
                         dirty = 0;
@@ -471,8 +480,8 @@ int audit_group_view_start(struct audit *a, char *errstr, size_t errstr_size)
         if (!v->rk)
                 goto fail;
         c = NULL;
-        if (status_group_publish(v->status, sg))
-                goto oom;
+        /* The listing is published after the thread's first one (at
+         * once): until then /api/v1/group says "not listed yet". */
         if (pthread_create(&v->th, NULL, group_view_thread, v)) {
                 snprintf(errstr, errstr_size,
                          "group %s: cannot start the group view's thread",
