@@ -767,7 +767,6 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
-        audit_group_view_stop(a); /* stopped already, but on a failed start */
         /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
          * read a partition of a topic deleted since waits for it without
          * end (seen here: the state topic deleted under a member): the
