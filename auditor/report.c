@@ -597,6 +597,41 @@ fail:
         return NULL;
 }
 
+json_t *report_summary_of_json(const char *const *topics,
+                               const struct ledger_summary *per, size_t n)
+{
+        struct ledger_summary sum;
+        enum report_verdict verdict = REPORT_CLEAN, v;
+        json_t *root, *arr = json_array();
+        size_t i;
+
+        memset(&sum, 0, sizeof(sum));
+        sum.window_oldest_ms = -1;
+        if (!arr)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                json_t *t = report_counts_json(&per[i]);
+                summary_add(&sum, &per[i]);
+                v = report_verdict(&per[i]);
+                verdict = report_verdict_merge(verdict, v);
+                json_object_set_new(t, "topic",
+                                    report_bytes_json(topics[i],
+                                                      strlen(topics[i]),
+                                                      NULL));
+                report_verdict_set(t, v, &per[i]);
+                json_array_append_new(arr, t);
+        }
+        root = report_counts_json(&sum);
+        if (!root) {
+                json_decref(arr);
+                return NULL;
+        }
+        json_object_set_new(root, "verdict",
+                            json_string(report_verdict_name(verdict)));
+        json_object_set_new(root, "topics", arr);
+        return root;
+}
+
 /* A message id for a terminal: 'text' when every byte is printable
  * ASCII, else 0x and hex; "..." after it when only its start was kept. */
 static void report_id_text(char *buf, size_t size,

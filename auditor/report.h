@@ -91,6 +91,15 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
                             size_t n, const struct report_opts *o,
                             char *errstr, size_t errstr_size);
 
+/*
+ * The same object as report_summary_json() (without examples, previous
+ * run or flow) from summaries the caller made, per[i] of topics[i]: serve
+ * --group's group-wide summary, made from the group's state topic.  A new
+ * reference, or NULL on OOM.
+ */
+json_t *report_summary_of_json(const char *const *topics,
+                               const struct ledger_summary *per, size_t n);
+
 /* One anomaly as a JSON object with its evidence.  A producer name that
  * is not valid UTF-8 is given lossily in "producer" (U+FFFD for each bad
  * byte) and exactly in "producer_hex".  Every object has

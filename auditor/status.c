@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grouprep.h"
 #include "status.h"
 
 const double status_latency_bounds[STATUS_LATENCY_BUCKETS] = {
@@ -17,6 +18,10 @@ struct status {
         pthread_mutex_t lock;
         struct status_view view;
         int published;
+        /* serve --group, from the group view's thread (auditor/audit/
+         * group_view.c): the member listing, and the group's figures. */
+        struct status_group *listing;
+        struct grouprep_snap *report;
 };
 
 struct status *status_new(void)
@@ -34,6 +39,8 @@ void status_free(struct status *st)
         if (!st)
                 return;
         status_view_release(&st->view);
+        status_group_free(st->listing);
+        grouprep_snap_put(st->report);
         pthread_mutex_destroy(&st->lock);
         free(st);
 }
@@ -198,10 +205,53 @@ int status_read(struct status *st, struct status_view *out)
         pthread_mutex_lock(&st->lock);
         if (st->published)
                 rc = view_copy(out, &st->view);
+        /* The listing comes from the group view's thread, not with the
+         * audit thread's view. */
+        if (!rc && st->listing && !out->group &&
+            !(out->group = status_group_copy(st->listing))) {
+                status_view_release(out);
+                rc = -1;
+        }
         pthread_mutex_unlock(&st->lock);
         if (rc)
                 memset(out, 0, sizeof(*out));
         return rc;
+}
+
+int status_group_publish(struct status *st, const struct status_group *g)
+{
+        struct status_group *copy = status_group_copy(g);
+
+        if (!copy)
+                return -1;
+        pthread_mutex_lock(&st->lock);
+        status_group_free(st->listing);
+        st->listing = copy;
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+}
+
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s)
+{
+        struct grouprep_snap *old;
+
+        pthread_mutex_lock(&st->lock);
+        old = st->report;
+        st->report = s;
+        pthread_mutex_unlock(&st->lock);
+        grouprep_snap_put(old);
+}
+
+struct grouprep_snap *status_grouprep_get(struct status *st)
+{
+        struct grouprep_snap *s;
+
+        if (!st)
+                return NULL;
+        pthread_mutex_lock(&st->lock);
+        s = grouprep_snap_ref(st->report);
+        pthread_mutex_unlock(&st->lock);
+        return s;
 }
 
 struct status_view *status_view_get(struct status *st, struct status_view *v)

@@ -57,11 +57,11 @@ struct status_member {
 
 /*
  * serve --group: who this member is and the group as the broker last
- * described it.  The listing is made by the audit thread (auditor/audit/
- * view.c: rd_kafka_list_groups() on the consumer's handle, from the
- * audit thread only, every few seconds and soon after each rebalance)
- * and published with the rest of the view; HTTP threads read the copy
- * and never call librdkafka.  What this member owns now is in the view's
+ * described it.  The listing is made by the group view's thread
+ * (auditor/audit/group_view.c: rd_kafka_list_groups() on that thread's
+ * own handle, every few seconds and soon after each rebalance), never by
+ * the audit thread, and published with status_group_publish(); HTTP
+ * threads read the copy and never call librdkafka.  What this member owns now is in the view's
  * parts (status_part.owned).
  */
 struct status_group {
@@ -168,6 +168,24 @@ struct status_group *status_group_copy(const struct status_group *g);
 void status_group_free(struct status_group *g);
 /* Releases what m holds (not m itself). */
 void status_member_release(struct status_member *m);
+
+/*
+ * The member listing, published by the group view's thread (auditor/
+ * audit/group_view.c), which alone lists the group: a copy is kept and
+ * status_read() hands a copy of it as the view's group.  -1 on OOM (the
+ * previous listing stays).
+ */
+int status_group_publish(struct status *st, const struct status_group *g);
+
+/*
+ * The group's figures (grouprep.h), published by the group view's
+ * thread: status_grouprep_publish() takes s's reference and drops the
+ * previous snapshot's; status_grouprep_get() returns a reference (NULL:
+ * none yet, or st NULL) for the caller to drop with grouprep_snap_put().
+ */
+struct grouprep_snap;
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s);
+struct grouprep_snap *status_grouprep_get(struct status *st);
 
 /*
  * Parses a member's assignment as the broker hands it back (the consumer

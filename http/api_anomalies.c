@@ -1,8 +1,11 @@
 /*
  * api_anomalies.c - /api/v1/anomalies: the ledger's anomalies, newest
  * first, filtered by topic, kind, producer and time, a page at a time
- * (the cursor is the id of the last anomaly of the previous page).
+ * (the cursor is the id of the last anomaly of the previous page).  With
+ * serve --group, by default, the group's newest events from its events
+ * topic (api_scope.c); ?scope=member this member's ledger's.
  */
+#include "../auditor/grouprep.h"
 #include "../auditor/report.h"
 #include "internal.h"
 
@@ -36,13 +39,28 @@ static json_t *http_api_anomalies(struct http_api *a)
         struct http_anomaly_walk w = {
             .pg = {.items = json_array(), .limit = q->limit},
             .brokers = a->rq->conf->brokers};
+        struct grouprep_snap *snap;
+        json_t *j;
         int rc;
 
+        if ((rc = http_api_scope(a, &snap)) < 0) {
+                json_decref(w.pg.items);
+                return NULL;
+        }
+        if (rc) {
+                json_decref(w.pg.items);
+                j = http_group_anomalies_json(a, snap);
+                grouprep_snap_put(snap);
+                return j;
+        }
         http_query_anomaly_filter(q, &f);
         rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &w,
                                     a->errstr, sizeof(a->errstr));
-        return http_page_json(&w.pg, rc, "anomalies",
-                              json_integer(w.pg.last_id));
+        j = http_page_json(&w.pg, rc, "anomalies",
+                           json_integer(w.pg.last_id));
+        if (j)
+                json_object_set_new(j, "scope", json_string("member"));
+        return j;
 }
 
 void http_api_anomalies_handle(const struct http_request *rq,

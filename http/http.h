@@ -122,8 +122,9 @@ int http_listen_parse(const char *s, struct sockaddr_storage *addr,
 
 /* The JSON endpoints that take a query string. */
 enum http_endpoint {
-        HTTP_EP_SUMMARY,    /* topic */
-        HTTP_EP_ANOMALIES,  /* topic kind producer since limit cursor */
+        HTTP_EP_SUMMARY,    /* topic scope */
+        HTTP_EP_ANOMALIES,  /* topic kind producer since limit cursor
+                               scope */
         HTTP_EP_PRODUCERS,  /* topic producer limit cursor */
         HTTP_EP_PARTITIONS, /* topic */
         HTTP_EP_HISTORY,    /* topic minutes */
@@ -142,6 +143,12 @@ enum http_endpoint {
 #define HTTP_FLOWS_LIMIT_DEFAULT 100
 #define HTTP_FLOWS_LIMIT_MAX 1000
 
+/* ?scope= of /api/v1/summary and /api/v1/anomalies: absent (the
+ * default: the group with serve --group, else this process), the whole
+ * group (serve --group only: a 404 without), or this member's own
+ * partitions from its ledger. */
+enum http_scope { HTTP_SCOPE_DEFAULT, HTTP_SCOPE_GROUP, HTTP_SCOPE_MEMBER };
+
 /*
  * A parsed query string.  Strings point into buf (decoded, NUL-terminated;
  * producer may hold any byte but NUL, so use producer_len).  Absent
@@ -158,6 +165,7 @@ struct http_query {
         int64_t cursor;       /* anomalies: id of the last item seen; -1 */
         int64_t minutes;      /* history: the endpoint's default when
                                  absent */
+        enum http_scope scope;
         /* producers: the pair after which the page starts (after.topic is
          * NULL when absent); strings point into buf */
         struct {

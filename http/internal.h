@@ -199,6 +199,23 @@ http_handler_fn http_api_flows_handle;
 http_handler_fn http_api_group_handle;
 http_handler_fn http_api_unknown_handle;
 
+/* api_scope.c: ?scope= of summary and anomalies (serve --group).  The
+ * scope of a's request: 0 this member (its ledger), 1 the group (*snap
+ * then holds a reference to the group's figures, for the caller to drop
+ * with grouprep_snap_put()), -1 with a->errstr and a->fail_status (404:
+ * scope=group without --group; 503: not read yet). */
+struct grouprep_snap;
+struct http_api;
+int http_api_scope(struct http_api *a, struct grouprep_snap **snap);
+/* The summary's object for the group ("scope": "group"), from s. */
+json_t *http_group_summary_json(struct http_api *a,
+                                const struct grouprep_snap *s,
+                                const char *const *topics, size_t n);
+/* A page of the group's newest anomaly events from s, newest first;
+ * an event's id is its offset in the events topic. */
+json_t *http_group_anomalies_json(struct http_api *a,
+                                  const struct grouprep_snap *s);
+
 /* ------------------------------------------------------------------ */
 /* What the API endpoints share: api.c                                 */
 /* ------------------------------------------------------------------ */

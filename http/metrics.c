@@ -13,6 +13,13 @@
  * anomaly events counted as such (eosaudit_anomaly_events_total: confirmed
  * gaps and coverage gaps), the records missing in those gaps and the
  * offsets retention deleted unaudited each have their own counter.
+ *
+ * serve --group: the families above stay this member's own (its ledger:
+ * the partitions it audits or audited), so that sum() across the
+ * members' scrapes is the group's.  The group-wide figures that each
+ * member also serves (from the group's state and events topics,
+ * auditor/grouprep.h) are in families of their own, eosaudit_group_*,
+ * which every member reports alike: never sum them across members.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +28,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "../auditor/grouprep.h"
 #include "../auditor/report.h"
 #include "internal.h"
 
@@ -281,6 +289,110 @@ static void http_live_families(struct http_buf *b,
                        &v->commit);
 }
 
+/* Families of one counter of the group's state records per topic. */
+static const struct {
+        const char *name, *type, *help;
+        size_t off; /* of a uint64_t in struct grouprep_counts */
+} http_group_families[] = {
+        {"eosaudit_group_records_total", "counter",
+         "The whole group's records audited, from its state topic (every "
+         "member reports the same: do not sum across members).",
+         offsetof(struct grouprep_counts, records)},
+        {"eosaudit_group_missing_records_total", "counter",
+         "The whole group's records lost in confirmed gaps, from its state "
+         "topic (do not sum across members).",
+         offsetof(struct grouprep_counts, missing)},
+        {"eosaudit_group_untracked_records_total", "counter",
+         "The whole group's records without any eos.* header, from its "
+         "state topic (do not sum across members).",
+         offsetof(struct grouprep_counts, untracked)},
+};
+
+/* serve --group: the whole group's figures (never summed across
+ * members), when the group view has read them. */
+static void http_group_families_add(struct http_buf *b,
+                                    const struct http_conf *c,
+                                    const struct grouprep_snap *s)
+{
+        struct http_label ls[2] = {{"topic", NULL}, {"kind", NULL}};
+        struct grouprep_counts *sums;
+        size_t *nstate, f, i;
+        int k;
+
+        sums = calloc(c->topic_cnt ? c->topic_cnt : 1, sizeof(*sums));
+        nstate = calloc(c->topic_cnt ? c->topic_cnt : 1, sizeof(*nstate));
+        if (!sums || !nstate) {
+                b->failed = 1;
+                goto out;
+        }
+        for (i = 0; i < c->topic_cnt; i++)
+                nstate[i] = grouprep_snap_sum(s, c->topics[i], &sums[i],
+                                              NULL, NULL);
+        http_family(b, "eosaudit_group_anomalous_records_total", "counter",
+                    "The whole group's anomalous records by kind, from its "
+                    "state topic (every member reports the same: do not "
+                    "sum across members).");
+        for (i = 0; i < c->topic_cnt; i++) {
+                ls[0].value = c->topics[i];
+                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
+                        if (!http_kind_is_records((enum dedup_kind)k))
+                                continue;
+                        ls[1].value = dedup_kind_name((enum dedup_kind)k);
+                        http_sample_u64(
+                            b, "eosaudit_group_anomalous_records_total", ls,
+                            2, sums[i].anomalies[k]);
+                }
+        }
+        http_family(b, "eosaudit_group_anomaly_events_total", "counter",
+                    "The whole group's anomalies counted as events (gap, "
+                    "torn), from its state topic (do not sum across "
+                    "members).");
+        for (i = 0; i < c->topic_cnt; i++) {
+                ls[0].value = c->topics[i];
+                ls[1].value = dedup_kind_name(DEDUP_KIND_GAP);
+                http_sample_u64(b, "eosaudit_group_anomaly_events_total", ls,
+                                2, sums[i].anomalies[DEDUP_KIND_GAP]);
+                ls[1].value = dedup_kind_name(DEDUP_KIND_TORN);
+                http_sample_u64(b, "eosaudit_group_anomaly_events_total", ls,
+                                2, sums[i].anomalies[DEDUP_KIND_TORN]);
+        }
+        for (f = 0; f < sizeof(http_group_families) /
+                                sizeof(http_group_families[0]);
+             f++) {
+                http_family(b, http_group_families[f].name,
+                            http_group_families[f].type,
+                            http_group_families[f].help);
+                for (i = 0; i < c->topic_cnt; i++) {
+                        uint64_t v;
+                        memcpy(&v,
+                               (const char *)&sums[i] +
+                                   http_group_families[f].off,
+                               sizeof(v));
+                        ls[0].value = c->topics[i];
+                        http_sample_u64(b, http_group_families[f].name, ls,
+                                        1, v);
+                }
+        }
+        http_family(b, "eosaudit_group_partitions_with_state", "gauge",
+                    "Audited partitions that have a state record in the "
+                    "group's state topic (the others are not audited by "
+                    "any member yet).");
+        for (i = 0; i < c->topic_cnt; i++) {
+                ls[0].value = c->topics[i];
+                http_sample_u64(b, "eosaudit_group_partitions_with_state",
+                                ls, 1, nstate[i]);
+        }
+        http_family(b, "eosaudit_group_state_records_malformed_total",
+                    "counter",
+                    "Records of the group's state topic that did not parse "
+                    "(skipped), since this member started.");
+        http_sample_u64(b, "eosaudit_group_state_records_malformed_total",
+                        NULL, 0, s->state_malformed);
+out:
+        free(sums);
+        free(nstate);
+}
+
 /* The ledger summaries of the audited topics into sums[]; -1 when the
  * ledger cannot be read (yet). */
 static int http_summaries(const struct http_request *rq,
@@ -347,6 +459,12 @@ void http_metrics_handle(const struct http_request *rq, struct http_reply *r)
         /* The flow audit's families (metrics_flow.c). */
         if (ledger_ok)
                 http_metrics_flow(rq, &b);
+        if (c->group) {
+                struct grouprep_snap *s = status_grouprep_get(c->status);
+                if (s)
+                        http_group_families_add(&b, c, s);
+                grouprep_snap_put(s);
+        }
         if (v) {
                 http_live_families(&b, v);
                 http_metrics_flow_lag(&b, v);

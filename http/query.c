@@ -18,6 +18,7 @@ enum http_param {
         HTTP_P_LIMIT,
         HTTP_P_CURSOR,
         HTTP_P_MINUTES,
+        HTTP_P_SCOPE,
         HTTP_P__CNT
 };
 
@@ -25,7 +26,7 @@ static const char *const http_param_names[HTTP_P__CNT] = {
         [HTTP_P_TOPIC] = "topic",   [HTTP_P_KIND] = "kind",
         [HTTP_P_PRODUCER] = "producer", [HTTP_P_SINCE] = "since",
         [HTTP_P_LIMIT] = "limit",   [HTTP_P_CURSOR] = "cursor",
-        [HTTP_P_MINUTES] = "minutes",
+        [HTTP_P_MINUTES] = "minutes", [HTTP_P_SCOPE] = "scope",
 };
 
 #define HTTP_P(p) (1u << (p))
@@ -35,8 +36,10 @@ static const struct {
         unsigned params;
         int64_t limit_default, limit_max;
 } http_eps[] = {
-        [HTTP_EP_SUMMARY] = {HTTP_P(HTTP_P_TOPIC), 0, 0},
+        [HTTP_EP_SUMMARY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_SCOPE), 0,
+                             0},
         [HTTP_EP_ANOMALIES] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_KIND) |
+                                       HTTP_P(HTTP_P_SCOPE) |
                                        HTTP_P(HTTP_P_PRODUCER) |
                                        HTTP_P(HTTP_P_SINCE) |
                                        HTTP_P(HTTP_P_LIMIT) |
@@ -281,6 +284,17 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                 return http_param_num(v, len, 1, HTTP_HISTORY_MINUTES_MAX,
                                       &q->minutes, "minutes", "", errstr,
                                       errstr_size);
+        case HTTP_P_SCOPE:
+                if (!strcmp(v, "group")) {
+                        q->scope = HTTP_SCOPE_GROUP;
+                } else if (!strcmp(v, "member")) {
+                        q->scope = HTTP_SCOPE_MEMBER;
+                } else if (len) {
+                        snprintf(errstr, errstr_size,
+                                 "scope must be group or member");
+                        return -1;
+                }
+                return 0;
         case HTTP_P__CNT:
                 break;
         }

@@ -259,7 +259,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char errstr[512];
         rd_kafka_error_t *e = NULL;
 
-        a->grp->relist = 1; /* /api/v1/group: the members changed */
+        audit_group_view_relist(a); /* /api/v1/group: the members changed */
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 if (!a->grp->failed &&
@@ -849,7 +849,7 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         }
         log_info("group %s: member %s joining; state in %s", a->conf.group,
                  g->txn_id, g->state_topic);
-        return 0;
+        return audit_group_view_start(a, errstr, errstr_size);
 }
 
 /* After the consumer is closed (its last revocation committed). */

@@ -2,7 +2,7 @@
  * group.h - private to group.c, group_state.c and group_view.c (serve
  * --group): the group's handles and the state topic's functions.  Everything runs on
  * the audit_run() thread, the rebalance callback included (it is served
- * by the consumer's poll).
+ * by the consumer's poll), but group_view.c's thread (see there).
  */
 #ifndef EOSAUDIT_AUDIT_GROUP_H
 #define EOSAUDIT_AUDIT_GROUP_H
@@ -27,10 +27,8 @@ struct audit_group {
                                   transactions */
         char txn_id[512];
         char member[300];      /* --group-member, or host name and pid */
-        int64_t listed_ms;     /* group_view.c: the last member listing */
-        int relist;            /* a rebalance since: list again soon */
-        int in_rebalance;      /* inside the rebalance callback: no
-                                  listing there (it would hold it) */
+        struct audit_group_view *view; /* group_view.c: its thread */
+        int in_rebalance;      /* inside the rebalance callback */
         int failed;            /* a fatal error: the loop stops */
         int state_lost;        /* the state topic deleted under us */
         int64_t alive_ms;      /* the state topic last known to exist:
@@ -44,6 +42,16 @@ struct audit_group {
 /* Records the group's first fatal error (one line, logged): the loop
  * stops at audit_group_failed(). */
 void audit_group_fail(struct audit *a, const char *what, const char *why);
+
+/* group_view.c: the group view's thread (the member listing and the
+ * group's figures), started at the end of audit_group_start() when there
+ * is a status to publish to (0, or -1 with errstr); relist asks it to
+ * list the members soon (a rebalance); stop joins it (before the
+ * consumer is closed: the thread asks it its member id) and is a no-op
+ * when it is not running. */
+int audit_group_view_start(struct audit *a, char *errstr,
+                           size_t errstr_size);
+void audit_group_view_relist(struct audit *a);
 
 /* group_state.c: the state topic. */
 

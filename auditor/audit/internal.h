@@ -280,9 +280,10 @@ int audit_group_failed(const struct audit *a, char *errstr,
  * commit interval: one deleted stops it (audit_group_failed()). */
 void audit_group_watch(struct audit *a, int64_t now);
 void audit_group_free(struct audit *a);
-/* group_view.c: the group's members for /api/v1/group into a->view
- * (status.h: listed from this thread every few seconds). */
-void audit_group_view(struct audit *a, int64_t now);
+/* group_view.c: stops the group view's thread (the members for
+ * /api/v1/group and the group's figures, on a thread of its own); before
+ * the consumer is closed.  A no-op without one. */
+void audit_group_view_stop(struct audit *a);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

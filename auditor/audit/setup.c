@@ -479,6 +479,7 @@ void audit_free(struct audit *a)
 
         if (!a)
                 return;
+        audit_group_view_stop(a); /* it asks the consumer its member id */
         if (a->rkqu)
                 rd_kafka_queue_destroy(a->rkqu);
         if (a->rk) {

@@ -62,7 +62,6 @@ void audit_publish(struct audit *a, int64_t now)
                 a->view.parts[i].next_offset = a->parts[i].next_offset;
                 a->view.parts[i].owned = a->grp ? a->rt[i].owned : 1;
         }
-        audit_group_view(a, now);
         a->view.updated_ms = now;
         a->view.ledger_open = 1;
         a->view.assigned = 1;

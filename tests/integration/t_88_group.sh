@@ -20,6 +20,9 @@
 #    with one clear line;
 #  - /api/v1/group of a running member lists three members whose
 #    assignments cover the 12 partitions, each once, itself among them;
+#  - /api/v1/summary and /api/v1/anomalies of one member answer for the
+#    group by default (its totals equal the state topic's, its events the
+#    events topic's), ?scope=member for its own part only (less);
 #  - two members with one --group-instance-id: the older one is fenced
 #    and stops (exit 2, one line), the newer one audits on, each record
 #    once (the state topic's counts equal the manifest again);
@@ -190,6 +193,33 @@ print("dup=%d gap=%d other=%d" % (dup, gap, sum(n.values())))')"
 log "events topic: $E"
 assert_eq "events topic: duplicates, gaps (missing), others" \
         "dup=$M_DUPS gap=$M_GAPS other=0" "$E"
+# One member's reports answer for the whole group (its group view reads
+# the same topics; polled while it catches up, at most 10 s).
+want="scope=group records=$(kv records) dup=$(kv dup) missing=$(kv missing)"
+for ((i = 0; i < 40; i++)); do
+        GS="$(curl -s "${URL}api/v1/summary" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("scope=%s records=%d dup=%d missing=%d" % (d["scope"],
+      d["records_total"], d["anomalies"]["duplicate"], d["missing_records"]))
+' 2>&1)"
+        [ "$GS" = "$want" ] && break
+        sleep 0.25
+done
+log "/api/v1/summary of member a ($((i + 1)) read(s)): $GS"
+assert_eq "/api/v1/summary of member a: the group's totals (state topic)" "$want" "$GS"
+assert_eq "?scope=member: member a's own part, less than the group's" \
+        "scope=member part=1" "$(curl -s "${URL}api/v1/summary?scope=member" |
+        python3 -c 'import json, sys; d = json.load(sys.stdin)
+print("scope=%s part=%d" % (d["scope"], 0 < d["records_total"] < '"$(kv records)"'))')"
+assert_eq "/api/v1/anomalies of member a: the group's events (events topic)" \
+        "scope=group dup=$M_DUPS gap=$M_GAPS" "$(curl -s "${URL}api/v1/anomalies?limit=1000" |
+        python3 -c 'import json, sys; d = json.load(sys.stdin); n = {}
+for e in d["anomalies"]: n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
+print("scope=%s dup=%d gap=%d" % (d["scope"], n.get("duplicate", 0), n.get("gap", 0)))')"
+assert_true "/metrics of member a: eosaudit_group_records_total is the group's" \
+        grep -qx "eosaudit_group_records_total{topic=\"$T\"} $(kv records)" \
+        <(curl -s "${URL}metrics")
 if [ "$(kv exact)" != "$PARTS" ]; then
         log "history of the partitions whose records fell behind:"
         kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
@@ -244,9 +274,11 @@ restored() { # restored NAME: NAME's log says it restored every partition
 }
 # Static membership first: two members with one group.instance.id, the
 # older one fenced (exit 2, one line), the newer one audits on exactly.
-member MS s --group-instance-id "$G-i1"
+# Both listen: their group view's thread (its own consumer on the state
+# topic) runs when the topic is deleted, and must not hold the exit.
+LISTEN=127.0.0.1:0 member MS s --group-instance-id "$G-i1"
 assert_true "member s restored every partition" restored s
-member ME e --group-instance-id "$G-i1"
+LISTEN=127.0.0.1:0 member ME e --group-instance-id "$G-i1"
 wait_pid "$MS" 30
 assert_eq "member s, fenced by a newer member with its group.instance.id: exit status" \
         2 "$WAIT_RC"
