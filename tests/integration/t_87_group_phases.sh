@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # serve --group (issue 17): the phases t_88 leaves out.  Three members on
 # a 12-partition topic while a producer writes (duplicates and gaps
-# injected), then:
+# injected; later a zombie producer session whose stale writes land and
+# must each be flagged fenced), then:
 #  - shrink: one member stopped with SIGTERM while records flow (exit 0);
 #    /api/v1/group of a survivor lists two members covering the 12
 #    partitions, each once;
@@ -16,7 +17,7 @@
 #  eosaudit) must equal the producers' manifest exactly: every partition
 #  audited to its end, its records equal to its offsets (these producers
 #  leave no offset holes: a record audited twice or skipped shows there),
-#  the sums of records, duplicates and missing records equal the
+#  the sums of records, duplicates, missing and fenced records equal the
 #  manifest's, no other anomaly; the events topic holds each anomaly once.
 #  - idle: no record flows and the state topic is deleted: every member
 #    notices within a few seconds (its idle check of the state topic, no
@@ -149,10 +150,16 @@ produce -t "$T" --producer "$(name pr)" -n 1200 --inject-duplicates 0.02 \
         --inject-gaps 0.01 --seed 873
 [ "$PROD_RC" = 0 ] || die "producer pr failed (exit $PROD_RC)"
 manifest_add "$PROD_JSON"
+# A zombie: an idempotent session that a newer one of the same producer
+# replaced goes on writing (no transactional.id, so no broker fences it):
+# each of its records that lands is fenced, on whichever member.
+produce -t "$T" --producer "$(name pz)" -n 600 --zombie
+[ "$PROD_RC" = 0 ] || die "producer pz failed (exit $PROD_RC)"
+manifest_add "$PROD_JSON"
 LISTEN=127.0.0.1:0 member MA a
 member MB b
 member MC c
-log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS"
+log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS, fenced $M_ZOMBIE"
 
 # --- the group's result, from the state topic ---------------------------------
 ENDS="$IT_TMP/ends"
@@ -171,7 +178,7 @@ for line in sys.stdin:
 ends = [int(x) for x in open(sys.argv[1]).read().split()]
 old = int(sys.argv[2])
 s = {"keys": 0, "records": 0, "missing": 0, "at_end": 0, "exact": 0,
-     "other": 0, "dup": 0, "gap": 0, "new_from_first": 0}
+     "other": 0, "dup": 0, "gap": 0, "fenced": 0, "new_from_first": 0}
 for k, v in last.items():
     if v is None:
         continue
@@ -181,8 +188,9 @@ for k, v in last.items():
     s["missing"] += c["missing"]
     s["dup"] += c["anomalies"]["duplicate"]
     s["gap"] += c["anomalies"]["gap"]
+    s["fenced"] += c["anomalies"]["fenced"]
     s["other"] += sum(n for kind, n in c["anomalies"].items()
-                      if kind not in ("duplicate", "gap"))
+                      if kind not in ("duplicate", "gap", "fenced"))
     s["other"] += c["untracked"] + c["unknown"] + c["recovered"]
     s["at_end"] += v["next_offset"] == ends[v["partition"]]
     s["exact"] += c["records"] == v["next_offset"]
@@ -209,9 +217,10 @@ assert_eq "added partitions audited from their first offset" \
 assert_eq "records across the group" "$M_DELIVERED" "$(kv records)"
 assert_eq "duplicates across the group" "$M_DUPS" "$(kv dup)"
 assert_eq "missing records across the group" "$M_GAPS" "$(kv missing)"
+assert_eq "fenced (zombie) records across the group" "$M_ZOMBIE" "$(kv fenced)"
 assert_eq "other anomalies and counters" 0 "$(kv other)"
-assert_true "some duplicates and gaps injected ($M_DUPS, $M_GAPS)" \
-        test "$M_DUPS" -gt 0 -a "$M_GAPS" -gt 0
+assert_true "some duplicates, gaps and zombie writes injected ($M_DUPS, $M_GAPS, $M_ZOMBIE)" \
+        test "$M_DUPS" -gt 0 -a "$M_GAPS" -gt 0 -a "$M_ZOMBIE" -gt 0
 E="$(kcat -b "$BOOTSTRAP" -C -t "$EVENTS" -e -q -o beginning \
         -X isolation.level=read_committed -f '%s\n' 2>/dev/null | python3 -c '
 import json, sys
@@ -220,10 +229,12 @@ for line in sys.stdin:
     e = json.loads(line)
     n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
 dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
-print("dup=%d gap=%d other=%d" % (dup, gap, sum(n.values())))')"
+fenced = n.pop("fenced", 0)
+print("dup=%d gap=%d fenced=%d other=%d" % (dup, gap, fenced,
+                                           sum(n.values())))')"
 log "events topic: $E"
-assert_eq "events topic: duplicates, gaps (missing), others" \
-        "dup=$M_DUPS gap=$M_GAPS other=0" "$E"
+assert_eq "events topic: duplicates, gaps (missing), fenced, others" \
+        "dup=$M_DUPS gap=$M_GAPS fenced=$M_ZOMBIE other=0" "$E"
 assert_true "the restarted members restored partitions from the state topic" \
         grep -qE "assigned [0-9]+ partition\(s\), [1-9][0-9]* restored" \
         "$IT_TMP/a.log" "$IT_TMP/b.log" "$IT_TMP/c.log"
