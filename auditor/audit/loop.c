@@ -537,10 +537,26 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_flow_end(a);
         }
         if (audit_pending(a) && audit_commit(a, clock_wall_ms())) {
-                snprintf(errstr, errstr_size,
-                         "the last batch could not be written to the ledger; "
-                         "it will be audited again on the next run");
-                goto out;
+                if (audit_group_failed(a, errstr, errstr_size))
+                        goto out;
+                if (!a->grp || a->commit_failing) {
+                        snprintf(errstr, errstr_size,
+                                 "the last batch could not be written to the "
+                                 "ledger; it will be audited again on the "
+                                 "next run");
+                        goto out;
+                }
+                /* --group: the transaction was aborted because the
+                 * group's generation moved on (a rebalance under way as
+                 * the member stops; group.c).  The consumer's close
+                 * revokes these partitions and commits them in the
+                 * callback; failing that, their next owner audits those
+                 * records again from the last committed state.  Nothing
+                 * is lost or counted twice: not an error. */
+                log_info("group %s: the last transaction was aborted by a "
+                         "rebalance; the partitions are committed as they "
+                         "are revoked",
+                         a->conf.group);
         }
         if (!a->grp)
                 audit_kafka_commit(a);
