@@ -383,6 +383,9 @@ static void event_release(struct grouprep_event *e)
         free(e->topic);
         free(e->producer);
         free(e->member);
+        free(e->first_topic);
+        free(e->msgid);
+        free(e->reason);
         memset(e, 0, sizeof(*e));
 }
 
@@ -427,6 +430,49 @@ static int producer_of(json_t *v, struct grouprep_event *e)
         return 0;
 }
 
+/* Bytes from "NAME_hex" when present (the exact bytes of a value that
+ * is not UTF-8), else from the string "NAME" (report_bytes_json());
+ * into *out (malloc'd, NUL after them) and *n.  Neither: 0, *out NULL.
+ * Returns 0, or -1 when malformed, longer than max or memory ran out. */
+static int bytes_of(json_t *o, const char *name, size_t max, char **out,
+                    size_t *n)
+{
+        char key[64];
+        const char *s;
+        size_t len, i;
+        json_t *v;
+
+        *out = NULL;
+        *n = 0;
+        snprintf(key, sizeof(key), "%s_hex", name);
+        v = json_object_get(o, key);
+        if (json_is_string(v)) {
+                s = json_string_value(v);
+                len = strlen(s);
+                if (len % 2 || len / 2 > max || !(*out = malloc(len / 2 + 1)))
+                        return -1;
+                for (i = 0; i < len; i += 2) {
+                        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+                        if (hi < 0 || lo < 0)
+                                return -1;
+                        (*out)[i / 2] = (char)(hi << 4 | lo);
+                }
+                (*out)[len / 2] = '\0';
+                *n = len / 2;
+                return 0;
+        }
+        v = json_object_get(o, name);
+        if (!v || json_is_null(v))
+                return 0;
+        if (!json_is_string(v) || (len = json_string_length(v)) > max ||
+            !(*out = malloc(len + 1)))
+                return -1;
+        memcpy(*out, json_string_value(v), len);
+        (*out)[len] = '\0';
+        *n = len;
+        return 0;
+}
+
 static int64_t int_of(json_t *o, const char *name, int64_t dflt)
 {
         json_t *v = json_object_get(o, name);
@@ -440,8 +486,8 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
         json_t *j = len <= GROUPREP_EVENT_MAX
                         ? json_loadb(val, len, 0, NULL)
                         : NULL;
-        const char *topic, *k, *member;
-        int64_t part, count;
+        const char *topic, *k, *member, *ft, *reason;
+        int64_t part, count, fp;
         int rc = -1;
 
         memset(e, 0, sizeof(*e));
@@ -452,12 +498,27 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
         member = json_string_value(json_object_get(j, "member"));
         part = int_of(j, "partition", -1);
         count = int_of(j, "count", -1);
+        fp = int_of(j, "first_partition", -1);
+        ft = json_string_value(json_object_get(j, "first_topic"));
+        reason = json_string_value(json_object_get(j, "reason"));
         if (!topic || !k || dedup_kind_parse(k, kind) || part < 0 ||
             part > INT32_MAX || count < 0 || strlen(k) >= sizeof(e->kind) ||
-            producer_of(json_object_get(j, "producer"), e))
+            fp > INT32_MAX)
+                goto out;
+        /* The producer: "producer" with "producer_hex" (the one format),
+         * or {"hex": ...} as the first group mode wrote it. */
+        if (json_is_object(json_object_get(j, "producer"))
+                ? producer_of(json_object_get(j, "producer"), e)
+                : bytes_of(j, "producer", DEDUP_PRODUCER_MAX, &e->producer,
+                           &e->producer_len))
+                goto out;
+        if (bytes_of(j, "msgid", DEDUP_ID_EVIDENCE_MAX, &e->msgid,
+                     &e->msgid_stored))
                 goto out;
         if (!(e->topic = strdup(topic)) ||
-            (member && !(e->member = strdup(member))))
+            (member && !(e->member = strdup(member))) ||
+            (ft && !(e->first_topic = strdup(ft))) ||
+            (reason && !(e->reason = strdup(reason))))
                 goto out;
         snprintf(e->kind, sizeof(e->kind), "%s", k);
         e->partition = (int32_t)part;
@@ -468,7 +529,12 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
         e->offset_lo = int_of(j, "offset_lo", -1);
         e->offset_hi = int_of(j, "offset_hi", -1);
         e->first_offset = int_of(j, "first_offset", -1);
-        e->when_ms = int_of(j, "when_ms", -1);
+        e->first_partition = fp < 0 ? -1 : (int32_t)fp;
+        e->first_offset_hi = int_of(j, "first_offset_hi", -1);
+        e->msgid_len = e->msgid ? int_of(j, "msgid_len",
+                                         (int64_t)e->msgid_stored)
+                                : -1;
+        e->when_ms = int_of(j, "detected_ms", int_of(j, "when_ms", -1));
         rc = 0;
 out:
         if (rc)

@@ -57,7 +57,10 @@ struct grouprep_part {
         struct grouprep_counts c;
 };
 
-/* One anomaly event of the events topic. */
+/* One anomaly event of the events topic: the fields of
+ * report_anomaly_json() (the one evidence format; "detected_ms", or
+ * "when_ms" as the first group mode wrote it), "member", and for a
+ * redelivery judged through the ids topic "first_topic". */
 struct grouprep_event {
         int64_t offset;    /* in the events topic: the event's id */
         int32_t events_partition;
@@ -68,8 +71,15 @@ struct grouprep_event {
         size_t producer_len;
         int32_t epoch;     /* -1 unknown */
         int64_t seq_lo, seq_hi, offset_lo, offset_hi, first_offset;
+        int32_t first_partition; /* -1 unknown */
+        int64_t first_offset_hi; /* -1 unknown */
+        char *first_topic; /* owned; NULL: topic's */
+        char *msgid;       /* owned, msgid_stored bytes; NULL: none */
+        size_t msgid_stored;
+        int64_t msgid_len; /* the whole id's length; -1: none */
+        char *reason;      /* owned; NULL: none */
         uint64_t count;
-        int64_t when_ms;
+        int64_t when_ms;   /* detected */
         char *member;      /* owned: the transactional.id that wrote it */
 };
 

@@ -195,12 +195,21 @@ json_t *http_group_anomalies_json(struct http_api *a,
                 an.first_offset = e->first_offset;
                 an.count = e->count;
                 an.detected_ms = e->when_ms;
-                an.first_partition = -1;
-                an.first_offset_hi = -1;
-                an.msgid_len = -1;
+                an.first_partition = e->first_partition;
+                an.first_offset_hi = e->first_offset_hi;
+                an.msgid = e->msgid;
+                an.msgid_stored = e->msgid_stored;
+                an.msgid_len = e->msgid_len;
+                an.reason = e->reason;
                 o = report_anomaly_json(&an);
                 if (o) {
                         report_kcat_set(o, &an, a->rq->conf->brokers);
+                        if (e->first_topic)
+                                json_object_set_new(
+                                    o, "first_topic",
+                                    report_bytes_json(e->first_topic,
+                                                      strlen(e->first_topic),
+                                                      NULL));
                         json_object_set_new(
                             o, "member",
                             e->member ? report_bytes_json(e->member,

@@ -16,8 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "../auditor/grouprep.h"
+#include "../auditor/ledger.h"
 #include "../auditor/partstate.h"
+#include "../auditor/report.h"
 
 /* A state record as partstate.c writes it, pairs included. */
 static char *state(const char *topic, int part, long long next,
@@ -315,6 +319,70 @@ static void test_events(void **unused)
         grouprep_free(g);
 }
 
+/* An event in the one evidence format (report_anomaly_json(), as group.c
+ * writes it): a producer and an id that are not UTF-8 come back as their
+ * exact bytes, with where the first copy is, from another topic. */
+static void test_event_evidence(void **unused)
+{
+        struct grouprep *g = grouprep_new(4);
+        struct grouprep_snap *s;
+        struct ledger_anomaly an;
+        const struct grouprep_event *e;
+        json_t *o;
+        char *txt;
+
+        (void)unused;
+        assert_non_null(g);
+        memset(&an, 0, sizeof(an));
+        an.topic = "t";
+        an.partition = 5;
+        an.kind = "redelivered";
+        an.producer = "p\xff";
+        an.producer_len = 2;
+        an.epoch = 3;
+        an.seq_lo = an.seq_hi = 7;
+        an.offset_lo = an.offset_hi = 40;
+        an.first_offset = 11;
+        an.first_offset_hi = 12;
+        an.first_partition = 2;
+        an.msgid = "m\x80id";
+        an.msgid_stored = 4;
+        an.msgid_len = 300;
+        an.count = 1;
+        an.detected_ms = 777;
+        o = report_anomaly_json(&an);
+        assert_non_null(o);
+        json_object_set_new(o, "member", json_string("eosaudit-g-a"));
+        json_object_set_new(o, "first_topic", json_string("u"));
+        txt = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        assert_non_null(txt);
+        assert_int_equal(grouprep_event(g, 0, 9, txt, strlen(txt)), 0);
+        free(txt);
+        /* A producer_hex that is not hex: malformed, skipped. */
+        txt = "{\"topic\":\"t\",\"partition\":0,\"kind\":\"gap\","
+              "\"count\":1,\"producer\":\"x\",\"producer_hex\":\"zz\"}";
+        assert_int_equal(grouprep_event(g, 0, 10, txt, strlen(txt)), 1);
+        s = grouprep_snap_make(g, 1);
+        assert_non_null(s);
+        assert_int_equal(s->nevents, 1);
+        assert_int_equal(s->events_malformed, 1);
+        e = &s->events[0];
+        assert_int_equal(e->producer_len, 2);
+        assert_memory_equal(e->producer, "p\xff", 2);
+        assert_int_equal(e->msgid_stored, 4);
+        assert_memory_equal(e->msgid, "m\x80id", 4);
+        assert_int_equal(e->msgid_len, 300);
+        assert_int_equal(e->first_partition, 2);
+        assert_int_equal(e->first_offset, 11);
+        assert_int_equal(e->first_offset_hi, 12);
+        assert_string_equal(e->first_topic, "u");
+        assert_int_equal(e->when_ms, 777);
+        assert_string_equal(e->member, "eosaudit-g-a");
+        grouprep_snap_put(s);
+        grouprep_free(g);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -322,6 +390,7 @@ int main(void)
             cmocka_unit_test(test_malformed_state),
             cmocka_unit_test(test_real_export),
             cmocka_unit_test(test_events),
+            cmocka_unit_test(test_event_evidence),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

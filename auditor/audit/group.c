@@ -52,6 +52,7 @@
 #include "../../base/clock.h"
 #include "../../base/log.h"
 #include "../partstate.h"
+#include "../report.h"
 #include "group.h"
 
 void audit_group_fail(struct audit *a, const char *what, const char *why)
@@ -383,37 +384,24 @@ static char *group_event_json(const struct audit *a,
                               const struct dedup_event *ev)
 {
         const struct ledger_part *lp = &a->parts[ev->part];
-        json_t *o, *name = NULL;
+        struct ledger_anomaly an;
+        json_t *o;
         char *s;
 
-        if (ev->producer) {
-                name = json_stringn(ev->producer, ev->producer_len);
-                if (!name) { /* not UTF-8: hex */
-                        char hex[2 * DEDUP_PRODUCER_MAX + 1];
-                        size_t i;
-                        for (i = 0; i < ev->producer_len &&
-                                    i < DEDUP_PRODUCER_MAX; i++)
-                                snprintf(hex + 2 * i, 3, "%02x",
-                                         (unsigned char)ev->producer[i]);
-                        hex[2 * i] = '\0';
-                        name = json_pack("{s:s}", "hex", hex);
-                }
-        }
-        o = json_pack("{s:s, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, "
-                      "s:I, s:I, s:s}",
-                      "topic", lp->topic, "partition", (int)lp->partition,
-                      "kind", dedup_kind_name(ev->kind), "producer", name,
-                      "epoch", (int)ev->epoch, "seq_lo",
-                      (json_int_t)ev->seq_lo, "seq_hi",
-                      (json_int_t)ev->seq_hi, "offset_lo",
-                      (json_int_t)ev->offset_lo, "offset_hi",
-                      (json_int_t)ev->offset_hi, "first_offset",
-                      (json_int_t)ev->first_offset, "count",
-                      (json_int_t)(ev->count > INT64_MAX ? INT64_MAX
-                                                         : ev->count),
-                      "when_ms", (json_int_t)ev->when_ms, "member",
-                      a->grp->txn_id);
-        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        /* The one evidence format: an anomaly of /api/v1/anomalies (its
+         * "id", the ledger's row, null: a reader takes the record's
+         * offset), and who wrote it. */
+        report_anomaly_from_event(&an, lp->topic, lp->partition, ev);
+        if (ev->first_part < a->nparts &&
+            (ev->kind == DEDUP_KIND_REDELIVERED ||
+             (ev->kind == DEDUP_KIND_FENCED && ev->first_part == ev->part)))
+                an.first_partition = a->parts[ev->first_part].partition;
+        o = report_anomaly_json(&an);
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "id", json_null());
+        json_object_set_new(o, "member", json_string(a->grp->txn_id));
+        s = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return s;
 }
