@@ -223,12 +223,20 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         a->grp->relist = 1; /* /api/v1/group: the members changed */
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+                /* The audited partitions here, the ids topic's in
+                 * group_ids.c. */
+                rd_kafka_topic_partition_list_t *au =
+                    audit_group_ids_without(a, l);
                 if (!a->grp->failed &&
-                    group_assign(a, l, errstr, sizeof(errstr)))
+                    (group_assign(a, au, errstr, sizeof(errstr)) ||
+                     audit_group_ids_assign(a, l, errstr, sizeof(errstr))))
                         audit_group_fail(a, "assignment", errstr);
+                audit_group_ids_offsets_back(l, au);
+                rd_kafka_topic_partition_list_destroy(au);
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
+                        audit_group_ids_forget(a, l);
                         a->grp->in_rebalance = 0;
                         return;
                 }
@@ -244,6 +252,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                  "those records again",
                                  a->conf.group);
                 group_forget(a, l);
+                audit_group_ids_forget(a, l);
                 log_info("group %s: %d partition(s) revoked%s",
                          a->conf.group, l->cnt,
                          rd_kafka_assignment_lost(rk) ? " (lost)" : "");
@@ -424,7 +433,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 }
         }
         evs = dedup_tracker_events(a->tr, &nev);
-        if (!n && !nev) {
+        if (!n && !nev && !audit_group_ids_pending(a)) {
                 rd_kafka_topic_partition_list_destroy(offs);
                 return 0;
         }
@@ -487,6 +496,12 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         return -1;
                 }
         }
+        /* The ids records of the batch, the verdicts of this member's
+         * judges and their positions on the ids topic (group_ids.c). */
+        if (audit_group_ids_txn(a, offs, errstr, errstr_size)) {
+                rd_kafka_topic_partition_list_destroy(offs);
+                return -1;
+        }
         cgmd = rd_kafka_consumer_group_metadata(a->rk);
         e = rd_kafka_send_offsets_to_transaction(g->prod, offs, cgmd,
                                                  GROUP_OP_TIMEOUT_MS);
@@ -499,6 +514,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 return group_txn_error(a, "commit", e, errstr, errstr_size);
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
+        audit_group_ids_done(a);
         return 0;
 }
 
@@ -550,6 +566,8 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                         rd_kafka_message_destroy(m);
                         break;
                 }
+                if (audit_group_ids_message(a, m))
+                        continue; /* judged (group_ids.c) */
                 msgs[n++] = m;
         }
         return (ssize_t)n;
@@ -612,6 +630,8 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
             rd_kafka_conf_set(kconf, "partition.assignment.strategy",
                               "cooperative-sticky", errstr,
                               errstr_size) != RD_KAFKA_CONF_OK)
+                return -1;
+        if (audit_group_ids_conf(a, errstr, errstr_size))
                 return -1;
         g->base = rd_kafka_conf_dup(kconf);
         if (!g->base) {
@@ -726,7 +746,8 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         if (audit_group_topic(a, g->state_topic, "compact", "state", nocreate,
                         errstr, errstr_size) ||
             audit_group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
-                        errstr_size))
+                        errstr_size) ||
+            audit_group_ids_start(a, errstr, errstr_size))
                 return -1;
         g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,
                                errstr_size);
@@ -744,9 +765,14 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                  errstr_size);
         if (!g->reader)
                 return -1;
-        l = rd_kafka_topic_partition_list_new((int)a->ntopics);
+        l = rd_kafka_topic_partition_list_new((int)a->ntopics + 1);
         for (t = 0; t < a->ntopics; t++)
                 rd_kafka_topic_partition_list_add(l, a->topics[t].name,
+                                                  RD_KAFKA_PARTITION_UA);
+        /* The ids topic too: its partitions' owners judge redeliveries
+         * across the group (group_ids.c). */
+        if (audit_group_ids_topic(a))
+                rd_kafka_topic_partition_list_add(l, audit_group_ids_topic(a),
                                                   RD_KAFKA_PARTITION_UA);
         err = rd_kafka_subscribe(a->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
@@ -780,6 +806,7 @@ void audit_group_free(struct audit *a)
                 rd_kafka_destroy(g->prod);
         if (g->base)
                 rd_kafka_conf_destroy(g->base);
+        audit_group_ids_free(a);
         free(g->state_topic);
         free(g->events_topic);
         free(g);

@@ -60,6 +60,7 @@ static int group_view_members(struct audit *a, struct status_group *sg,
                         log_warn("group %s: member %s: %s", a->conf.group,
                                  m->member_id ? m->member_id : "?", errstr);
                 }
+                audit_group_ids_unlist(a, m);
         }
         rd_kafka_mem_free(a->rk, self);
         for (i = 0; i < (int)sg->nmembers; i++)

@@ -272,6 +272,12 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
 int audit_group_failed(const struct audit *a, char *errstr,
                        size_t errstr_size);
 void audit_group_free(struct audit *a);
+/* group_ids.c: after the engine's verdict v on a record of lp (owned,
+ * group mode), notes its id for the ids topic (README: More than one
+ * machine); a no-op without --group. */
+void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
+                          int64_t offset, const struct dedup_hdrs *h,
+                          enum dedup_verdict v);
 /* group_view.c: the group's members for /api/v1/group into a->view
  * (status.h: listed from this thread every few seconds). */
 void audit_group_view(struct audit *a, int64_t now);

@@ -1,0 +1,962 @@
+/*
+ * group_ids.c - serve --group: redeliveries across members, through the
+ * ids topic eosaudit-GROUP-ids (issue 17; the Kafka Streams repartition
+ * pattern; README "More than one machine").
+ *
+ * In group mode the tracker has no id window (audit_group_ids_conf():
+ * window.max_ids is taken away from the engine before the tracker is
+ * made), so the local engine never says redelivered.  Instead:
+ *
+ *   - The owner of an audited partition notes, for each record whose id
+ *     the audit takes (an id, and a sequence verdict other than
+ *     duplicate or fenced: exactly the records the single process's
+ *     window checks, so an in-session repeat stays what its sequence
+ *     says and is never also a redelivery), one small binary record (the
+ *     id's 128-bit hash, topic, partition, offset, timestamp, producer,
+ *     epoch, seq) for ids partition (hash mod N).  They are produced in
+ *     the member's next transaction, with its state records and offsets.
+ *   - The ids topic's partitions are owned through the same consumer
+ *     group (the consumer subscribes to it too).  The owner of ids
+ *     partition k judges every id hashing to k: a record whose id (same
+ *     topic) is among the last W offsets of partition k, and not older
+ *     than --id-window-age-ms by record time, is redelivered, the
+ *     evidence naming both copies (the latest earlier one as first_*).
+ *     Its verdicts go to the events topic, and its position on k to the
+ *     group's offsets, in its next transaction.  W = ceil(--id-window /
+ *     N) times the number of audited topics: about the single process's
+ *     window, spread over the N partitions.
+ *   - On assignment of k its window is rebuilt by reading k (read
+ *     committed) from max(log start, committed - W) to the committed
+ *     offset without verdicts, then judging goes on from the committed
+ *     offset.
+ *
+ * Exactly once, across kill -9 and rebalances: a verdict is a function
+ * of ids partition k's committed records alone (the window is "offsets
+ * [o - W, o)", not "the last W records", so a rebuilt window equals the
+ * live one: both hold every record of [o - W, o), and the match rule
+ * picks the latest earlier copy, which both have).  The ids records of
+ * an audited batch commit with the offsets of that batch, or not at
+ * all: a batch audited again by a partition's next owner writes them
+ * again, and the aborted first copies are never read (read_committed).
+ * A judge's verdicts commit with its position on k, or not at all: its
+ * successor rebuilds the window up to that position and judges the same
+ * records again, to the same verdicts.  So each redelivered record is
+ * one event on the events topic, across the group.
+ *
+ * Which copy is the redelivery: the one whose ids record comes later on
+ * k, that is, whose owner committed it later (within one member, the
+ * order read, like the single process).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../base/clock.h"
+#include "../../base/log.h"
+#include "../status.h"
+#include "group.h"
+
+#define IDS_VERSION 1
+#define IDS_FIXED 51   /* bytes before the topic */
+#define IDS_DEFAULT_PARTITIONS 12
+#define NIL UINT32_MAX
+
+/* An ids record as read: where a copy of an id is. */
+struct ids_rec {
+        struct dedup_id id;
+        int32_t partition;
+        int32_t epoch;
+        int64_t offset, ts_ms, seq;
+        const char *topic, *producer;
+        size_t topic_len, producer_len;
+};
+
+/* One id in a judge's window. */
+struct ids_entry {
+        struct dedup_id id;
+        int64_t ids_offset; /* where on ids partition k */
+        int64_t offset, ts_ms, seq;
+        int32_t partition, epoch;
+        uint32_t next;   /* bucket chain, ring slot or NIL */
+        uint32_t topic;  /* index in struct audit_group_ids.topics */
+        char *producer;  /* NULL: none */
+};
+
+/* A judge: ids partition k, owned. */
+struct ids_judge {
+        int owned;
+        int64_t next;    /* next offset of k to judge (-1: from its start) */
+        int64_t sent;    /* the position committed last */
+        struct ids_entry *ring; /* in ids_offset order, from head */
+        uint32_t cap, head, n;
+        uint32_t *bucket;
+        uint32_t mask;
+};
+
+/* A record to produce in the next transaction. */
+struct ids_out {
+        uint32_t part;  /* the audited part (ids records) */
+        int32_t k;      /* ids partition (verdicts: the judge's) */
+        size_t off, len; /* in the arena */
+};
+
+struct audit_group_ids {
+        char *topic;
+        int32_t nparts;      /* the ids topic's partitions */
+        uint64_t window;     /* W: offsets of k a judge remembers */
+        int64_t max_age_ms;
+        struct ids_judge *j; /* nparts */
+        char **topics;       /* names seen by the judges */
+        uint32_t ntopics;
+        /* Pending: ids records (recs) and verdicts (evs), their bytes in
+         * one arena each. */
+        struct ids_out *recs, *evs;
+        size_t nrecs, caprecs, nevs, capevs;
+        unsigned char *arena, *earena;
+        size_t alen, acap, elen, ecap;
+        uint64_t produced, judged, verdicts, bytes;
+};
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+static int ids_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+        size_t c = *cap ? *cap : 64;
+        void *q;
+
+        if (need <= *cap)
+                return 0;
+        while (c < need)
+                c *= 2;
+        q = realloc(*p, c * elem);
+        if (!q)
+                return -1;
+        *p = q;
+        *cap = c;
+        return 0;
+}
+
+static int ids_push(struct ids_out **v, size_t *n, size_t *cap,
+                    unsigned char **arena, size_t *alen, size_t *acap,
+                    uint32_t part, int32_t k, const void *bytes, size_t len)
+{
+        struct ids_out *o;
+
+        if (ids_grow((void **)v, cap, *n + 1, sizeof(**v)) ||
+            ids_grow((void **)arena, acap, *alen + len, 1))
+                return -1;
+        memcpy(*arena + *alen, bytes, len);
+        o = &(*v)[(*n)++];
+        o->part = part;
+        o->k = k;
+        o->off = *alen;
+        o->len = len;
+        *alen += len;
+        return 0;
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+        int i;
+
+        for (i = 0; i < 8; i++)
+                p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+        int i;
+
+        for (i = 0; i < 4; i++)
+                p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+        uint64_t v = 0;
+        int i;
+
+        for (i = 7; i >= 0; i--)
+                v = (v << 8) | p[i];
+        return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+               (uint32_t)p[3] << 24;
+}
+
+/*
+ * The record, little-endian: version (1), id lo, hi (8, 8), partition
+ * (4), offset (8), timestamp (8), epoch (4), seq (8), topic length (1),
+ * topic, producer length (1), producer.  Returns 0, or -1 when it does
+ * not parse.
+ */
+static int ids_parse(const unsigned char *p, size_t len, struct ids_rec *r)
+{
+        size_t tl, pl;
+
+        if (len < IDS_FIXED + 1 || p[0] != IDS_VERSION)
+                return -1;
+        r->id.lo = get64(p + 1);
+        r->id.hi = get64(p + 9);
+        r->partition = (int32_t)get32(p + 17);
+        r->offset = (int64_t)get64(p + 21);
+        r->ts_ms = (int64_t)get64(p + 29);
+        r->epoch = (int32_t)get32(p + 37);
+        r->seq = (int64_t)get64(p + 41);
+        tl = p[49];
+        if (IDS_FIXED + tl + 1 > len || !tl)
+                return -1;
+        r->topic = (const char *)p + 50;
+        r->topic_len = tl;
+        pl = p[50 + tl];
+        if (IDS_FIXED + tl + pl != len)
+                return -1;
+        r->producer = pl ? (const char *)p + 51 + tl : NULL;
+        r->producer_len = pl;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Owner side                                                          */
+/* ------------------------------------------------------------------ */
+
+void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
+                          int64_t offset, const struct dedup_hdrs *h,
+                          enum dedup_verdict v)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        unsigned char b[IDS_FIXED + 255 + 255];
+        struct dedup_id id;
+        size_t tl, pl, len;
+        int tracked;
+
+        if (!x || !h->id || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
+                return;
+        if (h->id_hashed)
+                id = h->id_hash;
+        else
+                dedup_id_hash(h->id, h->id_len, &id);
+        tl = strlen(lp->topic);
+        if (tl > 255)
+                tl = 255; /* Kafka's names are at most 249 */
+        tracked = h->producer && dedup_hdrs_status(h) == DEDUP_HDR_TRACKED;
+        pl = tracked ? (h->producer_len > 255 ? 255 : h->producer_len) : 0;
+        b[0] = IDS_VERSION;
+        put64(b + 1, id.lo);
+        put64(b + 9, id.hi);
+        put32(b + 17, (uint32_t)lp->partition);
+        put64(b + 21, (uint64_t)offset);
+        put64(b + 29, (uint64_t)h->ts_ms);
+        put32(b + 37, (uint32_t)(tracked ? h->epoch : -1));
+        put64(b + 41, (uint64_t)(tracked ? h->seq : -1));
+        b[49] = (unsigned char)tl;
+        memcpy(b + 50, lp->topic, tl);
+        b[50 + tl] = (unsigned char)pl;
+        if (pl)
+                memcpy(b + 51 + tl, h->producer, pl);
+        len = IDS_FIXED + tl + pl;
+        if (ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena, &x->alen,
+                     &x->acap, lp->part, (int32_t)(id.lo % (uint64_t)x->nparts),
+                     b, len))
+                audit_group_fail(a, "ids", "out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* Judges                                                              */
+/* ------------------------------------------------------------------ */
+
+static uint32_t ids_topic_index(struct audit_group_ids *x, const char *t,
+                                size_t len)
+{
+        uint32_t i;
+        char **v;
+
+        for (i = 0; i < x->ntopics; i++)
+                if (strlen(x->topics[i]) == len &&
+                    !memcmp(x->topics[i], t, len))
+                        return i;
+        v = realloc(x->topics, (x->ntopics + 1) * sizeof(*v));
+        if (!v)
+                return NIL;
+        x->topics = v;
+        v[x->ntopics] = malloc(len + 1);
+        if (!v[x->ntopics])
+                return NIL;
+        memcpy(v[x->ntopics], t, len);
+        v[x->ntopics][len] = '\0';
+        return x->ntopics++;
+}
+
+static uint32_t ids_bucket(const struct ids_judge *j, const struct dedup_id *id,
+                           uint32_t topic)
+{
+        return (uint32_t)((id->hi ^ (id->lo >> 32) ^ topic) & j->mask);
+}
+
+static void ids_judge_clear(struct ids_judge *j)
+{
+        uint32_t i;
+
+        for (i = 0; i < j->n; i++)
+                free(j->ring[(j->head + i) % j->cap].producer);
+        free(j->ring);
+        free(j->bucket);
+        memset(j, 0, sizeof(*j));
+        j->next = j->sent = -1;
+}
+
+/* Links ring slot s into its bucket. */
+static void ids_link(struct ids_judge *j, uint32_t s)
+{
+        uint32_t b = ids_bucket(j, &j->ring[s].id, j->ring[s].topic);
+
+        j->ring[s].next = j->bucket[b];
+        j->bucket[b] = s;
+}
+
+/* Doubles the ring (up to the window), in order from slot 0. */
+static int ids_judge_grow(struct ids_judge *j, uint64_t window)
+{
+        uint32_t cap = j->cap ? j->cap * 2 : 1024, i, nb;
+        struct ids_entry *r;
+        uint32_t *bk;
+
+        if (cap > window)
+                cap = (uint32_t)window;
+        if (cap <= j->cap)
+                return -1;
+        for (nb = 1; nb < cap * 2; nb *= 2)
+                ;
+        r = malloc((size_t)cap * sizeof(*r));
+        bk = malloc((size_t)nb * sizeof(*bk));
+        if (!r || !bk) {
+                free(r);
+                free(bk);
+                return -1;
+        }
+        for (i = 0; i < j->n; i++)
+                r[i] = j->ring[(j->head + i) % j->cap];
+        free(j->ring);
+        free(j->bucket);
+        j->ring = r;
+        j->bucket = bk;
+        j->cap = cap;
+        j->head = 0;
+        j->mask = nb - 1;
+        memset(bk, 0xff, (size_t)nb * sizeof(*bk));
+        for (i = 0; i < j->n; i++)
+                ids_link(j, i);
+        return 0;
+}
+
+static void ids_evict_head(struct ids_judge *j)
+{
+        uint32_t s = j->head;
+        uint32_t *pp = &j->bucket[ids_bucket(j, &j->ring[s].id,
+                                             j->ring[s].topic)];
+
+        while (*pp != NIL && *pp != s)
+                pp = &j->ring[*pp].next;
+        if (*pp == s)
+                *pp = j->ring[s].next;
+        free(j->ring[s].producer);
+        j->ring[s].producer = NULL;
+        j->head = (j->head + 1) % j->cap;
+        j->n--;
+}
+
+/* The verdict's JSON, as group.c's events plus where the first copy is
+ * and which judge said so (malloc'd). */
+static json_t *ids_producer_json(const char *p, size_t len)
+{
+        json_t *name;
+        char hex[2 * 255 + 1];
+        size_t i;
+
+        if (!p)
+                return NULL;
+        if ((name = json_stringn(p, len)))
+                return name;
+        for (i = 0; i < len && i < 255; i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
+        hex[2 * i] = '\0';
+        return json_pack("{s:s}", "hex", hex);
+}
+
+static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
+                              const struct ids_rec *r,
+                              const struct ids_entry *f, const char *ftopic)
+{
+        json_t *o;
+        char *s;
+
+        o = json_pack(
+            "{s:s%, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, "
+            "s:s, s:i, s:o?, s:i, s:I, s:I, s:I, s:s, s:i, s:I}",
+            "topic", r->topic, r->topic_len, "partition", (int)r->partition,
+            "kind", "redelivered", "producer",
+            ids_producer_json(r->producer, r->producer_len), "epoch",
+            (int)r->epoch, "seq_lo", (json_int_t)r->seq, "seq_hi",
+            (json_int_t)r->seq, "offset_lo", (json_int_t)r->offset,
+            "offset_hi", (json_int_t)r->offset, "first_offset",
+            (json_int_t)f->offset, "first_offset_hi", (json_int_t)f->offset,
+            "first_topic", ftopic, "first_partition", (int)f->partition,
+            "first_producer",
+            ids_producer_json(f->producer,
+                              f->producer ? strlen(f->producer) : 0),
+            "first_epoch", (int)f->epoch, "first_seq", (json_int_t)f->seq,
+            "count", (json_int_t)1, "when_ms", (json_int_t)r->ts_ms,
+            "member", a->grp->txn_id, "ids_partition", (int)k,
+            "ids_offset", (json_int_t)ids_offset);
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return s;
+}
+
+/*
+ * Judges the record at offset o of ids partition k (emit: a verdict is
+ * an event of the next transaction; 0 while the window is rebuilt).
+ * Returns 0, or -1 when memory ran out.
+ */
+static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
+                         const struct ids_rec *r, int emit)
+{
+        struct audit_group_ids *x = a->grp->ids;
+        struct ids_judge *j = &x->j[k];
+        struct ids_entry *e, *f = NULL;
+        uint32_t t = ids_topic_index(x, r->topic, r->topic_len), s;
+        int64_t lo = o - (int64_t)x->window;
+
+        if (t == NIL)
+                return -1;
+        /* The window is offsets [o - W, o) of k. */
+        while (j->n && j->ring[j->head].ids_offset < lo)
+                ids_evict_head(j);
+        /* The latest earlier copy (chains run newest first). */
+        for (s = j->cap ? j->bucket[ids_bucket(j, &r->id, t)] : NIL;
+             s != NIL; s = j->ring[s].next) {
+                e = &j->ring[s];
+                if (e->id.lo != r->id.lo || e->id.hi != r->id.hi ||
+                    e->topic != t)
+                        continue;
+                if (e->partition == r->partition && e->offset == r->offset)
+                        continue; /* the same record */
+                if (x->max_age_ms > 0 && r->ts_ms > 0 && e->ts_ms > 0 &&
+                    r->ts_ms - e->ts_ms > x->max_age_ms)
+                        continue;
+                f = e;
+                break;
+        }
+        if (f && emit) {
+                char *v = ids_verdict_json(a, k, o, r, f, x->topics[f->topic]);
+                if (!v || ids_push(&x->evs, &x->nevs, &x->capevs, &x->earena,
+                                   &x->elen, &x->ecap, 0, k, v, strlen(v))) {
+                        free(v);
+                        return -1;
+                }
+                free(v);
+                x->verdicts++;
+        }
+        if (j->n == j->cap && ids_judge_grow(j, x->window)) {
+                if (!j->cap)
+                        return -1;
+                ids_evict_head(j); /* full: the window is W */
+        }
+        s = (j->head + j->n) % j->cap;
+        e = &j->ring[s];
+        memset(e, 0, sizeof(*e));
+        e->id = r->id;
+        e->ids_offset = o;
+        e->offset = r->offset;
+        e->ts_ms = r->ts_ms;
+        e->seq = r->seq;
+        e->partition = r->partition;
+        e->epoch = r->epoch;
+        e->topic = t;
+        if (r->producer) {
+                e->producer = malloc(r->producer_len + 1);
+                if (!e->producer)
+                        return -1;
+                memcpy(e->producer, r->producer, r->producer_len);
+                e->producer[r->producer_len] = '\0';
+        }
+        j->n++;
+        ids_link(j, s);
+        return 0;
+}
+
+int audit_group_ids_is(const struct audit *a, const char *topic)
+{
+        return a->grp && a->grp->ids && !strcmp(topic, a->grp->ids->topic);
+}
+
+int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        struct ids_judge *j;
+        struct ids_rec r;
+
+        if (!x || !m->rkt ||
+            strcmp(rd_kafka_topic_name(m->rkt), x->topic))
+                return 0;
+        if (m->partition < 0 || m->partition >= x->nparts)
+                goto out;
+        j = &x->j[m->partition];
+        if (!j->owned)
+                goto out; /* queued before a revocation */
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                /* Past transaction markers: nothing to judge below. */
+                if (m->offset > j->next) {
+                        j->next = m->offset;
+                        a->uncommitted++;
+                }
+                goto out;
+        }
+        if (m->err) {
+                log_warn("group %s: ids topic %s [%d]: %s", a->conf.group,
+                         x->topic, (int)m->partition,
+                         rd_kafka_message_errstr(m));
+                goto out;
+        }
+        if (m->offset < j->next)
+                goto out; /* judged already (queued before a reassignment) */
+        if (ids_parse(m->payload, m->len, &r))
+                log_warn("group %s: ids topic %s [%d] offset %lld: not an "
+                         "ids record of this version, skipped",
+                         a->conf.group, x->topic, (int)m->partition,
+                         (long long)m->offset);
+        else if (ids_judge_one(a, m->partition, m->offset, &r, 1))
+                audit_group_fail(a, "ids judge", "out of memory");
+        x->judged++;
+        j->next = m->offset + 1;
+        a->uncommitted++;
+out:
+        rd_kafka_message_destroy(m);
+        return 1;
+}
+
+/*
+ * Rebuilds the windows of the ids partitions of l (read_committed, from
+ * max(log start, committed - W) to the committed offset, no verdicts)
+ * and sets their offsets in l to the committed ones (none: the start).
+ */
+int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                           char *errstr, size_t errstr_size)
+{
+        struct audit_group *g = a->grp;
+        struct audit_group_ids *x = g->ids;
+        rd_kafka_topic_partition_list_t *mine, *rd;
+        int64_t t0 = clock_wall_ms(), deadline, lo, hi;
+        int i, left = 0, rc = -1;
+        uint64_t replayed = 0;
+
+        if (!x)
+                return 0;
+        mine = rd_kafka_topic_partition_list_new(l->cnt);
+        rd = rd_kafka_topic_partition_list_new(l->cnt);
+        for (i = 0; i < l->cnt; i++)
+                if (!strcmp(l->elems[i].topic, x->topic))
+                        rd_kafka_topic_partition_list_add(
+                            mine, x->topic, l->elems[i].partition);
+        if (!mine->cnt) {
+                rc = 0;
+                goto out;
+        }
+        if (audit_group_committed(a, mine, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < mine->cnt; i++) {
+                int32_t k = mine->elems[i].partition;
+                int64_t c = mine->elems[i].offset;
+                if (k < 0 || k >= x->nparts) {
+                        snprintf(errstr, errstr_size,
+                                 "ids topic %s [%d] was assigned but the "
+                                 "topic had %d partitions at start",
+                                 x->topic, (int)k, (int)x->nparts);
+                        goto out;
+                }
+                ids_judge_clear(&x->j[k]);
+                x->j[k].owned = 1;
+                x->j[k].next = c >= 0 ? c : 0;
+                x->j[k].sent = c;
+                rd_kafka_topic_partition_list_find(l, x->topic, k)->offset =
+                    c >= 0 ? c : RD_KAFKA_OFFSET_BEGINNING;
+                if (c <= 0)
+                        continue;
+                if (rd_kafka_query_watermark_offsets(g->reader, x->topic, k,
+                                                     &lo, &hi,
+                                                     AUDIT_META_TIMEOUT_MS)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read the watermarks of the ids "
+                                 "topic %s [%d]",
+                                 x->topic, (int)k);
+                        goto out;
+                }
+                if (c - (int64_t)x->window > lo)
+                        lo = c - (int64_t)x->window;
+                if (lo >= c)
+                        continue;
+                rd_kafka_topic_partition_list_add(rd, x->topic, k)->offset =
+                    lo;
+                left++;
+        }
+        if (!left) {
+                rc = 0;
+                goto out;
+        }
+        if (rd_kafka_assign(g->reader, rd)) {
+                snprintf(errstr, errstr_size, "cannot read the ids topic %s",
+                         x->topic);
+                goto out;
+        }
+        deadline = clock_wall_ms() + GROUP_STATE_READ_MS;
+        while (left) {
+                rd_kafka_message_t *m;
+                rd_kafka_topic_partition_t *e;
+                struct ids_rec r;
+                int64_t c;
+                if (clock_wall_ms() > deadline) {
+                        snprintf(errstr, errstr_size,
+                                 "the ids topic %s could not be read to the "
+                                 "group's offsets within %d s",
+                                 x->topic, GROUP_STATE_READ_MS / 1000);
+                        goto unassign;
+                }
+                m = rd_kafka_consumer_poll(g->reader, 200);
+                if (!m)
+                        continue;
+                e = m->rkt ? rd_kafka_topic_partition_list_find(
+                                 rd, rd_kafka_topic_name(m->rkt), m->partition)
+                           : NULL;
+                if (!e || e->offset == RD_KAFKA_OFFSET_END) {
+                        rd_kafka_message_destroy(m);
+                        continue;
+                }
+                c = x->j[m->partition].next;
+                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                        if (m->offset >= c) {
+                                e->offset = RD_KAFKA_OFFSET_END; /* done */
+                                left--;
+                        }
+                } else if (m->err) {
+                        log_warn("group %s: reading the ids topic: %s",
+                                 a->conf.group, rd_kafka_message_errstr(m));
+                } else {
+                        if (m->offset < c &&
+                            !ids_parse(m->payload, m->len, &r)) {
+                                if (ids_judge_one(a, m->partition, m->offset,
+                                                  &r, 0)) {
+                                        rd_kafka_message_destroy(m);
+                                        snprintf(errstr, errstr_size,
+                                                 "out of memory");
+                                        goto unassign;
+                                }
+                                replayed++;
+                        }
+                        if (m->offset >= c - 1) {
+                                e->offset = RD_KAFKA_OFFSET_END;
+                                left--;
+                        }
+                }
+                rd_kafka_message_destroy(m);
+        }
+        rc = 0;
+unassign:
+        rd_kafka_assign(g->reader, NULL);
+out:
+        if (!rc && mine->cnt)
+                log_info("group %s: judging %d ids partition(s), %llu ids "
+                         "read back into their windows (%lld ms)",
+                         a->conf.group, mine->cnt,
+                         (unsigned long long)replayed,
+                         (long long)(clock_wall_ms() - t0));
+        rd_kafka_topic_partition_list_destroy(mine);
+        rd_kafka_topic_partition_list_destroy(rd);
+        return rc;
+}
+
+/* Drops what l takes away: the windows and verdicts of its ids
+ * partitions, the unsent ids records of its audited partitions. */
+void audit_group_ids_forget(struct audit *a,
+                            const rd_kafka_topic_partition_list_t *l)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        size_t r, w;
+        int i;
+
+        if (!x)
+                return;
+        for (i = 0; i < l->cnt; i++)
+                if (!strcmp(l->elems[i].topic, x->topic) &&
+                    l->elems[i].partition >= 0 &&
+                    l->elems[i].partition < x->nparts)
+                        ids_judge_clear(&x->j[l->elems[i].partition]);
+        for (r = w = 0; r < x->nevs; r++)
+                if (x->j[x->evs[r].k].owned)
+                        x->evs[w++] = x->evs[r];
+        x->nevs = w;
+        for (r = w = 0; r < x->nrecs; r++)
+                if (a->rt[x->recs[r].part].owned)
+                        x->recs[w++] = x->recs[r];
+        x->nrecs = w;
+}
+
+/* ------------------------------------------------------------------ */
+/* The transaction                                                     */
+/* ------------------------------------------------------------------ */
+
+int audit_group_ids_pending(const struct audit *a)
+{
+        const struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        int32_t k;
+
+        if (!x)
+                return 0;
+        if (x->nrecs || x->nevs)
+                return 1;
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned && x->j[k].next > 0 &&
+                    x->j[k].next != x->j[k].sent)
+                        return 1;
+        return 0;
+}
+
+static rd_kafka_resp_err_t ids_produce(struct audit_group *g,
+                                       const char *topic, int32_t partition,
+                                       const void *val, size_t len)
+{
+        rd_kafka_resp_err_t err;
+
+        do {
+                err = rd_kafka_producev(
+                    g->prod, RD_KAFKA_V_TOPIC(topic),
+                    RD_KAFKA_V_PARTITION(partition),
+                    RD_KAFKA_V_VALUE((void *)val, len),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        rd_kafka_poll(g->prod, 50);
+        } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+        return err;
+}
+
+int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
+                        char *errstr, size_t errstr_size)
+{
+        struct audit_group *g = a->grp;
+        struct audit_group_ids *x = g->ids;
+        rd_kafka_resp_err_t err = 0;
+        size_t i;
+        int32_t k;
+
+        if (!x)
+                return 0;
+        for (i = 0; i < x->nrecs && !err; i++)
+                if (a->rt[x->recs[i].part].owned)
+                        err = ids_produce(g, x->topic, x->recs[i].k,
+                                          x->arena + x->recs[i].off,
+                                          x->recs[i].len);
+        for (i = 0; i < x->nevs && !err; i++)
+                if (x->j[x->evs[i].k].owned)
+                        err = ids_produce(g, g->events_topic,
+                                          RD_KAFKA_PARTITION_UA,
+                                          x->earena + x->evs[i].off,
+                                          x->evs[i].len);
+        if (err) {
+                snprintf(errstr, errstr_size, "ids or verdict record: %s",
+                         rd_kafka_err2str(err));
+                audit_group_fail(a, "produce", errstr);
+                return -1;
+        }
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned && x->j[k].next > 0 &&
+                    x->j[k].next != x->j[k].sent)
+                        rd_kafka_topic_partition_list_add(offs, x->topic, k)
+                            ->offset = x->j[k].next;
+        return 0;
+}
+
+void audit_group_ids_done(struct audit *a)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        size_t i;
+        int32_t k;
+
+        if (!x)
+                return;
+        for (i = 0; i < x->nrecs; i++)
+                x->bytes += x->recs[i].len;
+        x->produced += x->nrecs;
+        x->nrecs = x->nevs = 0;
+        x->alen = x->elen = 0;
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned)
+                        x->j[k].sent = x->j[k].next;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size)
+{
+        struct audit_group_ids *x;
+        size_t len;
+
+        /* --id-window 0: no redelivery checks, no ids topic. */
+        if (!a->conf.dedup.window.max_ids)
+                return 0;
+        x = a->grp->ids = calloc(1, sizeof(*x));
+        len = strlen(a->conf.group) + 32;
+        if (!x || !(x->topic = malloc(len))) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        snprintf(x->topic, len, "eosaudit-%s-ids", a->conf.group);
+        x->window = a->conf.dedup.window.max_ids;
+        x->max_age_ms = a->conf.dedup.window.max_age_ms;
+        /* The engine's windows are off: the judges are the one source of
+         * redelivered in group mode (no event twice). */
+        a->conf.dedup.window.max_ids = 0;
+        return 0;
+}
+
+int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
+{
+        struct audit_group_ids *x = a->grp->ids;
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_topic_t *rkt;
+        int32_t k;
+        uint64_t per;
+
+        if (!x)
+                return 0;
+        if (audit_group_topic_n(a, x->topic, "delete", "ids", NULL,
+                                a->conf.group_ids_partitions > 0
+                                    ? a->conf.group_ids_partitions
+                                    : IDS_DEFAULT_PARTITIONS,
+                                errstr, errstr_size))
+                return -1;
+        /* The count that routes ids is the topic's, whoever created it:
+         * every member hashes over the same partitions. */
+        rkt = rd_kafka_topic_new(a->rk, x->topic, NULL);
+        if (!rkt || rd_kafka_metadata(a->rk, 0, rkt, &md,
+                                      AUDIT_META_TIMEOUT_MS) ||
+            !md || md->topic_cnt != 1 || md->topics[0].err ||
+            md->topics[0].partition_cnt < 1) {
+                snprintf(errstr, errstr_size,
+                         "cannot read the partitions of the ids topic %s",
+                         x->topic);
+                if (md)
+                        rd_kafka_metadata_destroy(md);
+                if (rkt)
+                        rd_kafka_topic_destroy(rkt);
+                return -1;
+        }
+        x->nparts = md->topics[0].partition_cnt;
+        rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(rkt);
+        x->j = calloc((size_t)x->nparts, sizeof(*x->j));
+        if (!x->j) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        for (k = 0; k < x->nparts; k++)
+                x->j[k].next = x->j[k].sent = -1;
+        per = x->window / (uint64_t)x->nparts +
+              (x->window % (uint64_t)x->nparts != 0);
+        x->window = per * (a->ntopics ? a->ntopics : 1);
+        if (x->window > UINT32_MAX / 2)
+                x->window = UINT32_MAX / 2;
+        log_info("group %s: redeliveries across members through %s (%d "
+                 "partitions, %llu offsets remembered per partition)",
+                 a->conf.group, x->topic, (int)x->nparts,
+                 (unsigned long long)x->window);
+        return 0;
+}
+
+/* A copy of l without the ids topic's partitions. */
+rd_kafka_topic_partition_list_t *
+audit_group_ids_without(const struct audit *a,
+                        const rd_kafka_topic_partition_list_t *l)
+{
+        rd_kafka_topic_partition_list_t *c =
+            rd_kafka_topic_partition_list_new(l->cnt);
+        int i;
+
+        for (i = 0; i < l->cnt; i++)
+                if (!audit_group_ids_is(a, l->elems[i].topic))
+                        rd_kafka_topic_partition_list_add(
+                            c, l->elems[i].topic, l->elems[i].partition)
+                            ->offset = l->elems[i].offset;
+        return c;
+}
+
+/* The offsets of part's elements into l's. */
+void audit_group_ids_offsets_back(rd_kafka_topic_partition_list_t *l,
+                                  const rd_kafka_topic_partition_list_t *part)
+{
+        int i;
+
+        for (i = 0; i < part->cnt; i++) {
+                rd_kafka_topic_partition_t *e =
+                    rd_kafka_topic_partition_list_find(
+                        l, part->elems[i].topic, part->elems[i].partition);
+                if (e)
+                        e->offset = part->elems[i].offset;
+        }
+}
+
+const char *audit_group_ids_topic(const struct audit *a)
+{
+        return a->grp && a->grp->ids ? a->grp->ids->topic : NULL;
+}
+
+void audit_group_ids_free(struct audit *a)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        uint32_t i;
+        int32_t k;
+
+        if (!x)
+                return;
+        if (x->produced)
+                log_info("group %s: ids records written %llu (%.1f bytes "
+                         "each), judged %llu, redelivered %llu",
+                         a->conf.group, (unsigned long long)x->produced,
+                         (double)x->bytes / (double)x->produced,
+                         (unsigned long long)x->judged,
+                         (unsigned long long)x->verdicts);
+        for (k = 0; x->j && k < x->nparts; k++)
+                ids_judge_clear(&x->j[k]);
+        for (i = 0; i < x->ntopics; i++)
+                free(x->topics[i]);
+        free(x->topics);
+        free(x->j);
+        free(x->recs);
+        free(x->evs);
+        free(x->arena);
+        free(x->earena);
+        free(x->topic);
+        free(x);
+        a->grp->ids = NULL;
+}
+
+void audit_group_ids_unlist(const struct audit *a, struct status_member *m)
+{
+        size_t r, w;
+
+        for (r = w = 0; r < m->nparts; r++) {
+                if (audit_group_ids_is(a, m->parts[r].topic)) {
+                        free(m->parts[r].topic);
+                        continue;
+                }
+                m->parts[w++] = m->parts[r];
+        }
+        m->nparts = w;
+}
