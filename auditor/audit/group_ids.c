@@ -73,15 +73,15 @@ struct ids_rec {
         size_t topic_len, producer_len;
 };
 
-/* One id in a judge's window. */
+/* One id in a judge's window: 56 bytes (the first copy is named by
+ * topic, partition and offset, as the engine's evidence names it). */
 struct ids_entry {
         struct dedup_id id;
         int64_t ids_offset; /* where on ids partition k */
-        int64_t offset, ts_ms, seq;
-        int32_t partition, epoch;
+        int64_t offset, ts_ms;
+        int32_t partition;
         uint32_t next;   /* bucket chain, ring slot or NIL */
         uint32_t topic;  /* index in struct audit_group_ids.topics */
-        char *producer;  /* NULL: none */
 };
 
 /* A judge: ids partition k, owned. */
@@ -302,10 +302,6 @@ static uint32_t ids_bucket(const struct ids_judge *j, const struct dedup_id *id,
 
 static void ids_judge_clear(struct ids_judge *j)
 {
-        uint32_t i;
-
-        for (i = 0; i < j->n; i++)
-                free(j->ring[(j->head + i) % j->cap].producer);
         free(j->ring);
         free(j->bucket);
         memset(j, 0, sizeof(*j));
@@ -366,14 +362,12 @@ static void ids_evict_head(struct ids_judge *j)
                 pp = &j->ring[*pp].next;
         if (*pp == s)
                 *pp = j->ring[s].next;
-        free(j->ring[s].producer);
-        j->ring[s].producer = NULL;
         j->head = (j->head + 1) % j->cap;
         j->n--;
 }
 
-/* The verdict's JSON, as group.c's events plus where the first copy is
- * and which judge said so (malloc'd). */
+/* A producer's name as JSON: a string, or {"hex": ...} when it is not
+ * UTF-8 (as group.c's events). */
 static json_t *ids_producer_json(const char *p, size_t len)
 {
         json_t *name;
@@ -390,6 +384,8 @@ static json_t *ids_producer_json(const char *p, size_t len)
         return json_pack("{s:s}", "hex", hex);
 }
 
+/* The verdict's JSON: group.c's event fields, plus where the first copy
+ * is and which judge said so (malloc'd). */
 static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
                               const struct ids_rec *r,
                               const struct ids_entry *f, const char *ftopic)
@@ -399,7 +395,7 @@ static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
 
         o = json_pack(
             "{s:s%, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, "
-            "s:s, s:i, s:o?, s:i, s:I, s:I, s:I, s:s, s:i, s:I}",
+            "s:s, s:i, s:I, s:I, s:I, s:s, s:i, s:I}",
             "topic", r->topic, r->topic_len, "partition", (int)r->partition,
             "kind", "redelivered", "producer",
             ids_producer_json(r->producer, r->producer_len), "epoch",
@@ -408,11 +404,8 @@ static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
             "offset_hi", (json_int_t)r->offset, "first_offset",
             (json_int_t)f->offset, "first_offset_hi", (json_int_t)f->offset,
             "first_topic", ftopic, "first_partition", (int)f->partition,
-            "first_producer",
-            ids_producer_json(f->producer,
-                              f->producer ? strlen(f->producer) : 0),
-            "first_epoch", (int)f->epoch, "first_seq", (json_int_t)f->seq,
-            "count", (json_int_t)1, "when_ms", (json_int_t)r->ts_ms,
+            "first_ts_ms", (json_int_t)f->ts_ms, "count", (json_int_t)1,
+            "when_ms", (json_int_t)r->ts_ms,
             "member", a->grp->txn_id, "ids_partition", (int)k,
             "ids_offset", (json_int_t)ids_offset);
         s = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -471,22 +464,12 @@ static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
         }
         s = (j->head + j->n) % j->cap;
         e = &j->ring[s];
-        memset(e, 0, sizeof(*e));
         e->id = r->id;
         e->ids_offset = o;
         e->offset = r->offset;
         e->ts_ms = r->ts_ms;
-        e->seq = r->seq;
         e->partition = r->partition;
-        e->epoch = r->epoch;
         e->topic = t;
-        if (r->producer) {
-                e->producer = malloc(r->producer_len + 1);
-                if (!e->producer)
-                        return -1;
-                memcpy(e->producer, r->producer, r->producer_len);
-                e->producer[r->producer_len] = '\0';
-        }
         j->n++;
         ids_link(j, s);
         return 0;
