@@ -34,8 +34,10 @@
  * from zero (group_state.c).  --group-instance-id: static membership;
  * a member fenced by a newer one with its id stops (exit 2).
  *
- * Not in this slice: the id windows stay per process (a redelivery to a
- * partition of another member is not seen), the transaction check and
+ * Redeliveries across members: the ids topic (group_ids.c); the engine's
+ * own id window is off in group mode.
+ *
+ * Not in this slice: the transaction check and
  * the flow audit are refused with --group, partitions added while the
  * group runs are not audited, reports are per member.
  */
