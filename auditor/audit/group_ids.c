@@ -581,6 +581,16 @@ int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                  x->topic, (int)k);
                         goto out;
                 }
+                if (hi < c) {
+                        snprintf(errstr, errstr_size,
+                                 "ids topic %s [%d] ends at %lld, below the "
+                                 "group's committed offset %lld: it was "
+                                 "deleted or recreated under the group "
+                                 "(start a new --group)",
+                                 x->topic, (int)k, (long long)hi,
+                                 (long long)c);
+                        goto out;
+                }
                 if (c - (int64_t)x->window > lo)
                         lo = c - (int64_t)x->window;
                 if (lo >= c)
