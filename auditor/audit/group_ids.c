@@ -57,42 +57,16 @@
 #include "../../base/log.h"
 #include "../status.h"
 #include "group.h"
+#include "group_ids_window.h"
 
-#define IDS_VERSION 1
-#define IDS_FIXED 51   /* bytes before the topic */
 #define IDS_DEFAULT_PARTITIONS 12
-#define NIL UINT32_MAX
-
-/* An ids record as read: where a copy of an id is. */
-struct ids_rec {
-        struct dedup_id id;
-        int32_t partition;
-        int32_t epoch;
-        int64_t offset, ts_ms, seq;
-        const char *topic, *producer;
-        size_t topic_len, producer_len;
-};
-
-/* One id in a judge's window: 56 bytes (the first copy is named by
- * topic, partition and offset, as the engine's evidence names it). */
-struct ids_entry {
-        struct dedup_id id;
-        int64_t ids_offset; /* where on ids partition k */
-        int64_t offset, ts_ms;
-        int32_t partition;
-        uint32_t next;   /* bucket chain, ring slot or NIL */
-        uint32_t topic;  /* index in struct audit_group_ids.topics */
-};
 
 /* A judge: ids partition k, owned. */
 struct ids_judge {
         int owned;
         int64_t next;    /* next offset of k to judge (-1: from its start) */
         int64_t sent;    /* the position committed last */
-        struct ids_entry *ring; /* in ids_offset order, from head */
-        uint32_t cap, head, n;
-        uint32_t *bucket;
-        uint32_t mask;
+        struct gids_window *w; /* NULL until its first record */
 };
 
 /* A record to produce in the next transaction. */
@@ -108,8 +82,6 @@ struct audit_group_ids {
         uint64_t window;     /* W: offsets of k a judge remembers */
         int64_t max_age_ms;
         struct ids_judge *j; /* nparts */
-        char **topics;       /* names seen by the judges */
-        uint32_t ntopics;
         /* Pending: ids records (recs) and verdicts (evs), their bytes in
          * one arena each. */
         struct ids_out *recs, *evs;
@@ -159,70 +131,6 @@ static int ids_push(struct ids_out **v, size_t *n, size_t *cap,
         return 0;
 }
 
-static void put64(unsigned char *p, uint64_t v)
-{
-        int i;
-
-        for (i = 0; i < 8; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-        int i;
-
-        for (i = 0; i < 4; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-        uint64_t v = 0;
-        int i;
-
-        for (i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-               (uint32_t)p[3] << 24;
-}
-
-/*
- * The record, little-endian: version (1), id lo, hi (8, 8), partition
- * (4), offset (8), timestamp (8), epoch (4), seq (8), topic length (1),
- * topic, producer length (1), producer.  Returns 0, or -1 when it does
- * not parse.
- */
-static int ids_parse(const unsigned char *p, size_t len, struct ids_rec *r)
-{
-        size_t tl, pl;
-
-        if (len < IDS_FIXED + 1 || p[0] != IDS_VERSION)
-                return -1;
-        r->id.lo = get64(p + 1);
-        r->id.hi = get64(p + 9);
-        r->partition = (int32_t)get32(p + 17);
-        r->offset = (int64_t)get64(p + 21);
-        r->ts_ms = (int64_t)get64(p + 29);
-        r->epoch = (int32_t)get32(p + 37);
-        r->seq = (int64_t)get64(p + 41);
-        tl = p[49];
-        if (IDS_FIXED + tl + 1 > len || !tl)
-                return -1;
-        r->topic = (const char *)p + 50;
-        r->topic_len = tl;
-        pl = p[50 + tl];
-        if (IDS_FIXED + tl + pl != len)
-                return -1;
-        r->producer = pl ? (const char *)p + 51 + tl : NULL;
-        r->producer_len = pl;
-        return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Owner side                                                          */
 /* ------------------------------------------------------------------ */
@@ -232,39 +140,29 @@ void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
                           enum dedup_verdict v)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
-        unsigned char b[IDS_FIXED + 255 + 255];
-        struct dedup_id id;
-        size_t tl, pl, len;
+        unsigned char b[GIDS_MAX];
+        struct gids_rec r;
         int tracked;
 
         if (!x || !h->id || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
                 return;
         if (h->id_hashed)
-                id = h->id_hash;
+                r.id = h->id_hash;
         else
-                dedup_id_hash(h->id, h->id_len, &id);
-        tl = strlen(lp->topic);
-        if (tl > 255)
-                tl = 255; /* Kafka's names are at most 249 */
+                dedup_id_hash(h->id, h->id_len, &r.id);
         tracked = h->producer && dedup_hdrs_status(h) == DEDUP_HDR_TRACKED;
-        pl = tracked ? (h->producer_len > 255 ? 255 : h->producer_len) : 0;
-        b[0] = IDS_VERSION;
-        put64(b + 1, id.lo);
-        put64(b + 9, id.hi);
-        put32(b + 17, (uint32_t)lp->partition);
-        put64(b + 21, (uint64_t)offset);
-        put64(b + 29, (uint64_t)h->ts_ms);
-        put32(b + 37, (uint32_t)(tracked ? h->epoch : -1));
-        put64(b + 41, (uint64_t)(tracked ? h->seq : -1));
-        b[49] = (unsigned char)tl;
-        memcpy(b + 50, lp->topic, tl);
-        b[50 + tl] = (unsigned char)pl;
-        if (pl)
-                memcpy(b + 51 + tl, h->producer, pl);
-        len = IDS_FIXED + tl + pl;
+        r.partition = lp->partition;
+        r.offset = offset;
+        r.ts_ms = h->ts_ms;
+        r.epoch = tracked ? h->epoch : -1;
+        r.seq = tracked ? h->seq : -1;
+        r.topic = lp->topic;
+        r.topic_len = strlen(lp->topic); /* Kafka's: at most 249 */
+        r.producer = tracked ? h->producer : NULL;
+        r.producer_len = tracked ? h->producer_len : 0;
         if (ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena, &x->alen,
-                     &x->acap, lp->part, (int32_t)(id.lo % (uint64_t)x->nparts),
-                     b, len))
+                     &x->acap, lp->part, (int32_t)(r.id.lo % (uint64_t)x->nparts),
+                     b, gids_encode(b, &r)))
                 audit_group_fail(a, "ids", "out of memory");
 }
 
@@ -272,98 +170,11 @@ void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
 /* Judges                                                              */
 /* ------------------------------------------------------------------ */
 
-static uint32_t ids_topic_index(struct audit_group_ids *x, const char *t,
-                                size_t len)
-{
-        uint32_t i;
-        char **v;
-
-        for (i = 0; i < x->ntopics; i++)
-                if (strlen(x->topics[i]) == len &&
-                    !memcmp(x->topics[i], t, len))
-                        return i;
-        v = realloc(x->topics, (x->ntopics + 1) * sizeof(*v));
-        if (!v)
-                return NIL;
-        x->topics = v;
-        v[x->ntopics] = malloc(len + 1);
-        if (!v[x->ntopics])
-                return NIL;
-        memcpy(v[x->ntopics], t, len);
-        v[x->ntopics][len] = '\0';
-        return x->ntopics++;
-}
-
-static uint32_t ids_bucket(const struct ids_judge *j, const struct dedup_id *id,
-                           uint32_t topic)
-{
-        return (uint32_t)((id->hi ^ (id->lo >> 32) ^ topic) & j->mask);
-}
-
 static void ids_judge_clear(struct ids_judge *j)
 {
-        free(j->ring);
-        free(j->bucket);
+        gids_window_free(j->w);
         memset(j, 0, sizeof(*j));
         j->next = j->sent = -1;
-}
-
-/* Links ring slot s into its bucket. */
-static void ids_link(struct ids_judge *j, uint32_t s)
-{
-        uint32_t b = ids_bucket(j, &j->ring[s].id, j->ring[s].topic);
-
-        j->ring[s].next = j->bucket[b];
-        j->bucket[b] = s;
-}
-
-/* Doubles the ring (up to the window), in order from slot 0. */
-static int ids_judge_grow(struct ids_judge *j, uint64_t window)
-{
-        uint32_t cap = j->cap ? j->cap * 2 : 1024, i, nb;
-        struct ids_entry *r;
-        uint32_t *bk;
-
-        if (cap > window)
-                cap = (uint32_t)window;
-        if (cap <= j->cap)
-                return -1;
-        for (nb = 1; nb < cap * 2; nb *= 2)
-                ;
-        r = malloc((size_t)cap * sizeof(*r));
-        bk = malloc((size_t)nb * sizeof(*bk));
-        if (!r || !bk) {
-                free(r);
-                free(bk);
-                return -1;
-        }
-        for (i = 0; i < j->n; i++)
-                r[i] = j->ring[(j->head + i) % j->cap];
-        free(j->ring);
-        free(j->bucket);
-        j->ring = r;
-        j->bucket = bk;
-        j->cap = cap;
-        j->head = 0;
-        j->mask = nb - 1;
-        memset(bk, 0xff, (size_t)nb * sizeof(*bk));
-        for (i = 0; i < j->n; i++)
-                ids_link(j, i);
-        return 0;
-}
-
-static void ids_evict_head(struct ids_judge *j)
-{
-        uint32_t s = j->head;
-        uint32_t *pp = &j->bucket[ids_bucket(j, &j->ring[s].id,
-                                             j->ring[s].topic)];
-
-        while (*pp != NIL && *pp != s)
-                pp = &j->ring[*pp].next;
-        if (*pp == s)
-                *pp = j->ring[s].next;
-        j->head = (j->head + 1) % j->cap;
-        j->n--;
 }
 
 /* A producer's name as JSON: a string, or {"hex": ...} when it is not
@@ -387,8 +198,8 @@ static json_t *ids_producer_json(const char *p, size_t len)
 /* The verdict's JSON: group.c's event fields, plus where the first copy
  * is and which judge said so (malloc'd). */
 static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
-                              const struct ids_rec *r,
-                              const struct ids_entry *f, const char *ftopic)
+                              const struct gids_rec *r,
+                              const struct gids_first *f)
 {
         json_t *o;
         char *s;
@@ -403,7 +214,7 @@ static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
             (json_int_t)r->seq, "offset_lo", (json_int_t)r->offset,
             "offset_hi", (json_int_t)r->offset, "first_offset",
             (json_int_t)f->offset, "first_offset_hi", (json_int_t)f->offset,
-            "first_topic", ftopic, "first_partition", (int)f->partition,
+            "first_topic", f->topic, "first_partition", (int)f->partition,
             "first_ts_ms", (json_int_t)f->ts_ms, "count", (json_int_t)1,
             "when_ms", (json_int_t)r->ts_ms,
             "member", a->grp->txn_id, "ids_partition", (int)k,
@@ -419,59 +230,27 @@ static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
  * Returns 0, or -1 when memory ran out.
  */
 static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
-                         const struct ids_rec *r, int emit)
+                         const struct gids_rec *r, int emit)
 {
         struct audit_group_ids *x = a->grp->ids;
         struct ids_judge *j = &x->j[k];
-        struct ids_entry *e, *f = NULL;
-        uint32_t t = ids_topic_index(x, r->topic, r->topic_len), s;
-        int64_t lo = o - (int64_t)x->window;
+        struct gids_first f;
+        char *v;
+        int rc;
 
-        if (t == NIL)
+        if (!j->w && !(j->w = gids_window_new(x->window, x->max_age_ms)))
                 return -1;
-        /* The window is offsets [o - W, o) of k. */
-        while (j->n && j->ring[j->head].ids_offset < lo)
-                ids_evict_head(j);
-        /* The latest earlier copy (chains run newest first). */
-        for (s = j->cap ? j->bucket[ids_bucket(j, &r->id, t)] : NIL;
-             s != NIL; s = j->ring[s].next) {
-                e = &j->ring[s];
-                if (e->id.lo != r->id.lo || e->id.hi != r->id.hi ||
-                    e->topic != t)
-                        continue;
-                if (e->partition == r->partition && e->offset == r->offset)
-                        continue; /* the same record */
-                if (x->max_age_ms > 0 && r->ts_ms > 0 && e->ts_ms > 0 &&
-                    r->ts_ms - e->ts_ms > x->max_age_ms)
-                        continue;
-                f = e;
-                break;
-        }
-        if (f && emit) {
-                char *v = ids_verdict_json(a, k, o, r, f, x->topics[f->topic]);
-                if (!v || ids_push(&x->evs, &x->nevs, &x->capevs, &x->earena,
-                                   &x->elen, &x->ecap, 0, k, v, strlen(v))) {
-                        free(v);
-                        return -1;
-                }
+        rc = gids_window_judge(j->w, o, r, &f);
+        if (rc <= 0 || !emit)
+                return rc < 0 ? -1 : 0;
+        v = ids_verdict_json(a, k, o, r, &f);
+        if (!v || ids_push(&x->evs, &x->nevs, &x->capevs, &x->earena,
+                           &x->elen, &x->ecap, 0, k, v, strlen(v))) {
                 free(v);
-                x->verdicts++;
+                return -1;
         }
-        if (j->n == j->cap && ids_judge_grow(j, x->window)) {
-                if (!j->cap)
-                        return -1;
-                ids_evict_head(j); /* full: the window is W */
-        }
-        s = (j->head + j->n) % j->cap;
-        e = &j->ring[s];
-        e->id = r->id;
-        e->ids_offset = o;
-        e->offset = r->offset;
-        e->ts_ms = r->ts_ms;
-        e->partition = r->partition;
-        e->topic = t;
-        j->n++;
-        ids_link(j, s);
+        free(v);
+        x->verdicts++;
         return 0;
 }
 
@@ -484,7 +263,7 @@ int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
         struct ids_judge *j;
-        struct ids_rec r;
+        struct gids_rec r;
 
         if (!x || !m->rkt ||
             strcmp(rd_kafka_topic_name(m->rkt), x->topic))
@@ -510,7 +289,7 @@ int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
         }
         if (m->offset < j->next)
                 goto out; /* judged already (queued before a reassignment) */
-        if (ids_parse(m->payload, m->len, &r))
+        if (gids_parse(m->payload, m->len, &r))
                 log_warn("group %s: ids topic %s [%d] offset %lld: not an "
                          "ids record of this version, skipped",
                          a->conf.group, x->topic, (int)m->partition,
@@ -612,7 +391,7 @@ int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         while (left) {
                 rd_kafka_message_t *m;
                 rd_kafka_topic_partition_t *e;
-                struct ids_rec r;
+                struct gids_rec r;
                 int64_t c;
                 if (clock_wall_ms() > deadline) {
                         snprintf(errstr, errstr_size,
@@ -642,7 +421,7 @@ int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                  a->conf.group, rd_kafka_message_errstr(m));
                 } else {
                         if (m->offset < c &&
-                            !ids_parse(m->payload, m->len, &r)) {
+                            !gids_parse(m->payload, m->len, &r)) {
                                 if (ids_judge_one(a, m->partition, m->offset,
                                                   &r, 0)) {
                                         rd_kafka_message_destroy(m);
@@ -913,7 +692,6 @@ const char *audit_group_ids_topic(const struct audit *a)
 void audit_group_ids_free(struct audit *a)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
-        uint32_t i;
         int32_t k;
 
         if (!x)
@@ -927,9 +705,6 @@ void audit_group_ids_free(struct audit *a)
                          (unsigned long long)x->verdicts);
         for (k = 0; x->j && k < x->nparts; k++)
                 ids_judge_clear(&x->j[k]);
-        for (i = 0; i < x->ntopics; i++)
-                free(x->topics[i]);
-        free(x->topics);
         free(x->j);
         free(x->recs);
         free(x->evs);
