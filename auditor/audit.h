@@ -129,6 +129,8 @@ struct audit_conf {
         const char *group_member;
         const char *group_instance_id;
         int group_replication;
+        int group_ids_partitions; /* the ids topic's, when created
+                                     (group_ids.c); 0: 12 */
 };
 
 #define AUDIT_THREADS_MAX 64

@@ -20,6 +20,7 @@ struct grouprep {
         size_t nparts, cap;
         struct grouprep_tp *expected;
         int64_t *hws;
+        uint64_t *redel; /* parallel to expected: redelivered records */
         size_t nexpected, expcap;
         struct grouprep_event *ring; /* ring[(head + i) % size] */
         size_t ring_size, head, nring;
@@ -543,6 +544,20 @@ out:
         return rc;
 }
 
+/* A redelivered event's records onto its audited partition (a linear
+ * search: anomalies only; one not expected is in event_counts only). */
+static void redel_add(struct grouprep *g, const struct grouprep_event *e)
+{
+        size_t i;
+
+        for (i = 0; i < g->nexpected; i++)
+                if (g->expected[i].partition == e->partition &&
+                    !strcmp(g->expected[i].topic, e->topic)) {
+                        g->redel[i] += e->count;
+                        return;
+                }
+}
+
 int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,
                    const void *val, size_t len)
 {
@@ -559,6 +574,8 @@ int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,
         e.events_partition = partition;
         g->event_records[kind]++;
         g->event_counts[kind] += e.count;
+        if (kind == DEDUP_KIND_REDELIVERED)
+                redel_add(g, &e);
         if (g->nring == g->ring_size) { /* the oldest gives way */
                 event_release(&g->ring[g->head]);
                 g->head = (g->head + 1) % g->ring_size;
@@ -606,6 +623,7 @@ void grouprep_free(struct grouprep *g)
                 free(g->expected[i].topic);
         free(g->expected);
         free(g->hws);
+        free(g->redel);
         for (i = 0; i < g->ring_size; i++)
                 event_release(&g->ring[i]);
         free(g->ring);
@@ -619,6 +637,7 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 struct grouprep_tp *e =
                     realloc(g->expected, cap * sizeof(*e));
                 int64_t *h;
+                uint64_t *r;
                 if (!e)
                         return -1;
                 g->expected = e;
@@ -626,6 +645,10 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 if (!h)
                         return -1;
                 g->hws = h;
+                r = realloc(g->redel, cap * sizeof(*r));
+                if (!r)
+                        return -1;
+                g->redel = r;
                 g->expcap = cap;
         }
         g->expected[g->nexpected].topic = strdup(topic);
@@ -633,6 +656,7 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 return -1;
         g->expected[g->nexpected].partition = partition;
         g->hws[g->nexpected] = -1;
+        g->redel[g->nexpected] = 0;
         g->nexpected++;
         return 0;
 }
@@ -671,6 +695,7 @@ static void snap_free(struct grouprep_snap *s)
                 free(s->expected[i].topic);
         free(s->expected);
         free(s->high_watermarks);
+        free(s->redelivered);
         for (i = 0; s->events && i < s->nevents; i++)
                 event_release(&s->events[i]);
         free(s->events);
@@ -714,9 +739,10 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
         s->unstated = calloc(g->nexpected + 1, sizeof(*s->unstated));
         s->expected = calloc(g->nexpected + 1, sizeof(*s->expected));
         s->high_watermarks = calloc(g->nexpected + 1, sizeof(int64_t));
+        s->redelivered = calloc(g->nexpected + 1, sizeof(uint64_t));
         s->events = calloc(g->nring + 1, sizeof(*s->events));
         if (!s->parts || !s->unstated || !s->expected ||
-            !s->high_watermarks || !s->events)
+            !s->high_watermarks || !s->redelivered || !s->events)
                 goto fail;
         for (i = 0; i < g->nparts; i++, s->nparts++) {
                 s->parts[i] = g->parts[i];
@@ -729,6 +755,7 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                                             &fail);
                 s->expected[i].partition = g->expected[i].partition;
                 s->high_watermarks[i] = g->hws[i];
+                s->redelivered[i] = g->redel[i];
                 part_find(g->parts, g->nparts, g->expected[i].topic,
                           g->expected[i].partition, &found);
                 if (found)
@@ -747,6 +774,14 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                 d->topic = dupn(e->topic, strlen(e->topic), &fail);
                 d->producer = dupn(e->producer, e->producer_len, &fail);
                 d->member = e->member ? dupn(e->member, strlen(e->member),
+                                             &fail)
+                                      : NULL;
+                d->first_topic = e->first_topic
+                                     ? dupn(e->first_topic,
+                                            strlen(e->first_topic), &fail)
+                                     : NULL;
+                d->msgid = dupn(e->msgid, e->msgid_stored, &fail);
+                d->reason = e->reason ? dupn(e->reason, strlen(e->reason),
                                              &fail)
                                       : NULL;
         }
@@ -809,5 +844,11 @@ size_t grouprep_snap_sum(const struct grouprep_snap *s, const char *topic,
                                     : 0);
                 }
         }
+        /* Redeliveries are judged through the ids topic, apart from the
+         * partitions' owners: counted from the events topic. */
+        for (e = 0; e < s->nexpected; e++)
+                if (!topic || !strcmp(topic, s->expected[e].topic))
+                        out->anomalies[DEDUP_KIND_REDELIVERED] +=
+                            s->redelivered[e];
         return n;
 }

@@ -110,6 +110,11 @@ struct grouprep_snap {
          * expected list (grouprep_expect order); -1 unknown. */
         struct grouprep_tp *expected;
         int64_t *high_watermarks;
+        /* Redelivered records by the events topic's redelivered events,
+         * parallel to expected: in group mode the ids topic's judges
+         * find them, not the partitions' owners, so the state records
+         * count none (grouprep_snap_sum() adds these). */
+        uint64_t *redelivered;
         size_t nexpected;
         char error[256]; /* the reader's last error, or "" */
 };

@@ -121,6 +121,8 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.group_instance_id = conf_str(&c->conf, CONF_GROUP_INSTANCE_ID);
         c->ac.group_replication =
             (int)conf_int(&c->conf, CONF_GROUP_REPLICATION);
+        c->ac.group_ids_partitions =
+            (int)conf_int(&c->conf, CONF_GROUP_IDS_PARTITIONS);
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);

@@ -73,6 +73,7 @@ enum conf_id {
         CONF_GROUP_MEMBER,
         CONF_GROUP_INSTANCE_ID,
         CONF_GROUP_REPLICATION,
+        CONF_GROUP_IDS_PARTITIONS,
         /* produce */
         CONF_PRODUCE_TOPIC,
         CONF_PRODUCER,

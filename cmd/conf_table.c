@@ -296,6 +296,17 @@ const struct conf_option conf_options[CONF__CNT] = {
                                 "serve --group: the replication factor of "
                                 "the state topic when it is created; 0 = the "
                                 "broker's default"},
+    [CONF_GROUP_IDS_PARTITIONS] = {CONF_GROUP_IDS_PARTITIONS,
+                                   "group-ids-partitions",
+                                   "group-ids-partitions", 0, CONF_T_INT, "N",
+                                   "12", NULL, 1, 10000, NULL, NULL,
+                                   CONF_SERVE | CONF_FILE,
+                                   "serve --group: partitions of the ids "
+                                   "topic eosaudit-GROUP-ids when it is "
+                                   "created (an existing one keeps its "
+                                   "count): the members owning them judge "
+                                   "redeliveries across the group's "
+                                   "partitions, ids hashed over them"},
     /* produce: the reference producer (producer/producer.h) */
     [CONF_PRODUCE_TOPIC] = {CONF_PRODUCE_TOPIC, NULL, "topic", 't',
                             CONF_T_STRING, "TOPIC", NULL, "none; required",

@@ -263,6 +263,7 @@ static const struct {
         {CONF_GROUP_INSTANCE_ID, "group-instance-id = auditor-1", "auditor-1",
          0},
         {CONF_GROUP_REPLICATION, "group-replication = 3", NULL, 3},
+        {CONF_GROUP_IDS_PARTITIONS, "group-ids-partitions = 6", NULL, 6},
 };
 
 static void test_every_option_from_file(void **state)

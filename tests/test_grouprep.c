@@ -326,6 +326,7 @@ static void test_event_evidence(void **unused)
 {
         struct grouprep *g = grouprep_new(4);
         struct grouprep_snap *s;
+        struct grouprep_counts c;
         struct ledger_anomaly an;
         const struct grouprep_event *e;
         json_t *o;
@@ -333,6 +334,7 @@ static void test_event_evidence(void **unused)
 
         (void)unused;
         assert_non_null(g);
+        assert_int_equal(grouprep_expect(g, "t", 5), 0);
         memset(&an, 0, sizeof(an));
         an.topic = "t";
         an.partition = 5;
@@ -379,6 +381,12 @@ static void test_event_evidence(void **unused)
         assert_string_equal(e->first_topic, "u");
         assert_int_equal(e->when_ms, 777);
         assert_string_equal(e->member, "eosaudit-g-a");
+        /* No state record counts it (the ids topic's judge found it):
+         * the topic's sum takes it from the events. */
+        assert_int_equal(grouprep_snap_sum(s, "t", &c, NULL, NULL), 0);
+        assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 1);
+        assert_int_equal(grouprep_snap_sum(s, "u", &c, NULL, NULL), 0);
+        assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 0);
         grouprep_snap_put(s);
         grouprep_free(g);
 }

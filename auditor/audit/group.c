@@ -38,9 +38,11 @@
  * member's consumer refreshes its metadata (--metadata-refresh-ms) and
  * audited from their log start (group_part_added()).
  *
- * Not in this slice: the id windows stay per process (a redelivery to a
- * partition of another member is not seen), the transaction check and
- * the flow audit are refused with --group, reports are per member.
+ * Redeliveries across members: the ids topic (group_ids.c); the engine's
+ * own id window is off in group mode.
+ *
+ * Not in this slice: the transaction check and the flow audit are
+ * refused with --group.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,8 +265,13 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         audit_group_view_relist(a); /* /api/v1/group: the members changed */
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+                /* The audited partitions here, the ids topic's in
+                 * group_ids.c. */
+                rd_kafka_topic_partition_list_t *au =
+                    audit_group_ids_without(a, l);
                 if (!a->grp->failed &&
-                    group_assign(a, l, errstr, sizeof(errstr))) {
+                    (group_assign(a, au, errstr, sizeof(errstr)) ||
+                     audit_group_ids_assign(a, l, errstr, sizeof(errstr)))) {
                         /* A member whose partner stopped on a deleted
                          * state topic gets its partitions: the same one
                          * line as a failed transaction. */
@@ -273,9 +280,12 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         else
                                 audit_group_fail(a, "assignment", errstr);
                 }
+                audit_group_ids_offsets_back(l, au);
+                rd_kafka_topic_partition_list_destroy(au);
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
+                        audit_group_ids_forget(a, l);
                         a->grp->in_rebalance = 0;
                         return;
                 }
@@ -291,6 +301,7 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                  "those records again",
                                  a->conf.group);
                 group_forget(a, l);
+                audit_group_ids_forget(a, l);
                 log_info("group %s: %d partition(s) revoked%s",
                          a->conf.group, l->cnt,
                          rd_kafka_assignment_lost(rk) ? " (lost)" : "");
@@ -458,7 +469,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 }
         }
         evs = dedup_tracker_events(a->tr, &nev);
-        if (!n && !nev) {
+        if (!n && !nev && !audit_group_ids_pending(a)) {
                 rd_kafka_topic_partition_list_destroy(offs);
                 return 0;
         }
@@ -521,6 +532,12 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         return -1;
                 }
         }
+        /* The ids records of the batch, the verdicts of this member's
+         * judges and their positions on the ids topic (group_ids.c). */
+        if (audit_group_ids_txn(a, offs, errstr, errstr_size)) {
+                rd_kafka_topic_partition_list_destroy(offs);
+                return -1;
+        }
         cgmd = rd_kafka_consumer_group_metadata(a->rk);
         e = rd_kafka_send_offsets_to_transaction(g->prod, offs, cgmd,
                                                  GROUP_OP_TIMEOUT_MS);
@@ -535,6 +552,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 g->alive_ms = clock_wall_ms(); /* no look needed */
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
+        audit_group_ids_done(a);
         return 0;
 }
 
@@ -586,6 +604,8 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                         rd_kafka_message_destroy(m);
                         break;
                 }
+                if (audit_group_ids_message(a, m))
+                        continue; /* judged (group_ids.c) */
                 msgs[n++] = m;
         }
         return (ssize_t)n;
@@ -690,6 +710,8 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
             rd_kafka_conf_set(kconf, "partition.assignment.strategy",
                               "cooperative-sticky", errstr,
                               errstr_size) != RD_KAFKA_CONF_OK)
+                return -1;
+        if (audit_group_ids_conf(a, errstr, errstr_size))
                 return -1;
         g->base = rd_kafka_conf_dup(kconf);
         if (!g->base) {
@@ -806,7 +828,8 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         if (audit_group_topic(a, g->state_topic, "compact", "state", nocreate,
                         errstr, errstr_size) ||
             audit_group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
-                        errstr_size))
+                        errstr_size) ||
+            audit_group_ids_start(a, errstr, errstr_size))
                 return -1;
         g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,
                                errstr_size);
@@ -824,9 +847,14 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                                  errstr_size);
         if (!g->reader)
                 return -1;
-        l = rd_kafka_topic_partition_list_new((int)a->ntopics);
+        l = rd_kafka_topic_partition_list_new((int)a->ntopics + 1);
         for (t = 0; t < a->ntopics; t++)
                 rd_kafka_topic_partition_list_add(l, a->topics[t].name,
+                                                  RD_KAFKA_PARTITION_UA);
+        /* The ids topic too: its partitions' owners judge redeliveries
+         * across the group (group_ids.c). */
+        if (audit_group_ids_topic(a))
+                rd_kafka_topic_partition_list_add(l, audit_group_ids_topic(a),
                                                   RD_KAFKA_PARTITION_UA);
         err = rd_kafka_subscribe(a->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
@@ -860,6 +888,7 @@ void audit_group_free(struct audit *a)
                 rd_kafka_destroy(g->prod);
         if (g->base)
                 rd_kafka_conf_destroy(g->base);
+        audit_group_ids_free(a);
         free(g->state_topic);
         free(g->events_topic);
         free(g);

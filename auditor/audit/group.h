@@ -25,6 +25,7 @@ struct audit_group {
         char *state_topic;
         char *events_topic;    /* every anomaly event, in the same
                                   transactions */
+        struct audit_group_ids *ids; /* group_ids.c; NULL: --id-window 0 */
         char txn_id[512];
         char member[300];      /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
@@ -63,6 +64,13 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
                       const char *what, const char *nocreate, char *errstr,
                       size_t errstr_size);
 
+/* The same with partitions partitions when it is created (the ids
+ * topic); an existing topic keeps its count. */
+int audit_group_topic_n(struct audit *a, const char *name,
+                        const char *policy, const char *what,
+                        const char *nocreate, int partitions, char *errstr,
+                        size_t errstr_size);
+
 /* The last committed state record of each part of want[0..n) into
  * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */
 int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
@@ -81,5 +89,39 @@ int audit_group_state_gone(struct audit *a);
 /* audit_group_fail() with the one line of a state topic deleted under
  * the running group. */
 void audit_group_fail_gone(struct audit *a);
+
+/* group_ids.c: redeliveries across members through the ids topic.
+ * _conf() from audit_group_conf() (takes the id window away from the
+ * engine), _start() from audit_group_start() (the topic), _assign() and
+ * _forget() in the rebalance callback (the ids partitions of l; _forget
+ * also drops the unsent ids records of parts no longer owned),
+ * _message() on every consumed message (1: it was the ids topic's, now
+ * judged and destroyed), _pending(), _txn() (its records and the judges'
+ * positions into offs) and _done() around each transaction. */
+struct audit_group_ids;
+int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
+int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
+const char *audit_group_ids_topic(const struct audit *a);
+int audit_group_ids_is(const struct audit *a, const char *topic);
+rd_kafka_topic_partition_list_t *
+audit_group_ids_without(const struct audit *a,
+                        const rd_kafka_topic_partition_list_t *l);
+void audit_group_ids_offsets_back(rd_kafka_topic_partition_list_t *l,
+                                  const rd_kafka_topic_partition_list_t *part);
+int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                           char *errstr, size_t errstr_size);
+void audit_group_ids_forget(struct audit *a,
+                            const rd_kafka_topic_partition_list_t *l);
+int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m);
+int audit_group_ids_pending(const struct audit *a);
+int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
+                        char *errstr, size_t errstr_size);
+void audit_group_ids_done(struct audit *a);
+void audit_group_ids_free(struct audit *a);
+/* Drops the partitions of ids_topic (NULL: none) from m's assignment:
+ * /api/v1/group lists the audited partitions.  Called on the group
+ * view's thread: it takes the name, not the audit. */
+struct status_member;
+void audit_group_ids_unlist(const char *ids_topic, struct status_member *m);
 
 #endif

@@ -141,6 +141,15 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
                        const char *what, const char *nocreate, char *errstr,
                        size_t errstr_size)
 {
+        return audit_group_topic_n(a, name, policy, what, nocreate, 1,
+                                   errstr, errstr_size);
+}
+
+int audit_group_topic_n(struct audit *a, const char *name,
+                        const char *policy, const char *what,
+                        const char *nocreate, int partitions, char *errstr,
+                        size_t errstr_size)
+{
         rd_kafka_NewTopic_t *nt;
         rd_kafka_AdminOptions_t *opt;
         rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
@@ -156,7 +165,7 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
 
         if (nocreate)
                 goto describe;
-        nt = rd_kafka_NewTopic_new(name, 1,
+        nt = rd_kafka_NewTopic_new(name, partitions,
                                    a->conf.group_replication > 0
                                        ? a->conf.group_replication
                                        : -1,

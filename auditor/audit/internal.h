@@ -284,6 +284,12 @@ void audit_group_free(struct audit *a);
  * /api/v1/group and the group's figures, on a thread of its own); before
  * the consumer is closed.  A no-op without one. */
 void audit_group_view_stop(struct audit *a);
+/* group_ids.c: after the engine's verdict v on a record of lp (owned,
+ * group mode), notes its id for the ids topic (README: More than one
+ * machine); a no-op without --group. */
+void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
+                          int64_t offset, const struct dedup_hdrs *h,
+                          enum dedup_verdict v);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

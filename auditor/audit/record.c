@@ -155,6 +155,7 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
 {
         struct audit_rt *rt = &a->rt[lp->part];
         struct dedup_hdrs *h = &r->h;
+        enum dedup_verdict v;
 
         /* flow.c and txn.c read the record's topic here. */
         a->last_rkt = rkm->rkt;
@@ -186,7 +187,9 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                           lp->topic, (int)lp->partition,
                           (long long)lp->next_offset,
                           (long long)rkm->offset - 1);
-        dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
+        v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
+        if (a->grp)
+                audit_group_ids_note(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)
                 audit_txn_record(a, lp, rkm, h);
         if (a->conf.status) {

@@ -1,0 +1,732 @@
+/*
+ * group_ids.c - serve --group: redeliveries across members, through the
+ * ids topic eosaudit-GROUP-ids (issue 17; the Kafka Streams repartition
+ * pattern; README "More than one machine").
+ *
+ * In group mode the tracker has no id window (audit_group_ids_conf():
+ * window.max_ids is taken away from the engine before the tracker is
+ * made), so the local engine never says redelivered.  Instead:
+ *
+ *   - The owner of an audited partition notes, for each record whose id
+ *     the audit takes (an id, and a sequence verdict other than
+ *     duplicate or fenced: exactly the records the single process's
+ *     window checks, so an in-session repeat stays what its sequence
+ *     says and is never also a redelivery), one small binary record (the
+ *     id's 128-bit hash, topic, partition, offset, timestamp, producer,
+ *     epoch, seq) for ids partition (hash mod N).  They are produced in
+ *     the member's next transaction, with its state records and offsets.
+ *   - The ids topic's partitions are owned through the same consumer
+ *     group (the consumer subscribes to it too).  The owner of ids
+ *     partition k judges every id hashing to k: a record whose id (same
+ *     topic) is among the last W offsets of partition k, and not older
+ *     than --id-window-age-ms by record time, is redelivered, the
+ *     evidence naming both copies (the latest earlier one as first_*).
+ *     Its verdicts go to the events topic, and its position on k to the
+ *     group's offsets, in its next transaction.  W = ceil(--id-window /
+ *     N) times the number of audited topics: about the single process's
+ *     window, spread over the N partitions.
+ *   - On assignment of k its window is rebuilt by reading k (read
+ *     committed) from max(log start, committed - W) to the committed
+ *     offset without verdicts, then judging goes on from the committed
+ *     offset.
+ *
+ * Exactly once, across kill -9 and rebalances: a verdict is a function
+ * of ids partition k's committed records alone (the window is "offsets
+ * [o - W, o)", not "the last W records", so a rebuilt window equals the
+ * live one: both hold every record of [o - W, o), and the match rule
+ * picks the latest earlier copy, which both have).  The ids records of
+ * an audited batch commit with the offsets of that batch, or not at
+ * all: a batch audited again by a partition's next owner writes them
+ * again, and the aborted first copies are never read (read_committed).
+ * A judge's verdicts commit with its position on k, or not at all: its
+ * successor rebuilds the window up to that position and judges the same
+ * records again, to the same verdicts.  So each redelivered record is
+ * one event on the events topic, across the group.
+ *
+ * Which copy is the redelivery: the one whose ids record comes later on
+ * k, that is, whose owner committed it later (within one member, the
+ * order read, like the single process).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../base/clock.h"
+#include "../../base/log.h"
+#include "../status.h"
+#include "group.h"
+#include "group_ids_window.h"
+
+#define IDS_DEFAULT_PARTITIONS 12
+
+/* A judge: ids partition k, owned. */
+struct ids_judge {
+        int owned;
+        int64_t next;    /* next offset of k to judge (-1: from its start) */
+        int64_t sent;    /* the position committed last */
+        struct gids_window *w; /* NULL until its first record */
+};
+
+/* A record to produce in the next transaction. */
+struct ids_out {
+        uint32_t part;  /* the audited part (ids records) */
+        int32_t k;      /* ids partition (verdicts: the judge's) */
+        size_t off, len; /* in the arena */
+};
+
+struct audit_group_ids {
+        char *topic;
+        int32_t nparts;      /* the ids topic's partitions */
+        uint64_t window;     /* W: offsets of k a judge remembers */
+        int64_t max_age_ms;
+        struct ids_judge *j; /* nparts */
+        /* Pending: ids records (recs) and verdicts (evs), their bytes in
+         * one arena each. */
+        struct ids_out *recs, *evs;
+        size_t nrecs, caprecs, nevs, capevs;
+        unsigned char *arena, *earena;
+        size_t alen, acap, elen, ecap;
+        uint64_t produced, judged, verdicts, bytes;
+};
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+static int ids_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+        size_t c = *cap ? *cap : 64;
+        void *q;
+
+        if (need <= *cap)
+                return 0;
+        while (c < need)
+                c *= 2;
+        q = realloc(*p, c * elem);
+        if (!q)
+                return -1;
+        *p = q;
+        *cap = c;
+        return 0;
+}
+
+static int ids_push(struct ids_out **v, size_t *n, size_t *cap,
+                    unsigned char **arena, size_t *alen, size_t *acap,
+                    uint32_t part, int32_t k, const void *bytes, size_t len)
+{
+        struct ids_out *o;
+
+        if (ids_grow((void **)v, cap, *n + 1, sizeof(**v)) ||
+            ids_grow((void **)arena, acap, *alen + len, 1))
+                return -1;
+        memcpy(*arena + *alen, bytes, len);
+        o = &(*v)[(*n)++];
+        o->part = part;
+        o->k = k;
+        o->off = *alen;
+        o->len = len;
+        *alen += len;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Owner side                                                          */
+/* ------------------------------------------------------------------ */
+
+void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
+                          int64_t offset, const struct dedup_hdrs *h,
+                          enum dedup_verdict v)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        unsigned char b[GIDS_MAX];
+        struct gids_rec r;
+        int tracked;
+
+        if (!x || !h->id || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)
+                return;
+        if (h->id_hashed)
+                r.id = h->id_hash;
+        else
+                dedup_id_hash(h->id, h->id_len, &r.id);
+        tracked = h->producer && dedup_hdrs_status(h) == DEDUP_HDR_TRACKED;
+        r.partition = lp->partition;
+        r.offset = offset;
+        r.ts_ms = h->ts_ms;
+        r.epoch = tracked ? h->epoch : -1;
+        r.seq = tracked ? h->seq : -1;
+        r.topic = lp->topic;
+        r.topic_len = strlen(lp->topic); /* Kafka's: at most 249 */
+        r.producer = tracked ? h->producer : NULL;
+        r.producer_len = tracked ? h->producer_len : 0;
+        if (ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena, &x->alen,
+                     &x->acap, lp->part, (int32_t)(r.id.lo % (uint64_t)x->nparts),
+                     b, gids_encode(b, &r)))
+                audit_group_fail(a, "ids", "out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* Judges                                                              */
+/* ------------------------------------------------------------------ */
+
+static void ids_judge_clear(struct ids_judge *j)
+{
+        gids_window_free(j->w);
+        memset(j, 0, sizeof(*j));
+        j->next = j->sent = -1;
+}
+
+/* A producer's name as JSON: a string, or {"hex": ...} when it is not
+ * UTF-8 (as group.c's events). */
+static json_t *ids_producer_json(const char *p, size_t len)
+{
+        json_t *name;
+        char hex[2 * 255 + 1];
+        size_t i;
+
+        if (!p)
+                return NULL;
+        if ((name = json_stringn(p, len)))
+                return name;
+        for (i = 0; i < len && i < 255; i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
+        hex[2 * i] = '\0';
+        return json_pack("{s:s}", "hex", hex);
+}
+
+/* The verdict's JSON: group.c's event fields, plus where the first copy
+ * is and which judge said so (malloc'd). */
+static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
+                              const struct gids_rec *r,
+                              const struct gids_first *f)
+{
+        json_t *o;
+        char *s;
+
+        o = json_pack(
+            "{s:s%, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, "
+            "s:s, s:i, s:I, s:I, s:I, s:s, s:i, s:I}",
+            "topic", r->topic, r->topic_len, "partition", (int)r->partition,
+            "kind", "redelivered", "producer",
+            ids_producer_json(r->producer, r->producer_len), "epoch",
+            (int)r->epoch, "seq_lo", (json_int_t)r->seq, "seq_hi",
+            (json_int_t)r->seq, "offset_lo", (json_int_t)r->offset,
+            "offset_hi", (json_int_t)r->offset, "first_offset",
+            (json_int_t)f->offset, "first_offset_hi", (json_int_t)f->offset,
+            "first_topic", f->topic, "first_partition", (int)f->partition,
+            "first_ts_ms", (json_int_t)f->ts_ms, "count", (json_int_t)1,
+            "when_ms", (json_int_t)r->ts_ms,
+            "member", a->grp->txn_id, "ids_partition", (int)k,
+            "ids_offset", (json_int_t)ids_offset);
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return s;
+}
+
+/*
+ * Judges the record at offset o of ids partition k (emit: a verdict is
+ * an event of the next transaction; 0 while the window is rebuilt).
+ * Returns 0, or -1 when memory ran out.
+ */
+static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
+                         const struct gids_rec *r, int emit)
+{
+        struct audit_group_ids *x = a->grp->ids;
+        struct ids_judge *j = &x->j[k];
+        struct gids_first f;
+        char *v;
+        int rc;
+
+        if (!j->w && !(j->w = gids_window_new(x->window, x->max_age_ms)))
+                return -1;
+        rc = gids_window_judge(j->w, o, r, &f);
+        if (rc <= 0 || !emit)
+                return rc < 0 ? -1 : 0;
+        v = ids_verdict_json(a, k, o, r, &f);
+        if (!v || ids_push(&x->evs, &x->nevs, &x->capevs, &x->earena,
+                           &x->elen, &x->ecap, 0, k, v, strlen(v))) {
+                free(v);
+                return -1;
+        }
+        free(v);
+        x->verdicts++;
+        return 0;
+}
+
+int audit_group_ids_is(const struct audit *a, const char *topic)
+{
+        return a->grp && a->grp->ids && !strcmp(topic, a->grp->ids->topic);
+}
+
+int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        struct ids_judge *j;
+        struct gids_rec r;
+
+        if (!x || !m->rkt ||
+            strcmp(rd_kafka_topic_name(m->rkt), x->topic))
+                return 0;
+        if (m->partition < 0 || m->partition >= x->nparts)
+                goto out;
+        j = &x->j[m->partition];
+        if (!j->owned)
+                goto out; /* queued before a revocation */
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                /* Past transaction markers: nothing to judge below. */
+                if (m->offset > j->next) {
+                        j->next = m->offset;
+                        a->uncommitted++;
+                }
+                goto out;
+        }
+        if (m->err) {
+                log_warn("group %s: ids topic %s [%d]: %s", a->conf.group,
+                         x->topic, (int)m->partition,
+                         rd_kafka_message_errstr(m));
+                goto out;
+        }
+        if (m->offset < j->next)
+                goto out; /* judged already (queued before a reassignment) */
+        if (gids_parse(m->payload, m->len, &r))
+                log_warn("group %s: ids topic %s [%d] offset %lld: not an "
+                         "ids record of this version, skipped",
+                         a->conf.group, x->topic, (int)m->partition,
+                         (long long)m->offset);
+        else if (ids_judge_one(a, m->partition, m->offset, &r, 1))
+                audit_group_fail(a, "ids judge", "out of memory");
+        x->judged++;
+        j->next = m->offset + 1;
+        a->uncommitted++;
+out:
+        rd_kafka_message_destroy(m);
+        return 1;
+}
+
+/*
+ * Rebuilds the windows of the ids partitions of l (read_committed, from
+ * max(log start, committed - W) to the committed offset, no verdicts)
+ * and sets their offsets in l to the committed ones (none: the start).
+ */
+int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                           char *errstr, size_t errstr_size)
+{
+        struct audit_group *g = a->grp;
+        struct audit_group_ids *x = g->ids;
+        rd_kafka_topic_partition_list_t *mine, *rd;
+        int64_t t0 = clock_wall_ms(), deadline, lo, hi;
+        int i, left = 0, rc = -1;
+        uint64_t replayed = 0;
+
+        if (!x)
+                return 0;
+        mine = rd_kafka_topic_partition_list_new(l->cnt);
+        rd = rd_kafka_topic_partition_list_new(l->cnt);
+        for (i = 0; i < l->cnt; i++)
+                if (!strcmp(l->elems[i].topic, x->topic))
+                        rd_kafka_topic_partition_list_add(
+                            mine, x->topic, l->elems[i].partition);
+        if (!mine->cnt) {
+                rc = 0;
+                goto out;
+        }
+        if (audit_group_committed(a, mine, errstr, errstr_size))
+                goto out;
+        for (i = 0; i < mine->cnt; i++) {
+                int32_t k = mine->elems[i].partition;
+                int64_t c = mine->elems[i].offset;
+                if (k < 0 || k >= x->nparts) {
+                        snprintf(errstr, errstr_size,
+                                 "ids topic %s [%d] was assigned but the "
+                                 "topic had %d partitions at start",
+                                 x->topic, (int)k, (int)x->nparts);
+                        goto out;
+                }
+                ids_judge_clear(&x->j[k]);
+                x->j[k].owned = 1;
+                x->j[k].next = c >= 0 ? c : 0;
+                x->j[k].sent = c;
+                rd_kafka_topic_partition_list_find(l, x->topic, k)->offset =
+                    c >= 0 ? c : RD_KAFKA_OFFSET_BEGINNING;
+                if (c <= 0)
+                        continue;
+                if (rd_kafka_query_watermark_offsets(g->reader, x->topic, k,
+                                                     &lo, &hi,
+                                                     AUDIT_META_TIMEOUT_MS)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read the watermarks of the ids "
+                                 "topic %s [%d]",
+                                 x->topic, (int)k);
+                        goto out;
+                }
+                if (hi < c) {
+                        snprintf(errstr, errstr_size,
+                                 "ids topic %s [%d] ends at %lld, below the "
+                                 "group's committed offset %lld: it was "
+                                 "deleted or recreated under the group "
+                                 "(start a new --group)",
+                                 x->topic, (int)k, (long long)hi,
+                                 (long long)c);
+                        goto out;
+                }
+                if (c - (int64_t)x->window > lo)
+                        lo = c - (int64_t)x->window;
+                if (lo >= c)
+                        continue;
+                rd_kafka_topic_partition_list_add(rd, x->topic, k)->offset =
+                    lo;
+                left++;
+        }
+        if (!left) {
+                rc = 0;
+                goto out;
+        }
+        if (rd_kafka_assign(g->reader, rd)) {
+                snprintf(errstr, errstr_size, "cannot read the ids topic %s",
+                         x->topic);
+                goto out;
+        }
+        deadline = clock_wall_ms() + GROUP_STATE_READ_MS;
+        while (left) {
+                rd_kafka_message_t *m;
+                rd_kafka_topic_partition_t *e;
+                struct gids_rec r;
+                int64_t c;
+                if (clock_wall_ms() > deadline) {
+                        snprintf(errstr, errstr_size,
+                                 "the ids topic %s could not be read to the "
+                                 "group's offsets within %d s",
+                                 x->topic, GROUP_STATE_READ_MS / 1000);
+                        goto unassign;
+                }
+                m = rd_kafka_consumer_poll(g->reader, 200);
+                if (!m)
+                        continue;
+                e = m->rkt ? rd_kafka_topic_partition_list_find(
+                                 rd, rd_kafka_topic_name(m->rkt), m->partition)
+                           : NULL;
+                if (!e || e->offset == RD_KAFKA_OFFSET_END) {
+                        rd_kafka_message_destroy(m);
+                        continue;
+                }
+                c = x->j[m->partition].next;
+                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                        if (m->offset >= c) {
+                                e->offset = RD_KAFKA_OFFSET_END; /* done */
+                                left--;
+                        }
+                } else if (m->err) {
+                        log_warn("group %s: reading the ids topic: %s",
+                                 a->conf.group, rd_kafka_message_errstr(m));
+                } else {
+                        if (m->offset < c &&
+                            !gids_parse(m->payload, m->len, &r)) {
+                                if (ids_judge_one(a, m->partition, m->offset,
+                                                  &r, 0)) {
+                                        rd_kafka_message_destroy(m);
+                                        snprintf(errstr, errstr_size,
+                                                 "out of memory");
+                                        goto unassign;
+                                }
+                                replayed++;
+                        }
+                        if (m->offset >= c - 1) {
+                                e->offset = RD_KAFKA_OFFSET_END;
+                                left--;
+                        }
+                }
+                rd_kafka_message_destroy(m);
+        }
+        rc = 0;
+unassign:
+        rd_kafka_assign(g->reader, NULL);
+out:
+        if (!rc && mine->cnt)
+                log_info("group %s: judging %d ids partition(s), %llu ids "
+                         "read back into their windows (%lld ms)",
+                         a->conf.group, mine->cnt,
+                         (unsigned long long)replayed,
+                         (long long)(clock_wall_ms() - t0));
+        rd_kafka_topic_partition_list_destroy(mine);
+        rd_kafka_topic_partition_list_destroy(rd);
+        return rc;
+}
+
+/* Drops what l takes away: the windows and verdicts of its ids
+ * partitions, the unsent ids records of its audited partitions. */
+void audit_group_ids_forget(struct audit *a,
+                            const rd_kafka_topic_partition_list_t *l)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        size_t r, w;
+        int i;
+
+        if (!x)
+                return;
+        for (i = 0; i < l->cnt; i++)
+                if (!strcmp(l->elems[i].topic, x->topic) &&
+                    l->elems[i].partition >= 0 &&
+                    l->elems[i].partition < x->nparts)
+                        ids_judge_clear(&x->j[l->elems[i].partition]);
+        for (r = w = 0; r < x->nevs; r++)
+                if (x->j[x->evs[r].k].owned)
+                        x->evs[w++] = x->evs[r];
+        x->nevs = w;
+        for (r = w = 0; r < x->nrecs; r++)
+                if (a->rt[x->recs[r].part].owned)
+                        x->recs[w++] = x->recs[r];
+        x->nrecs = w;
+}
+
+/* ------------------------------------------------------------------ */
+/* The transaction                                                     */
+/* ------------------------------------------------------------------ */
+
+int audit_group_ids_pending(const struct audit *a)
+{
+        const struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        int32_t k;
+
+        if (!x)
+                return 0;
+        if (x->nrecs || x->nevs)
+                return 1;
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned && x->j[k].next > 0 &&
+                    x->j[k].next != x->j[k].sent)
+                        return 1;
+        return 0;
+}
+
+static rd_kafka_resp_err_t ids_produce(struct audit_group *g,
+                                       const char *topic, int32_t partition,
+                                       const void *val, size_t len)
+{
+        rd_kafka_resp_err_t err;
+
+        do {
+                err = rd_kafka_producev(
+                    g->prod, RD_KAFKA_V_TOPIC(topic),
+                    RD_KAFKA_V_PARTITION(partition),
+                    RD_KAFKA_V_VALUE((void *)val, len),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        rd_kafka_poll(g->prod, 50);
+        } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+        return err;
+}
+
+int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
+                        char *errstr, size_t errstr_size)
+{
+        struct audit_group *g = a->grp;
+        struct audit_group_ids *x = g->ids;
+        rd_kafka_resp_err_t err = 0;
+        size_t i;
+        int32_t k;
+
+        if (!x)
+                return 0;
+        for (i = 0; i < x->nrecs && !err; i++)
+                if (a->rt[x->recs[i].part].owned)
+                        err = ids_produce(g, x->topic, x->recs[i].k,
+                                          x->arena + x->recs[i].off,
+                                          x->recs[i].len);
+        for (i = 0; i < x->nevs && !err; i++)
+                if (x->j[x->evs[i].k].owned)
+                        err = ids_produce(g, g->events_topic,
+                                          RD_KAFKA_PARTITION_UA,
+                                          x->earena + x->evs[i].off,
+                                          x->evs[i].len);
+        if (err) {
+                snprintf(errstr, errstr_size, "ids or verdict record: %s",
+                         rd_kafka_err2str(err));
+                audit_group_fail(a, "produce", errstr);
+                return -1;
+        }
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned && x->j[k].next > 0 &&
+                    x->j[k].next != x->j[k].sent)
+                        rd_kafka_topic_partition_list_add(offs, x->topic, k)
+                            ->offset = x->j[k].next;
+        return 0;
+}
+
+void audit_group_ids_done(struct audit *a)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        size_t i;
+        int32_t k;
+
+        if (!x)
+                return;
+        for (i = 0; i < x->nrecs; i++)
+                x->bytes += x->recs[i].len;
+        x->produced += x->nrecs;
+        x->nrecs = x->nevs = 0;
+        x->alen = x->elen = 0;
+        for (k = 0; k < x->nparts; k++)
+                if (x->j[k].owned)
+                        x->j[k].sent = x->j[k].next;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+/* ------------------------------------------------------------------ */
+
+int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size)
+{
+        struct audit_group_ids *x;
+        size_t len;
+
+        /* --id-window 0: no redelivery checks, no ids topic. */
+        if (!a->conf.dedup.window.max_ids)
+                return 0;
+        x = a->grp->ids = calloc(1, sizeof(*x));
+        len = strlen(a->conf.group) + 32;
+        if (!x || !(x->topic = malloc(len))) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        snprintf(x->topic, len, "eosaudit-%s-ids", a->conf.group);
+        x->window = a->conf.dedup.window.max_ids;
+        x->max_age_ms = a->conf.dedup.window.max_age_ms;
+        /* The engine's windows are off: the judges are the one source of
+         * redelivered in group mode (no event twice). */
+        a->conf.dedup.window.max_ids = 0;
+        return 0;
+}
+
+int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
+{
+        struct audit_group_ids *x = a->grp->ids;
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_topic_t *rkt;
+        int32_t k;
+        uint64_t per;
+
+        if (!x)
+                return 0;
+        if (audit_group_topic_n(a, x->topic, "delete", "ids", NULL,
+                                a->conf.group_ids_partitions > 0
+                                    ? a->conf.group_ids_partitions
+                                    : IDS_DEFAULT_PARTITIONS,
+                                errstr, errstr_size))
+                return -1;
+        /* The count that routes ids is the topic's, whoever created it:
+         * every member hashes over the same partitions. */
+        rkt = rd_kafka_topic_new(a->rk, x->topic, NULL);
+        if (!rkt || rd_kafka_metadata(a->rk, 0, rkt, &md,
+                                      AUDIT_META_TIMEOUT_MS) ||
+            !md || md->topic_cnt != 1 || md->topics[0].err ||
+            md->topics[0].partition_cnt < 1) {
+                snprintf(errstr, errstr_size,
+                         "cannot read the partitions of the ids topic %s",
+                         x->topic);
+                if (md)
+                        rd_kafka_metadata_destroy(md);
+                if (rkt)
+                        rd_kafka_topic_destroy(rkt);
+                return -1;
+        }
+        x->nparts = md->topics[0].partition_cnt;
+        rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(rkt);
+        x->j = calloc((size_t)x->nparts, sizeof(*x->j));
+        if (!x->j) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        for (k = 0; k < x->nparts; k++)
+                x->j[k].next = x->j[k].sent = -1;
+        per = x->window / (uint64_t)x->nparts +
+              (x->window % (uint64_t)x->nparts != 0);
+        x->window = per * (a->ntopics ? a->ntopics : 1);
+        if (x->window > UINT32_MAX / 2)
+                x->window = UINT32_MAX / 2;
+        log_info("group %s: redeliveries across members through %s (%d "
+                 "partitions, %llu offsets remembered per partition)",
+                 a->conf.group, x->topic, (int)x->nparts,
+                 (unsigned long long)x->window);
+        return 0;
+}
+
+/* A copy of l without the ids topic's partitions. */
+rd_kafka_topic_partition_list_t *
+audit_group_ids_without(const struct audit *a,
+                        const rd_kafka_topic_partition_list_t *l)
+{
+        rd_kafka_topic_partition_list_t *c =
+            rd_kafka_topic_partition_list_new(l->cnt);
+        int i;
+
+        for (i = 0; i < l->cnt; i++)
+                if (!audit_group_ids_is(a, l->elems[i].topic))
+                        rd_kafka_topic_partition_list_add(
+                            c, l->elems[i].topic, l->elems[i].partition)
+                            ->offset = l->elems[i].offset;
+        return c;
+}
+
+/* The offsets of part's elements into l's. */
+void audit_group_ids_offsets_back(rd_kafka_topic_partition_list_t *l,
+                                  const rd_kafka_topic_partition_list_t *part)
+{
+        int i;
+
+        for (i = 0; i < part->cnt; i++) {
+                rd_kafka_topic_partition_t *e =
+                    rd_kafka_topic_partition_list_find(
+                        l, part->elems[i].topic, part->elems[i].partition);
+                if (e)
+                        e->offset = part->elems[i].offset;
+        }
+}
+
+const char *audit_group_ids_topic(const struct audit *a)
+{
+        return a->grp && a->grp->ids ? a->grp->ids->topic : NULL;
+}
+
+void audit_group_ids_free(struct audit *a)
+{
+        struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
+        int32_t k;
+
+        if (!x)
+                return;
+        if (x->produced)
+                log_info("group %s: ids records written %llu (%.1f bytes "
+                         "each), judged %llu, redelivered %llu",
+                         a->conf.group, (unsigned long long)x->produced,
+                         (double)x->bytes / (double)x->produced,
+                         (unsigned long long)x->judged,
+                         (unsigned long long)x->verdicts);
+        for (k = 0; x->j && k < x->nparts; k++)
+                ids_judge_clear(&x->j[k]);
+        free(x->j);
+        free(x->recs);
+        free(x->evs);
+        free(x->arena);
+        free(x->earena);
+        free(x->topic);
+        free(x);
+        a->grp->ids = NULL;
+}
+
+void audit_group_ids_unlist(const char *ids_topic, struct status_member *m)
+{
+        size_t r, w;
+
+        if (!ids_topic)
+                return;
+        for (r = w = 0; r < m->nparts; r++) {
+                if (!strcmp(m->parts[r].topic, ids_topic)) {
+                        free(m->parts[r].topic);
+                        continue;
+                }
+                m->parts[w++] = m->parts[r];
+        }
+        m->nparts = w;
+}
