@@ -294,17 +294,22 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 else if (rd_kafka_assign(rk, l))
                         audit_group_fail(a, "assign", "refused");
         } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+                int nids = 0, i;
                 if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
                     audit_commit(a, clock_wall_ms()))
                         log_warn("group %s: the last commit before a "
                                  "revocation failed: its next owner audits "
                                  "those records again",
                                  a->conf.group);
+                for (i = 0; i < l->cnt; i++)
+                        nids += audit_group_ids_is(a, l->elems[i].topic);
                 group_forget(a, l);
                 audit_group_ids_forget(a, l);
-                log_info("group %s: %d partition(s) revoked%s",
-                         a->conf.group, l->cnt,
-                         rd_kafka_assignment_lost(rk) ? " (lost)" : "");
+                /* As assigned: the audited ones, then the ids topic's. */
+                log_info("group %s: %d partition(s) revoked%s, and %d of "
+                         "the ids topic",
+                         a->conf.group, l->cnt - nids,
+                         rd_kafka_assignment_lost(rk) ? " (lost)" : "", nids);
                 if (coop)
                         e = rd_kafka_incremental_unassign(rk, l);
                 else
