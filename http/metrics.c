@@ -132,10 +132,14 @@ static void http_histogram(struct http_buf *b, const char *name,
 }
 
 /* Families whose value is one field of the topic's ledger summary. */
-static const struct {
+/* A family of one counter per topic: the uint64_t at off in each
+ * topic's summary (struct ledger_summary, or struct grouprep_counts). */
+struct http_topic_family {
         const char *name, *type, *help;
-        size_t off; /* of a uint64_t in struct ledger_summary */
-} http_summary_families[] = {
+        size_t off;
+};
+
+static const struct http_topic_family http_summary_families[] = {
         {"eosaudit_records_total", "counter",
          "Records audited (every record observed, tracked or not).",
          offsetof(struct ledger_summary, records)},
@@ -183,64 +187,95 @@ static int http_kind_is_records(enum dedup_kind k)
         return k != DEDUP_KIND_GAP && k != DEDUP_KIND_TORN;
 }
 
-/* The counters of the audited topics, from the ledger. */
-static void http_ledger_families(struct http_buf *b,
-                                 const struct http_conf *c,
-                                 const struct ledger_summary *sums)
+/* Families fam[0..n) of the audited topics, from their summaries
+ * sums (stride bytes apart). */
+static void http_topic_families(struct http_buf *b, const struct http_conf *c,
+                                const struct http_topic_family *fam, size_t n,
+                                const void *sums, size_t stride)
 {
-        struct http_label ls[2] = {{"topic", NULL}, {"kind", NULL}};
+        struct http_label l = {"topic", NULL};
         size_t f, i;
+
+        for (f = 0; f < n; f++) {
+                http_family(b, fam[f].name, fam[f].type, fam[f].help);
+                for (i = 0; i < c->topic_cnt; i++) {
+                        uint64_t v;
+                        memcpy(&v,
+                               (const char *)sums + i * stride + fam[f].off,
+                               sizeof(v));
+                        l.value = c->topics[i];
+                        http_sample_u64(b, fam[f].name, &l, 1, v);
+                }
+        }
+}
+
+/* The anomalies by kind of the audited topics: the records family
+ * (records), then the events family (events: gap and torn) with its
+ * family left open for the caller's other kinds.  anoms: each topic's
+ * DEDUP_KIND__ANOMALY_CNT counts, stride bytes apart. */
+static void http_kind_families(struct http_buf *b, const struct http_conf *c,
+                               const char *records, const char *records_help,
+                               const char *events, const char *events_help,
+                               const uint64_t *anoms, size_t stride)
+{
+        static const enum dedup_kind ev[] = {DEDUP_KIND_GAP, DEDUP_KIND_TORN};
+        struct http_label ls[2] = {{"topic", NULL}, {"kind", NULL}};
+        size_t i, e;
         int k;
 
-        http_family(b, "eosaudit_anomalous_records_total", "counter",
-                    "Records found anomalous, by kind (duplicate, "
-                    "out_of_order, fenced, malformed, redelivered, "
-                    "aborted_read).");
+        http_family(b, records, "counter", records_help);
         for (i = 0; i < c->topic_cnt; i++) {
+                const uint64_t *a = (const uint64_t *)(const void *)(
+                    (const char *)anoms + i * stride);
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
                         if (!http_kind_is_records((enum dedup_kind)k))
                                 continue;
                         ls[1].value = dedup_kind_name((enum dedup_kind)k);
-                        http_sample_u64(b, "eosaudit_anomalous_records_total",
-                                        ls, 2, sums[i].anomalies[k]);
+                        http_sample_u64(b, records, ls, 2, a[k]);
                 }
         }
-        http_family(b, "eosaudit_anomaly_events_total", "counter",
-                    "Anomalies counted as events, by kind: confirmed gaps in "
-                    "eos.seq (gap; their records are in "
-                    "eosaudit_missing_records_total), (transaction, "
-                    "partition)s short of their manifest (torn) and offset "
-                    "ranges lost to retention (coverage; their offsets are "
-                    "in eosaudit_unaudited_offsets_total).");
+        http_family(b, events, "counter", events_help);
         for (i = 0; i < c->topic_cnt; i++) {
+                const uint64_t *a = (const uint64_t *)(const void *)(
+                    (const char *)anoms + i * stride);
                 ls[0].value = c->topics[i];
-                ls[1].value = dedup_kind_name(DEDUP_KIND_GAP);
-                http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
-                                sums[i].anomalies[DEDUP_KIND_GAP]);
-                ls[1].value = dedup_kind_name(DEDUP_KIND_TORN);
-                http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
-                                sums[i].anomalies[DEDUP_KIND_TORN]);
-                ls[1].value = "coverage";
+                for (e = 0; e < sizeof(ev) / sizeof(ev[0]); e++) {
+                        ls[1].value = dedup_kind_name(ev[e]);
+                        http_sample_u64(b, events, ls, 2, a[ev[e]]);
+                }
+        }
+}
+
+/* The counters of the audited topics, from the ledger. */
+static void http_ledger_families(struct http_buf *b,
+                                 const struct http_conf *c,
+                                 const struct ledger_summary *sums)
+{
+        struct http_label ls[2] = {{"topic", NULL}, {"kind", "coverage"}};
+        size_t i;
+
+        http_kind_families(
+            b, c, "eosaudit_anomalous_records_total",
+            "Records found anomalous, by kind (duplicate, out_of_order, "
+            "fenced, malformed, redelivered, aborted_read).",
+            "eosaudit_anomaly_events_total",
+            "Anomalies counted as events, by kind: confirmed gaps in "
+            "eos.seq (gap; their records are in "
+            "eosaudit_missing_records_total), (transaction, partition)s "
+            "short of their manifest (torn) and offset ranges lost to "
+            "retention (coverage; their offsets are in "
+            "eosaudit_unaudited_offsets_total).",
+            sums[0].anomalies, sizeof(sums[0]));
+        for (i = 0; i < c->topic_cnt; i++) { /* still the events family */
+                ls[0].value = c->topics[i];
                 http_sample_u64(b, "eosaudit_anomaly_events_total", ls, 2,
                                 sums[i].coverage_gaps);
         }
-        for (f = 0; f < sizeof(http_summary_families) /
-                                sizeof(http_summary_families[0]);
-             f++) {
-                http_family(b, http_summary_families[f].name,
-                            http_summary_families[f].type,
-                            http_summary_families[f].help);
-                for (i = 0; i < c->topic_cnt; i++) {
-                        const char *base = (const char *)&sums[i];
-                        uint64_t v;
-                        memcpy(&v, base + http_summary_families[f].off,
-                               sizeof(v));
-                        ls[0].value = c->topics[i];
-                        http_sample_u64(b, http_summary_families[f].name, ls,
-                                        1, v);
-                }
-        }
+        http_topic_families(b, c, http_summary_families,
+                            sizeof(http_summary_families) /
+                                sizeof(http_summary_families[0]),
+                            sums, sizeof(sums[0]));
 }
 
 static void http_live_families(struct http_buf *b,
@@ -290,10 +325,7 @@ static void http_live_families(struct http_buf *b,
 }
 
 /* Families of one counter of the group's state records per topic. */
-static const struct {
-        const char *name, *type, *help;
-        size_t off; /* of a uint64_t in struct grouprep_counts */
-} http_group_families[] = {
+static const struct http_topic_family http_group_families[] = {
         {"eosaudit_group_records_total", "counter",
          "The whole group's records audited, from its state topic (every "
          "member reports the same: do not sum across members).",
@@ -316,8 +348,7 @@ static void http_group_families_add(struct http_buf *b,
 {
         struct http_label ls[2] = {{"topic", NULL}, {"kind", NULL}};
         struct grouprep_counts *sums;
-        size_t *nstate, f, i;
-        int k;
+        size_t *nstate, i;
 
         sums = calloc(c->topic_cnt ? c->topic_cnt : 1, sizeof(*sums));
         nstate = calloc(c->topic_cnt ? c->topic_cnt : 1, sizeof(*nstate));
@@ -328,51 +359,19 @@ static void http_group_families_add(struct http_buf *b,
         for (i = 0; i < c->topic_cnt; i++)
                 nstate[i] = grouprep_snap_sum(s, c->topics[i], &sums[i],
                                               NULL, NULL);
-        http_family(b, "eosaudit_group_anomalous_records_total", "counter",
-                    "The whole group's anomalous records by kind, from its "
-                    "state topic (every member reports the same: do not "
-                    "sum across members).");
-        for (i = 0; i < c->topic_cnt; i++) {
-                ls[0].value = c->topics[i];
-                for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
-                        if (!http_kind_is_records((enum dedup_kind)k))
-                                continue;
-                        ls[1].value = dedup_kind_name((enum dedup_kind)k);
-                        http_sample_u64(
-                            b, "eosaudit_group_anomalous_records_total", ls,
-                            2, sums[i].anomalies[k]);
-                }
-        }
-        http_family(b, "eosaudit_group_anomaly_events_total", "counter",
-                    "The whole group's anomalies counted as events (gap, "
-                    "torn), from its state topic (do not sum across "
-                    "members).");
-        for (i = 0; i < c->topic_cnt; i++) {
-                ls[0].value = c->topics[i];
-                ls[1].value = dedup_kind_name(DEDUP_KIND_GAP);
-                http_sample_u64(b, "eosaudit_group_anomaly_events_total", ls,
-                                2, sums[i].anomalies[DEDUP_KIND_GAP]);
-                ls[1].value = dedup_kind_name(DEDUP_KIND_TORN);
-                http_sample_u64(b, "eosaudit_group_anomaly_events_total", ls,
-                                2, sums[i].anomalies[DEDUP_KIND_TORN]);
-        }
-        for (f = 0; f < sizeof(http_group_families) /
-                                sizeof(http_group_families[0]);
-             f++) {
-                http_family(b, http_group_families[f].name,
-                            http_group_families[f].type,
-                            http_group_families[f].help);
-                for (i = 0; i < c->topic_cnt; i++) {
-                        uint64_t v;
-                        memcpy(&v,
-                               (const char *)&sums[i] +
-                                   http_group_families[f].off,
-                               sizeof(v));
-                        ls[0].value = c->topics[i];
-                        http_sample_u64(b, http_group_families[f].name, ls,
-                                        1, v);
-                }
-        }
+        http_kind_families(
+            b, c, "eosaudit_group_anomalous_records_total",
+            "The whole group's anomalous records by kind, from its state "
+            "topic, redelivered from its events topic (every member "
+            "reports the same: do not sum across members).",
+            "eosaudit_group_anomaly_events_total",
+            "The whole group's anomalies counted as events (gap, torn), "
+            "from its state topic (do not sum across members).",
+            sums[0].anomalies, sizeof(sums[0]));
+        http_topic_families(b, c, http_group_families,
+                            sizeof(http_group_families) /
+                                sizeof(http_group_families[0]),
+                            sums, sizeof(sums[0]));
         http_family(b, "eosaudit_group_partitions_with_state", "gauge",
                     "Audited partitions that have a state record in the "
                     "group's state topic (the others are not audited by "

@@ -327,6 +327,77 @@ assert_manifest_scan() {
         assert_scan coverage_gaps 0
 }
 
+# --- serve --group: the group's result, read by the test itself ------------
+# group_ends TOPIC NPARTS FILE: each partition's end offset, one a line.
+group_ends() {
+        local p
+        for ((p = 0; p < $2; p++)); do
+                kcat -b "$BOOTSTRAP" -Q -t "$1:$p:-1" 2>/dev/null
+        done | awk '{print $NF}' >"$3"
+}
+
+# group_state_sum STATE ENDS [OLD_PARTS]: the last committed state record
+# of each key of a group's state topic (kcat, read_committed; not through
+# eosaudit), summed: keys, records, missing, dup, gap, fenced, other
+# (every other anomaly and counter), at_end (next offset = the
+# partition's end in ENDS), exact (records = next offset: these
+# producers leave no offset holes, so a record audited twice or skipped
+# shows there), new_from_first (partitions >= OLD_PARTS audited from
+# their first offset to their end); "name=N ..." sorted, for kv.
+group_state_sum() {
+        kcat -b "$BOOTSTRAP" -C -t "$1" -e -q -o beginning \
+                -X isolation.level=read_committed -f '%k\t%s\n' 2>/dev/null |
+                python3 -c '
+import json, sys
+last = {}
+for line in sys.stdin:
+    k, _, v = line.rstrip("\n").partition("\t")
+    last[k] = json.loads(v) if v else None
+ends = [int(x) for x in open(sys.argv[1]).read().split()]
+old = int(sys.argv[2])
+s = {"keys": 0, "records": 0, "missing": 0, "at_end": 0, "exact": 0,
+     "other": 0, "dup": 0, "gap": 0, "fenced": 0, "new_from_first": 0}
+for k, v in last.items():
+    if v is None:
+        continue
+    s["keys"] += 1
+    c = v["counts"]
+    s["records"] += c["records"]
+    s["missing"] += c["missing"]
+    s["dup"] += c["anomalies"]["duplicate"]
+    s["gap"] += c["anomalies"]["gap"]
+    s["fenced"] += c["anomalies"]["fenced"]
+    s["other"] += sum(n for kind, n in c["anomalies"].items()
+                      if kind not in ("duplicate", "gap", "fenced"))
+    s["other"] += c["untracked"] + c["unknown"] + c["recovered"]
+    s["at_end"] += v["next_offset"] == ends[v["partition"]]
+    s["exact"] += c["records"] == v["next_offset"]
+    s["new_from_first"] += (v["partition"] >= old and c["records"] > 0 and
+                            c["records"] == v["next_offset"] ==
+                            ends[v["partition"]])
+print(" ".join("%s=%d" % kv for kv in sorted(s.items())))' "$2" "${3:-1000000}"
+}
+
+# group_events_sum EVENTS: the records of a group's events topic
+# (read_committed) by kind, their counts summed: "dup= gap= fenced= other=".
+group_events_sum() {
+        kcat -b "$BOOTSTRAP" -C -t "$1" -e -q -o beginning \
+                -X isolation.level=read_committed -f '%s\n' 2>/dev/null |
+                python3 -c '
+import json, sys
+n = {}
+for line in sys.stdin:
+    e = json.loads(line)
+    n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
+dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
+fenced = n.pop("fenced", 0)
+print("dup=%d gap=%d fenced=%d other=%d" % (dup, gap, fenced,
+                                           sum(n.values())))'
+}
+
+# kv NAME: NAME's number in $S ("name=N ...").
+kv() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$S"; }
+
 # finish: the last line of every test.
 finish() {
         echo "# $IT_CHECKS checks, $IT_FAILED failed"

@@ -163,51 +163,14 @@ log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS, fenc
 
 # --- the group's result, from the state topic ---------------------------------
 ENDS="$IT_TMP/ends"
-for ((p = 0; p < PARTS2; p++)); do
-        kcat -b "$BOOTSTRAP" -Q -t "$T:$p:-1" 2>/dev/null
-done | awk '{print $NF}' >"$ENDS"
-sum_state() {
-        kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
-                -X isolation.level=read_committed -f '%k\t%s\n' 2>/dev/null |
-                python3 -c '
-import json, sys
-last = {}
-for line in sys.stdin:
-    k, _, v = line.rstrip("\n").partition("\t")
-    last[k] = json.loads(v) if v else None
-ends = [int(x) for x in open(sys.argv[1]).read().split()]
-old = int(sys.argv[2])
-s = {"keys": 0, "records": 0, "missing": 0, "at_end": 0, "exact": 0,
-     "other": 0, "dup": 0, "gap": 0, "fenced": 0, "new_from_first": 0}
-for k, v in last.items():
-    if v is None:
-        continue
-    s["keys"] += 1
-    c = v["counts"]
-    s["records"] += c["records"]
-    s["missing"] += c["missing"]
-    s["dup"] += c["anomalies"]["duplicate"]
-    s["gap"] += c["anomalies"]["gap"]
-    s["fenced"] += c["anomalies"]["fenced"]
-    s["other"] += sum(n for kind, n in c["anomalies"].items()
-                      if kind not in ("duplicate", "gap", "fenced"))
-    s["other"] += c["untracked"] + c["unknown"] + c["recovered"]
-    s["at_end"] += v["next_offset"] == ends[v["partition"]]
-    s["exact"] += c["records"] == v["next_offset"]
-    # An added partition: records from its first offset to its end.
-    s["new_from_first"] += (v["partition"] >= old and c["records"] > 0 and
-                            c["records"] == v["next_offset"] ==
-                            ends[v["partition"]])
-print(" ".join("%s=%d" % kv for kv in sorted(s.items())))' "$ENDS" "$PARTS"
-}
+group_ends "$T" "$PARTS2" "$ENDS"
 t0="$(date +%s%N)"
 for ((i = 0; i < 80; i++)); do
-        S="$(sum_state)"
+        S="$(group_state_sum "$STATE" "$ENDS" "$PARTS")"
         [[ "$S" == *"at_end=$PARTS2 "* && "$S" == *"missing=$M_GAPS "* ]] && break
         sleep 0.5
 done
 log "state topic after the restart ($(( ($(date +%s%N) - t0) / 1000000 )) ms): $S"
-kv() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$S"; }
 assert_eq "partitions with a state" "$PARTS2" "$(kv keys)"
 assert_eq "partitions audited to their end" "$PARTS2" "$(kv at_end)"
 assert_eq "partitions whose records equal their offsets (each record once)" \
@@ -221,17 +184,7 @@ assert_eq "fenced (zombie) records across the group" "$M_ZOMBIE" "$(kv fenced)"
 assert_eq "other anomalies and counters" 0 "$(kv other)"
 assert_true "some duplicates, gaps and zombie writes injected ($M_DUPS, $M_GAPS, $M_ZOMBIE)" \
         test "$M_DUPS" -gt 0 -a "$M_GAPS" -gt 0 -a "$M_ZOMBIE" -gt 0
-E="$(kcat -b "$BOOTSTRAP" -C -t "$EVENTS" -e -q -o beginning \
-        -X isolation.level=read_committed -f '%s\n' 2>/dev/null | python3 -c '
-import json, sys
-n = {}
-for line in sys.stdin:
-    e = json.loads(line)
-    n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
-dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
-fenced = n.pop("fenced", 0)
-print("dup=%d gap=%d fenced=%d other=%d" % (dup, gap, fenced,
-                                           sum(n.values())))')"
+E="$(group_events_sum "$EVENTS")"
 log "events topic: $E"
 assert_eq "events topic: duplicates, gaps (missing), fenced, others" \
         "dup=$M_DUPS gap=$M_GAPS fenced=$M_ZOMBIE other=0" "$E"

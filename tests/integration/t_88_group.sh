@@ -145,44 +145,13 @@ log "manifest: delivered $M_DELIVERED, duplicates $M_DUPS, missing $M_GAPS"
 # The last committed record of each key; polled until every partition is
 # audited to its end and its gaps are confirmed (or 40 s).
 ENDS="$IT_TMP/ends"
-for ((p = 0; p < PARTS; p++)); do
-        kcat -b "$BOOTSTRAP" -Q -t "$T:$p:-1" 2>/dev/null
-done | awk '{print $NF}' >"$ENDS"
-sum_state() {
-        kcat -b "$BOOTSTRAP" -C -t "$STATE" -e -q -o beginning \
-                -X isolation.level=read_committed -f '%k\t%s\n' 2>/dev/null |
-                python3 -c '
-import json, sys
-last = {}
-for line in sys.stdin:
-    k, _, v = line.rstrip("\n").partition("\t")
-    last[k] = json.loads(v) if v else None
-ends = [int(x) for x in open(sys.argv[1]).read().split()]
-s = {"keys": 0, "records": 0, "missing": 0, "at_end": 0, "exact": 0,
-     "other": 0, "dup": 0, "gap": 0}
-for k, v in last.items():
-    if v is None:
-        continue
-    s["keys"] += 1
-    c = v["counts"]
-    s["records"] += c["records"]
-    s["missing"] += c["missing"]
-    s["dup"] += c["anomalies"]["duplicate"]
-    s["gap"] += c["anomalies"]["gap"]
-    s["other"] += sum(n for kind, n in c["anomalies"].items()
-                      if kind not in ("duplicate", "gap"))
-    s["other"] += c["untracked"] + c["unknown"] + c["recovered"]
-    s["at_end"] += v["next_offset"] == ends[v["partition"]]
-    s["exact"] += c["records"] == v["next_offset"]
-print(" ".join("%s=%d" % kv for kv in sorted(s.items())))' "$ENDS"
-}
+group_ends "$T" "$PARTS" "$ENDS"
 for ((i = 0; i < 80; i++)); do
-        S="$(sum_state)"
+        S="$(group_state_sum "$STATE" "$ENDS")"
         [[ "$S" == *"at_end=$PARTS "* && "$S" == *"missing=$M_GAPS "* ]] && break
         sleep 0.5
 done
 log "state topic: $S"
-kv() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$S"; }
 assert_eq "partitions with a state" "$PARTS" "$(kv keys)"
 assert_eq "partitions audited to their end" "$PARTS" "$(kv at_end)"
 assert_eq "partitions whose records equal their offsets (each record once)" \
@@ -191,18 +160,11 @@ assert_eq "records across the group" "$M_DELIVERED" "$(kv records)"
 assert_eq "duplicates across the group" "$M_DUPS" "$(kv dup)"
 assert_eq "missing records across the group" "$M_GAPS" "$(kv missing)"
 assert_eq "other anomalies and counters" 0 "$(kv other)"
-E="$(kcat -b "$BOOTSTRAP" -C -t "$EVENTS" -e -q -o beginning \
-        -X isolation.level=read_committed -f '%s\n' 2>/dev/null | python3 -c '
-import json, sys
-n = {}
-for line in sys.stdin:
-    e = json.loads(line)
-    n[e["kind"]] = n.get(e["kind"], 0) + e["count"]
-dup, gap = n.pop("duplicate", 0), n.pop("gap", 0)
-print("dup=%d gap=%d other=%d" % (dup, gap, sum(n.values())))')"
+assert_eq "fenced records (none written)" 0 "$(kv fenced)"
+E="$(group_events_sum "$EVENTS")"
 log "events topic: $E"
-assert_eq "events topic: duplicates, gaps (missing), others" \
-        "dup=$M_DUPS gap=$M_GAPS other=0" "$E"
+assert_eq "events topic: duplicates, gaps (missing), fenced, others" \
+        "dup=$M_DUPS gap=$M_GAPS fenced=0 other=0" "$E"
 # One member's reports answer for the whole group (its group view reads
 # the same topics; polled while it catches up, at most 10 s).
 want="scope=group records=$(kv records) dup=$(kv dup) missing=$(kv missing)"
@@ -302,11 +264,9 @@ produce -t "$T" --producer "$(name p3)" -n 600 --inject-duplicates 0.02 \
         --seed 883
 [ "$PROD_RC" = 0 ] || die "producer p3 failed (exit $PROD_RC)"
 manifest_add "$PROD_JSON"
-for ((p = 0; p < PARTS; p++)); do
-        kcat -b "$BOOTSTRAP" -Q -t "$T:$p:-1" 2>/dev/null
-done | awk '{print $NF}' >"$ENDS"
+group_ends "$T" "$PARTS" "$ENDS"
 for ((i = 0; i < 60; i++)); do
-        S="$(sum_state)"
+        S="$(group_state_sum "$STATE" "$ENDS")"
         [[ "$S" == *"at_end=$PARTS "* && "$S" == *"dup=$M_DUPS "* ]] && break
         sleep 0.5
 done
