@@ -775,8 +775,11 @@ rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
                         return NULL;
                 }
         }
-        if (rebalance_cb)
+        if (rebalance_cb) {
+                /* base was copied before the audit's opaque was set. */
+                rd_kafka_conf_set_opaque(c, a);
                 rd_kafka_conf_set_rebalance_cb(c, rebalance_cb);
+        }
         rk = rd_kafka_new(type, c, errstr, errstr_size);
         if (!rk)
                 rd_kafka_conf_destroy(c);
