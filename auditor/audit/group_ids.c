@@ -478,7 +478,11 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-                if (!a->grp->failed &&
+                /* An assignment that reaches a closing consumer is taken
+                 * and not judged (its committed offsets cannot be read
+                 * then: rd_kafka_committed() waits out its timeout); the
+                 * revocation that follows gives it back. */
+                if (!a->grp->failed && !rd_kafka_consumer_closed(rk) &&
                     ids_assign(a, l, errstr, sizeof(errstr))) {
                         if (audit_group_state_gone(a))
                                 audit_group_fail_gone(a);
