@@ -94,6 +94,7 @@ struct audit_group_ids {
         unsigned char *arena, *earena;
         size_t alen, acap, elen, ecap;
         uint64_t produced, judged, verdicts, bytes;
+        int closing;         /* inside audit_group_ids_close() */
 };
 
 /* ------------------------------------------------------------------ */
@@ -482,7 +483,7 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                  * and not judged (its committed offsets cannot be read
                  * then: rd_kafka_committed() waits out its timeout); the
                  * revocation that follows gives it back. */
-                if (!a->grp->failed && !rd_kafka_consumer_closed(rk) &&
+                if (!a->grp->failed && !a->grp->ids->closing &&
                     ids_assign(a, l, errstr, sizeof(errstr))) {
                         if (audit_group_state_gone(a))
                                 audit_group_fail_gone(a);
@@ -555,6 +556,8 @@ void audit_group_ids_close(struct audit *a)
         if (!g || !g->ids_rk)
                 return;
         /* Its last revocation commits (ids_rebalance_cb()). */
+        if (g->ids)
+                g->ids->closing = 1;
         rd_kafka_consumer_close(g->ids_rk);
         rd_kafka_destroy(g->ids_rk);
         g->ids_rk = NULL;
