@@ -544,7 +544,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                                                  GROUP_OP_TIMEOUT_MS);
         rd_kafka_consumer_group_metadata_destroy(cgmd);
         rd_kafka_topic_partition_list_destroy(offs);
-        if (!e && ioffs->cnt) {
+        if (!e && ioffs->cnt && g->ids_rk) {
                 cgmd = rd_kafka_consumer_group_metadata(g->ids_rk);
                 e = rd_kafka_send_offsets_to_transaction(
                     g->prod, ioffs, cgmd, GROUP_OP_TIMEOUT_MS);

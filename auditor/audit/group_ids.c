@@ -552,6 +552,7 @@ int audit_group_ids_poll(struct audit *a, int max)
 void audit_group_ids_close(struct audit *a)
 {
         struct audit_group *g = a->grp;
+        int32_t k;
 
         if (!g || !g->ids_rk)
                 return;
@@ -561,6 +562,10 @@ void audit_group_ids_close(struct audit *a)
         rd_kafka_consumer_close(g->ids_rk);
         rd_kafka_destroy(g->ids_rk);
         g->ids_rk = NULL;
+        /* Nothing judged any more (a close that served no revocation
+         * leaves no position to send without the consumer). */
+        for (k = 0; g->ids && k < g->ids->nparts; k++)
+                ids_judge_clear(&g->ids->j[k]);
 }
 
 /* Drops what l takes away: the windows and verdicts of its ids
