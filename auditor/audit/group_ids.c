@@ -95,6 +95,7 @@ struct audit_group_ids {
         size_t alen, acap, elen, ecap;
         uint64_t produced, judged, verdicts, bytes;
         int closing;         /* inside audit_group_ids_close() */
+        int synced;          /* the ids consumer had an assignment */
 };
 
 /* ------------------------------------------------------------------ */
@@ -479,6 +480,7 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+                a->grp->ids->synced = 1;
                 /* An assignment that reaches a closing consumer is taken
                  * and not judged (its committed offsets cannot be read
                  * then: rd_kafka_committed() waits out its timeout); the
@@ -560,7 +562,12 @@ void audit_group_ids_close(struct audit *a)
         if (g->ids)
                 g->ids->closing = 1;
         rd_kafka_consumer_close(g->ids_rk);
-        rd_kafka_destroy(g->ids_rk);
+        /* librdkafka 2.0.2 asserts when a cooperative-sticky consumer is
+         * destroyed before its first assignment (its issue 4312, fixed in
+         * 2.3.0; seen in t_87: a member stopped right after it joined):
+         * the process is ending, the handle is left to it. */
+        if (!g->ids || g->ids->synced)
+                rd_kafka_destroy(g->ids_rk);
         g->ids_rk = NULL;
         /* Nothing judged any more (a close that served no revocation
          * leaves no position to send without the consumer). */
