@@ -60,7 +60,6 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../status.h"
 #include "group.h"
 #include "group_ids_window.h"
 
