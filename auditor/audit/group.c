@@ -265,13 +265,10 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         audit_group_view_relist(a); /* /api/v1/group: the members changed */
         a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-                /* The audited partitions here, the ids topic's in
-                 * group_ids.c. */
-                rd_kafka_topic_partition_list_t *au =
-                    audit_group_ids_without(a, l);
+                /* The audited partitions (the ids topic's are another
+                 * group's: group_ids.c). */
                 if (!a->grp->failed &&
-                    (group_assign(a, au, errstr, sizeof(errstr)) ||
-                     audit_group_ids_assign(a, l, errstr, sizeof(errstr)))) {
+                    group_assign(a, l, errstr, sizeof(errstr))) {
                         /* A member whose partner stopped on a deleted
                          * state topic gets its partitions: the same one
                          * line as a failed transaction. */
@@ -280,8 +277,6 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         else
                                 audit_group_fail(a, "assignment", errstr);
                 }
-                audit_group_ids_offsets_back(l, au);
-                rd_kafka_topic_partition_list_destroy(au);
                 if (a->grp->failed) {
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
@@ -294,22 +289,17 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 else if (rd_kafka_assign(rk, l))
                         audit_group_fail(a, "assign", "refused");
         } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-                int nids = 0, i;
                 if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
                     audit_commit(a, clock_wall_ms()))
                         log_warn("group %s: the last commit before a "
                                  "revocation failed: its next owner audits "
                                  "those records again",
                                  a->conf.group);
-                for (i = 0; i < l->cnt; i++)
-                        nids += audit_group_ids_is(a, l->elems[i].topic);
                 group_forget(a, l);
-                audit_group_ids_forget(a, l);
-                /* As assigned: the audited ones, then the ids topic's. */
-                log_info("group %s: %d partition(s) revoked%s, and %d of "
-                         "the ids topic",
-                         a->conf.group, l->cnt - nids,
-                         rd_kafka_assignment_lost(rk) ? " (lost)" : "", nids);
+                audit_group_ids_forget(a, l); /* their unsent ids records */
+                log_info("group %s: %d partition(s) revoked%s",
+                         a->conf.group, l->cnt,
+                         rd_kafka_assignment_lost(rk) ? " (lost)" : "");
                 if (coop)
                         e = rd_kafka_incremental_unassign(rk, l);
                 else
@@ -448,7 +438,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         const struct dedup_event *evs;
         size_t nev, k;
         struct audit_group *g = a->grp;
-        rd_kafka_topic_partition_list_t *offs;
+        rd_kafka_topic_partition_list_t *offs, *ioffs;
         rd_kafka_consumer_group_metadata_t *cgmd;
         rd_kafka_error_t *e;
         uint32_t i;
@@ -538,9 +528,15 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 }
         }
         /* The ids records of the batch, the verdicts of this member's
-         * judges and their positions on the ids topic (group_ids.c). */
-        if (audit_group_ids_txn(a, offs, errstr, errstr_size)) {
+         * judges and their positions on the ids topic (group_ids.c):
+         * offsets of the ids consumer's group, sent to the same
+         * transaction with its own group metadata (a transaction may
+         * commit the offsets of several groups, KIP-98; each group's
+         * generation is checked apart, KIP-447). */
+        ioffs = rd_kafka_topic_partition_list_new(16);
+        if (audit_group_ids_txn(a, ioffs, errstr, errstr_size)) {
                 rd_kafka_topic_partition_list_destroy(offs);
+                rd_kafka_topic_partition_list_destroy(ioffs);
                 return -1;
         }
         cgmd = rd_kafka_consumer_group_metadata(a->rk);
@@ -548,6 +544,13 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                                                  GROUP_OP_TIMEOUT_MS);
         rd_kafka_consumer_group_metadata_destroy(cgmd);
         rd_kafka_topic_partition_list_destroy(offs);
+        if (!e && ioffs->cnt && g->ids_rk) {
+                cgmd = rd_kafka_consumer_group_metadata(g->ids_rk);
+                e = rd_kafka_send_offsets_to_transaction(
+                    g->prod, ioffs, cgmd, GROUP_OP_TIMEOUT_MS);
+                rd_kafka_consumer_group_metadata_destroy(cgmd);
+        }
+        rd_kafka_topic_partition_list_destroy(ioffs);
         if (e)
                 return group_txn_error(a, "send offsets", e, errstr,
                                        errstr_size);
@@ -565,10 +568,10 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
  * with the same group.instance.id (the broker fenced this one; its
  * transactions cannot commit offsets any more, KIP-447, and the newer
  * one restores the partitions from the state topic). */
-static void group_consumer_fatal(struct audit *a)
+void audit_group_consumer_fatal(struct audit *a, rd_kafka_t *rk)
 {
         char why[512], line[900];
-        rd_kafka_resp_err_t fe = rd_kafka_fatal_error(a->rk, why, sizeof(why));
+        rd_kafka_resp_err_t fe = rd_kafka_fatal_error(rk, why, sizeof(why));
 
         if (fe == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
                 snprintf(line, sizeof(line),
@@ -599,18 +602,21 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
 {
         size_t n = 0;
 
+        /* The ids consumer first, without waiting (its rebalances and its
+         * messages, judged): the audited topics' poll below waits only
+         * when it had nothing. */
+        if (audit_group_ids_poll(a, (int)max))
+                timeout_ms = 0;
         while (n < max && !a->grp->failed) {
                 rd_kafka_message_t *m =
                     rd_kafka_consumer_poll(a->rk, n ? 0 : timeout_ms);
                 if (!m)
                         break;
                 if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
-                        group_consumer_fatal(a);
+                        audit_group_consumer_fatal(a, a->rk);
                         rd_kafka_message_destroy(m);
                         break;
                 }
-                if (audit_group_ids_message(a, m))
-                        continue; /* judged (group_ids.c) */
                 msgs[n++] = m;
         }
         return (ssize_t)n;
@@ -745,10 +751,12 @@ static const char *const group_consumer_only[] = {
     "consume.callback.max.messages", "coordinator.query.interval.ms",
     "allow.auto.create.topics", "client.rack"};
 
-/* A handle of type from the consumer's settings plus props (pairs). */
-static rd_kafka_t *group_handle(struct audit *a, rd_kafka_type_t type,
-                                const char *const *props, char *errstr,
-                                size_t errstr_size)
+rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
+                               const char *const *props,
+                               void (*rebalance_cb)(
+                                   rd_kafka_t *, rd_kafka_resp_err_t,
+                                   rd_kafka_topic_partition_list_t *, void *),
+                               char *errstr, size_t errstr_size)
 {
         rd_kafka_conf_t *c =
             type == RD_KAFKA_PRODUCER
@@ -766,6 +774,11 @@ static rd_kafka_t *group_handle(struct audit *a, rd_kafka_type_t type,
                         rd_kafka_conf_destroy(c);
                         return NULL;
                 }
+        }
+        if (rebalance_cb) {
+                /* base was copied before the audit's opaque was set. */
+                rd_kafka_conf_set_opaque(c, a);
+                rd_kafka_conf_set_rebalance_cb(c, rebalance_cb);
         }
         rk = rd_kafka_new(type, c, errstr, errstr_size);
         if (!rk)
@@ -833,11 +846,10 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         if (audit_group_topic(a, g->state_topic, "compact", "state", nocreate,
                         errstr, errstr_size) ||
             audit_group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
-                        errstr_size) ||
-            audit_group_ids_start(a, errstr, errstr_size))
+                        errstr_size))
                 return -1;
-        g->prod = group_handle(a, RD_KAFKA_PRODUCER, pprops, errstr,
-                               errstr_size);
+        g->prod = audit_group_handle(a, RD_KAFKA_PRODUCER, pprops, NULL,
+                                     errstr, errstr_size);
         if (!g->prod)
                 return -1;
         if ((e = rd_kafka_init_transactions(g->prod, GROUP_OP_TIMEOUT_MS))) {
@@ -848,18 +860,17 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                 rd_kafka_error_destroy(e);
                 return -1;
         }
-        g->reader = group_handle(a, RD_KAFKA_CONSUMER, rprops, errstr,
-                                 errstr_size);
+        g->reader = audit_group_handle(a, RD_KAFKA_CONSUMER, rprops, NULL,
+                                       errstr, errstr_size);
         if (!g->reader)
                 return -1;
-        l = rd_kafka_topic_partition_list_new((int)a->ntopics + 1);
+        /* The ids topic, its consumer and its group (group_ids.c): after
+         * the reader, which rebuilds the judges' windows. */
+        if (audit_group_ids_start(a, errstr, errstr_size))
+                return -1;
+        l = rd_kafka_topic_partition_list_new((int)a->ntopics);
         for (t = 0; t < a->ntopics; t++)
                 rd_kafka_topic_partition_list_add(l, a->topics[t].name,
-                                                  RD_KAFKA_PARTITION_UA);
-        /* The ids topic too: its partitions' owners judge redeliveries
-         * across the group (group_ids.c). */
-        if (audit_group_ids_topic(a))
-                rd_kafka_topic_partition_list_add(l, audit_group_ids_topic(a),
                                                   RD_KAFKA_PARTITION_UA);
         err = rd_kafka_subscribe(a->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
@@ -871,6 +882,12 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         log_info("group %s: member %s joining; state in %s", a->conf.group,
                  g->txn_id, g->state_topic);
         return audit_group_view_start(a, errstr, errstr_size);
+}
+
+void audit_group_close(struct audit *a)
+{
+        if (a->grp)
+                audit_group_ids_close(a);
 }
 
 /* After the consumer is closed (its last revocation committed). */

@@ -22,6 +22,8 @@ struct audit_group {
         rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
         rd_kafka_t *prod;      /* transactional: the state and the offsets */
         rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
+        rd_kafka_t *ids_rk;    /* the ids topic's consumer, group GROUP-ids
+                                  (group_ids.c); NULL: no ids topic */
         char *state_topic;
         char *events_topic;    /* every anomaly event, in the same
                                   transactions */
@@ -90,38 +92,44 @@ int audit_group_state_gone(struct audit *a);
  * the running group. */
 void audit_group_fail_gone(struct audit *a);
 
-/* group_ids.c: redeliveries across members through the ids topic.
- * _conf() from audit_group_conf() (takes the id window away from the
- * engine), _start() from audit_group_start() (the topic), _assign() and
- * _forget() in the rebalance callback (the ids partitions of l; _forget
- * also drops the unsent ids records of parts no longer owned),
- * _message() on every consumed message (1: it was the ids topic's, now
- * judged and destroyed), _pending(), _txn() (its records and the judges'
- * positions into offs) and _done() around each transaction. */
+/* group_ids.c: redeliveries across members through the ids topic,
+ * whose partitions are shared through a second consumer group,
+ * GROUP-ids (its own consumer g->ids_rk), so that each member's share of
+ * the audited partitions is balanced apart from its share of the ids
+ * topic's.  _conf() from audit_group_conf() (takes the id window away
+ * from the engine), _start() from audit_group_start() (the topic, then
+ * the consumer: base is the group's consumer settings, rebalance_cb the
+ * ids consumer's, served by _poll()), _forget() in the main rebalance
+ * callback (drops the unsent ids records of parts no longer owned),
+ * _poll() from audit_group_consume() (the ids consumer served without
+ * blocking: its rebalances and messages, judged; returns how many),
+ * _pending(), _txn() (its records, and the judges' positions into offs:
+ * offsets of GROUP-ids) and _done() around each transaction, _close()
+ * before the main consumer is closed (its last revocation commits). */
 struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
 const char *audit_group_ids_topic(const struct audit *a);
-int audit_group_ids_is(const struct audit *a, const char *topic);
-rd_kafka_topic_partition_list_t *
-audit_group_ids_without(const struct audit *a,
-                        const rd_kafka_topic_partition_list_t *l);
-void audit_group_ids_offsets_back(rd_kafka_topic_partition_list_t *l,
-                                  const rd_kafka_topic_partition_list_t *part);
-int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
-                           char *errstr, size_t errstr_size);
 void audit_group_ids_forget(struct audit *a,
                             const rd_kafka_topic_partition_list_t *l);
-int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m);
+int audit_group_ids_poll(struct audit *a, int max);
 int audit_group_ids_pending(const struct audit *a);
 int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
                         char *errstr, size_t errstr_size);
 void audit_group_ids_done(struct audit *a);
+void audit_group_ids_close(struct audit *a);
 void audit_group_ids_free(struct audit *a);
-/* Drops the partitions of ids_topic (NULL: none) from m's assignment:
- * /api/v1/group lists the audited partitions.  Called on the group
- * view's thread: it takes the name, not the audit. */
-struct status_member;
-void audit_group_ids_unlist(const char *ids_topic, struct status_member *m);
+
+/* group.c: a handle of type from the group's consumer settings plus
+ * props (pairs, NULL-ended), with rebalance_cb (NULL: none) set. */
+rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
+                               const char *const *props,
+                               void (*rebalance_cb)(
+                                   rd_kafka_t *, rd_kafka_resp_err_t,
+                                   rd_kafka_topic_partition_list_t *, void *),
+                               char *errstr, size_t errstr_size);
+
+/* group.c: a consumer's fatal error (rk: either consumer), one line. */
+void audit_group_consumer_fatal(struct audit *a, rd_kafka_t *rk);
 
 #endif

@@ -15,14 +15,19 @@
  *     id's 128-bit hash, topic, partition, offset, timestamp, producer,
  *     epoch, seq) for ids partition (hash mod N).  They are produced in
  *     the member's next transaction, with its state records and offsets.
- *   - The ids topic's partitions are owned through the same consumer
- *     group (the consumer subscribes to it too).  The owner of ids
+ *   - The ids topic's partitions are owned through a second consumer
+ *     group, GROUP-ids (a second consumer per member, cooperative-sticky
+ *     too, group.instance.id suffixed "-ids"): each topic set is balanced
+ *     on its own, so that no member holds only ids partitions and audits
+ *     nothing.  The owner of ids
  *     partition k judges every id hashing to k: a record whose id (same
  *     topic) is among the last W offsets of partition k, and not older
  *     than --id-window-age-ms by record time, is redelivered, the
  *     evidence naming both copies (the latest earlier one as first_*).
- *     Its verdicts go to the events topic, and its position on k to the
- *     group's offsets, in its next transaction.  W = ceil(--id-window /
+ *     Its verdicts go to the events topic, and its position on k to
+ *     GROUP-ids' offsets, in its next transaction (the member's one
+ *     transaction sends the offsets of both groups, each with its
+ *     consumer's group metadata).  W = ceil(--id-window /
  *     N) times the number of audited topics: about the single process's
  *     window, spread over the N partitions.
  *   - On assignment of k its window is rebuilt by reading k (read
@@ -55,7 +60,6 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../status.h"
 #include "group.h"
 #include "group_ids_window.h"
 
@@ -89,6 +93,8 @@ struct audit_group_ids {
         unsigned char *arena, *earena;
         size_t alen, acap, elen, ecap;
         uint64_t produced, judged, verdicts, bytes;
+        int closing;         /* inside audit_group_ids_close() */
+        int synced;          /* the ids consumer had an assignment */
 };
 
 /* ------------------------------------------------------------------ */
@@ -254,12 +260,8 @@ static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
         return 0;
 }
 
-int audit_group_ids_is(const struct audit *a, const char *topic)
-{
-        return a->grp && a->grp->ids && !strcmp(topic, a->grp->ids->topic);
-}
-
-int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
+/* One message of the ids consumer: judged, and destroyed. */
+static void ids_message(struct audit *a, rd_kafka_message_t *m)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
         struct ids_judge *j;
@@ -267,7 +269,7 @@ int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
 
         if (!x || !m->rkt ||
             strcmp(rd_kafka_topic_name(m->rkt), x->topic))
-                return 0;
+                goto out;
         if (m->partition < 0 || m->partition >= x->nparts)
                 goto out;
         j = &x->j[m->partition];
@@ -301,7 +303,6 @@ int audit_group_ids_message(struct audit *a, rd_kafka_message_t *m)
         a->uncommitted++;
 out:
         rd_kafka_message_destroy(m);
-        return 1;
 }
 
 /*
@@ -309,12 +310,13 @@ out:
  * max(log start, committed - W) to the committed offset, no verdicts)
  * and sets their offsets in l to the committed ones (none: the start).
  */
-int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
-                           char *errstr, size_t errstr_size)
+static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                      char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
         struct audit_group_ids *x = g->ids;
         rd_kafka_topic_partition_list_t *mine, *rd;
+        rd_kafka_resp_err_t err;
         int64_t t0 = clock_wall_ms(), deadline, lo, hi;
         int i, left = 0, rc = -1;
         uint64_t replayed = 0;
@@ -331,8 +333,14 @@ int audit_group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 rc = 0;
                 goto out;
         }
-        if (audit_group_committed(a, mine, errstr, errstr_size))
+        /* The judges' positions are GROUP-ids' offsets. */
+        if ((err = rd_kafka_committed(g->ids_rk, mine, GROUP_STATE_READ_MS))) {
+                snprintf(errstr, errstr_size,
+                         "cannot read the committed offsets of the group "
+                         "%s-ids: %s",
+                         a->conf.group, rd_kafka_err2str(err));
                 goto out;
+        }
         for (i = 0; i < mine->cnt; i++) {
                 int32_t k = mine->elems[i].partition;
                 int64_t c = mine->elems[i].offset;
@@ -451,6 +459,119 @@ out:
         rd_kafka_topic_partition_list_destroy(mine);
         rd_kafka_topic_partition_list_destroy(rd);
         return rc;
+}
+
+/*
+ * The ids consumer's rebalance callback (served by audit_group_ids_poll()
+ * and by its close): assigned ids partitions are judged from GROUP-ids'
+ * committed offsets, their windows rebuilt; revoked ones are committed
+ * first (the member's one transaction, as the main callback does), then
+ * forgotten; lost ones are forgotten (their next owner judges again what
+ * this one did not commit).
+ */
+static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t *l, void *opaque)
+{
+        struct audit *a = opaque;
+        int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+        char errstr[512];
+        rd_kafka_error_t *e = NULL;
+
+        a->grp->in_rebalance = 1;
+        if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+                a->grp->ids->synced = 1;
+                /* An assignment that reaches a closing consumer is taken
+                 * and not judged (its committed offsets cannot be read
+                 * then: rd_kafka_committed() waits out its timeout); the
+                 * revocation that follows gives it back. */
+                if (!a->grp->failed && !a->grp->ids->closing &&
+                    ids_assign(a, l, errstr, sizeof(errstr))) {
+                        if (audit_group_state_gone(a))
+                                audit_group_fail_gone(a);
+                        else
+                                audit_group_fail(a, "ids assignment", errstr);
+                }
+                if (a->grp->failed) {
+                        audit_group_ids_forget(a, l);
+                        a->grp->in_rebalance = 0;
+                        return;
+                }
+                if (coop)
+                        e = rd_kafka_incremental_assign(rk, l);
+                else if (rd_kafka_assign(rk, l))
+                        audit_group_fail(a, "ids assign", "refused");
+        } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+                if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
+                    audit_commit(a, clock_wall_ms()))
+                        log_warn("group %s: the last commit before a "
+                                 "revocation of ids partitions failed: their "
+                                 "next owner judges those ids again",
+                                 a->conf.group);
+                audit_group_ids_forget(a, l);
+                log_info("group %s: %d ids partition(s) revoked%s",
+                         a->conf.group, l->cnt,
+                         rd_kafka_assignment_lost(rk) ? " (lost)" : "");
+                if (coop)
+                        e = rd_kafka_incremental_unassign(rk, l);
+                else
+                        rd_kafka_assign(rk, NULL);
+        } else {
+                audit_group_fail(a, "ids rebalance", rd_kafka_err2str(err));
+                if (coop)
+                        e = rd_kafka_incremental_unassign(rk, l);
+                else
+                        rd_kafka_assign(rk, NULL);
+        }
+        if (e) {
+                audit_group_fail(a, "ids incremental assignment",
+                                 rd_kafka_error_string(e));
+                rd_kafka_error_destroy(e);
+        }
+        a->grp->in_rebalance = 0;
+}
+
+int audit_group_ids_poll(struct audit *a, int max)
+{
+        struct audit_group *g = a->grp;
+        int n = 0;
+
+        while (g->ids_rk && n < max && !g->failed) {
+                rd_kafka_message_t *m = rd_kafka_consumer_poll(g->ids_rk, 0);
+                if (!m)
+                        break;
+                if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+                        audit_group_consumer_fatal(a, g->ids_rk);
+                        rd_kafka_message_destroy(m);
+                        break;
+                }
+                ids_message(a, m);
+                n++;
+        }
+        return n;
+}
+
+void audit_group_ids_close(struct audit *a)
+{
+        struct audit_group *g = a->grp;
+        int32_t k;
+
+        if (!g || !g->ids_rk)
+                return;
+        /* Its last revocation commits (ids_rebalance_cb()). */
+        if (g->ids)
+                g->ids->closing = 1;
+        rd_kafka_consumer_close(g->ids_rk);
+        /* librdkafka 2.0.2 asserts when a cooperative-sticky consumer is
+         * destroyed before its first assignment (its issue 4312, fixed in
+         * 2.3.0; seen in t_87: a member stopped right after it joined):
+         * the process is ending, the handle is left to it. */
+        if (!g->ids || g->ids->synced)
+                rd_kafka_destroy(g->ids_rk);
+        g->ids_rk = NULL;
+        /* Nothing judged any more (a close that served no revocation
+         * leaves no position to send without the consumer). */
+        for (k = 0; g->ids && k < g->ids->nparts; k++)
+                ids_judge_clear(&g->ids->j[k]);
 }
 
 /* Drops what l takes away: the windows and verdicts of its ids
@@ -645,43 +766,50 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
         x->window = per * (a->ntopics ? a->ntopics : 1);
         if (x->window > UINT32_MAX / 2)
                 x->window = UINT32_MAX / 2;
-        log_info("group %s: redeliveries across members through %s (%d "
-                 "partitions, %llu offsets remembered per partition)",
-                 a->conf.group, x->topic, (int)x->nparts,
-                 (unsigned long long)x->window);
-        return 0;
-}
+        /* The ids consumer: the group's consumer settings in group
+         * GROUP-ids (cooperative-sticky, same session settings, a static
+         * member's id suffixed), its offsets from the transactions only. */
+        {
+                char gid[600], iid[600];
+                const char *props[] = {"group.id", gid, NULL, NULL, NULL};
+                rd_kafka_topic_partition_list_t *l;
+                rd_kafka_resp_err_t err;
 
-/* A copy of l without the ids topic's partitions. */
-rd_kafka_topic_partition_list_t *
-audit_group_ids_without(const struct audit *a,
-                        const rd_kafka_topic_partition_list_t *l)
-{
-        rd_kafka_topic_partition_list_t *c =
-            rd_kafka_topic_partition_list_new(l->cnt);
-        int i;
-
-        for (i = 0; i < l->cnt; i++)
-                if (!audit_group_ids_is(a, l->elems[i].topic))
-                        rd_kafka_topic_partition_list_add(
-                            c, l->elems[i].topic, l->elems[i].partition)
-                            ->offset = l->elems[i].offset;
-        return c;
-}
-
-/* The offsets of part's elements into l's. */
-void audit_group_ids_offsets_back(rd_kafka_topic_partition_list_t *l,
-                                  const rd_kafka_topic_partition_list_t *part)
-{
-        int i;
-
-        for (i = 0; i < part->cnt; i++) {
-                rd_kafka_topic_partition_t *e =
-                    rd_kafka_topic_partition_list_find(
-                        l, part->elems[i].topic, part->elems[i].partition);
-                if (e)
-                        e->offset = part->elems[i].offset;
+                snprintf(gid, sizeof(gid), "%s-ids", a->conf.group);
+                if (a->conf.group_instance_id) {
+                        if ((size_t)snprintf(iid, sizeof(iid), "%s-ids",
+                                             a->conf.group_instance_id) >=
+                            sizeof(iid)) {
+                                snprintf(errstr, errstr_size,
+                                         "--group-instance-id too long");
+                                return -1;
+                        }
+                        props[2] = "group.instance.id";
+                        props[3] = iid;
+                }
+                a->grp->ids_rk = audit_group_handle(a, RD_KAFKA_CONSUMER,
+                                                    props, ids_rebalance_cb,
+                                                    errstr, errstr_size);
+                if (!a->grp->ids_rk)
+                        return -1;
+                l = rd_kafka_topic_partition_list_new(1);
+                rd_kafka_topic_partition_list_add(l, x->topic,
+                                                  RD_KAFKA_PARTITION_UA);
+                err = rd_kafka_subscribe(a->grp->ids_rk, l);
+                rd_kafka_topic_partition_list_destroy(l);
+                if (err) {
+                        snprintf(errstr, errstr_size,
+                                 "group %s-ids: cannot subscribe: %s",
+                                 a->conf.group, rd_kafka_err2str(err));
+                        return -1;
+                }
         }
+        log_info("group %s: redeliveries across members through %s (%d "
+                 "partitions, %llu offsets remembered per partition; "
+                 "shared through group %s-ids)",
+                 a->conf.group, x->topic, (int)x->nparts,
+                 (unsigned long long)x->window, a->conf.group);
+        return 0;
 }
 
 const char *audit_group_ids_topic(const struct audit *a)
@@ -713,20 +841,4 @@ void audit_group_ids_free(struct audit *a)
         free(x->topic);
         free(x);
         a->grp->ids = NULL;
-}
-
-void audit_group_ids_unlist(const char *ids_topic, struct status_member *m)
-{
-        size_t r, w;
-
-        if (!ids_topic)
-                return;
-        for (r = w = 0; r < m->nparts; r++) {
-                if (!strcmp(m->parts[r].topic, ids_topic)) {
-                        free(m->parts[r].topic);
-                        continue;
-                }
-                m->parts[w++] = m->parts[r];
-        }
-        m->nparts = w;
 }

@@ -58,7 +58,6 @@ struct audit_group_view {
         struct grouprep *agg;
         struct status_group *sg;
         char *state_topic, *events_topic;
-        char *ids_topic;       /* NULL: none; left out of assignments */
         rd_kafka_topic_partition_list_t *assigned;
         int *eof;              /* per assigned partition: read to its end */
         int caught_up;
@@ -111,7 +110,6 @@ static int group_view_members(struct audit_group_view *v,
                         log_warn("group %s: member %s: %s", sg->group,
                                  m->member_id ? m->member_id : "?", errstr);
                 }
-                audit_group_ids_unlist(v->ids_topic, m);
         }
         rd_kafka_mem_free(v->member_rk, self);
         for (i = 0; i < (int)sg->nmembers; i++)
@@ -419,7 +417,6 @@ static void group_view_free(struct audit_group_view *v)
                 free(v->parts[i].topic);
         free(v->parts);
         free(v->state_topic);
-        free(v->ids_topic);
         free(v->events_topic);
         free(v);
 }
@@ -456,9 +453,6 @@ int audit_group_view_start(struct audit *a, char *errstr, size_t errstr_size)
         sg->listed_ms = -1;
         v->state_topic = strdup(g->state_topic);
         v->events_topic = strdup(g->events_topic);
-        if (audit_group_ids_topic(a) &&
-            !(v->ids_topic = strdup(audit_group_ids_topic(a))))
-                goto oom;
         v->agg = grouprep_new(GROUPREP_EVENTS_MAX);
         v->parts = calloc(a->nparts ? a->nparts : 1, sizeof(*v->parts));
         if (!sg->group || !sg->member || !sg->txn_id ||

@@ -279,6 +279,9 @@ int audit_group_failed(const struct audit *a, char *errstr,
 /* group_state.c: an idle member's look at its state topic, once per
  * commit interval: one deleted stops it (audit_group_failed()). */
 void audit_group_watch(struct audit *a, int64_t now);
+/* Before the consumer is closed: closes the ids topic's consumer (its
+ * last revocation commits). */
+void audit_group_close(struct audit *a);
 void audit_group_free(struct audit *a);
 /* group_view.c: stops the group view's thread (the members for
  * /api/v1/group and the group's figures, on a thread of its own); before

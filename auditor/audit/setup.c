@@ -482,6 +482,7 @@ void audit_free(struct audit *a)
         audit_group_view_stop(a); /* it asks the consumer its member id */
         if (a->rkqu)
                 rd_kafka_queue_destroy(a->rkqu);
+        audit_group_close(a); /* the ids consumer, before this one */
         if (a->rk) {
                 rd_kafka_consumer_close(a->rk);
                 rd_kafka_destroy(a->rk);
