@@ -263,7 +263,6 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         rd_kafka_error_t *e = NULL;
 
         audit_group_view_relist(a); /* /api/v1/group: the members changed */
-        a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 /* The audited partitions (the ids topic's are another
                  * group's: group_ids.c). */
@@ -281,7 +280,6 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         /* Audit nothing: the loop stops. */
                         group_forget(a, l);
                         audit_group_ids_forget(a, l);
-                        a->grp->in_rebalance = 0;
                         return;
                 }
                 if (coop)
@@ -316,7 +314,6 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                            rd_kafka_error_string(e));
                 rd_kafka_error_destroy(e);
         }
-        a->grp->in_rebalance = 0;
 }
 
 /* ------------------------------------------------------------------ */

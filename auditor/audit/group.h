@@ -31,7 +31,6 @@ struct audit_group {
         char txn_id[512];
         char member[300];      /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
-        int in_rebalance;      /* inside the rebalance callback */
         int failed;            /* a fatal error: the loop stops */
         int state_lost;        /* the state topic deleted under us */
         int64_t alive_ms;      /* the state topic last known to exist:

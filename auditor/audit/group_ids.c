@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -64,6 +65,7 @@
 #include "group_ids_window.h"
 
 #define IDS_DEFAULT_PARTITIONS 12
+#define IDS_META_STEP_MS 200 /* a new topic's metadata asked again */
 
 /* A judge: ids partition k, owned. */
 struct ids_judge {
@@ -477,7 +479,6 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char errstr[512];
         rd_kafka_error_t *e = NULL;
 
-        a->grp->in_rebalance = 1;
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 a->grp->ids->synced = 1;
                 /* An assignment that reaches a closing consumer is taken
@@ -493,7 +494,6 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 }
                 if (a->grp->failed) {
                         audit_group_ids_forget(a, l);
-                        a->grp->in_rebalance = 0;
                         return;
                 }
                 if (coop)
@@ -527,7 +527,6 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                  rd_kafka_error_string(e));
                 rd_kafka_error_destroy(e);
         }
-        a->grp->in_rebalance = 0;
 }
 
 int audit_group_ids_poll(struct audit *a, int max)
@@ -719,6 +718,38 @@ int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
+/*
+ * The ids topic's metadata into *md (the caller destroys it).  A topic
+ * just created is not known to every broker at once (unknown topic, no
+ * leader yet): asked again every IDS_META_STEP_MS up to
+ * AUDIT_META_TIMEOUT_MS.  Returns 0 with partitions, or -1 (*md, if not
+ * NULL, holds the last answer).
+ */
+static int ids_partitions(struct audit *a, rd_kafka_topic_t *rkt,
+                          const struct rd_kafka_metadata **md)
+{
+        int64_t start = clock_mono_ms();
+
+        for (;;) {
+                *md = NULL;
+                if (!rd_kafka_metadata(a->rk, 0, rkt, md,
+                                       AUDIT_META_TIMEOUT_MS) &&
+                    *md && (*md)->topic_cnt == 1 && !(*md)->topics[0].err &&
+                    (*md)->topics[0].partition_cnt >= 1)
+                        return 0;
+                if (clock_mono_ms() - start >= AUDIT_META_TIMEOUT_MS ||
+                    !*md || (*md)->topic_cnt != 1 ||
+                    ((*md)->topics[0].err !=
+                         RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+                     (*md)->topics[0].err !=
+                         RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE &&
+                     (*md)->topics[0].err))
+                        return -1;
+                rd_kafka_metadata_destroy(*md);
+                usleep(IDS_META_STEP_MS * 1000);
+        }
+}
+
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct audit_group_ids *x = a->grp->ids;
@@ -738,13 +769,15 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
         /* The count that routes ids is the topic's, whoever created it:
          * every member hashes over the same partitions. */
         rkt = rd_kafka_topic_new(a->rk, x->topic, NULL);
-        if (!rkt || rd_kafka_metadata(a->rk, 0, rkt, &md,
-                                      AUDIT_META_TIMEOUT_MS) ||
-            !md || md->topic_cnt != 1 || md->topics[0].err ||
-            md->topics[0].partition_cnt < 1) {
+        if (!rkt || ids_partitions(a, rkt, &md)) {
                 snprintf(errstr, errstr_size,
-                         "cannot read the partitions of the ids topic %s",
-                         x->topic);
+                         "cannot read the partitions of the ids topic %s: %s",
+                         x->topic,
+                         rd_kafka_err2str(
+                             !md ? RD_KAFKA_RESP_ERR__TIMED_OUT
+                             : md->topic_cnt != 1
+                                 ? RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+                                 : md->topics[0].err));
                 if (md)
                         rd_kafka_metadata_destroy(md);
                 if (rkt)
