@@ -253,14 +253,40 @@ static void group_forget(struct audit *a,
         }
 }
 
+/*
+ * What both consumers' rebalance callbacks do last (the audited
+ * partitions here, the ids partitions in group_ids.c): takes l (assign)
+ * or gives it back, incrementally or eagerly as the group's protocol
+ * says.  A refusal stops the member (audit_group_fail(), what naming the
+ * consumer).
+ */
+void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
+                                 rd_kafka_topic_partition_list_t *l,
+                                 int assign, const char *what)
+{
+        rd_kafka_error_t *e = NULL;
+        char why[600];
+
+        if (!strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE"))
+                e = assign ? rd_kafka_incremental_assign(rk, l)
+                           : rd_kafka_incremental_unassign(rk, l);
+        else if (rd_kafka_assign(rk, assign ? l : NULL) && assign)
+                audit_group_fail(a, what, "assignment refused");
+        if (e) {
+                snprintf(why, sizeof(why), "incremental %s: %s",
+                         assign ? "assignment" : "unassignment",
+                         rd_kafka_error_string(e));
+                audit_group_fail(a, what, why);
+                rd_kafka_error_destroy(e);
+        }
+}
+
 static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                rd_kafka_topic_partition_list_t *l,
                                void *opaque)
 {
         struct audit *a = opaque;
-        int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
         char errstr[512];
-        rd_kafka_error_t *e = NULL;
 
         audit_group_view_relist(a); /* /api/v1/group: the members changed */
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
@@ -282,11 +308,10 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         audit_group_ids_forget(a, l);
                         return;
                 }
-                if (coop)
-                        e = rd_kafka_incremental_assign(rk, l);
-                else if (rd_kafka_assign(rk, l))
-                        audit_group_fail(a, "assign", "refused");
-        } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+                audit_group_rebalance_apply(a, rk, l, 1, "rebalance");
+                return;
+        }
+        if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
                 if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
                     audit_commit(a, clock_wall_ms()))
                         log_warn("group %s: the last commit before a "
@@ -298,22 +323,9 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 log_info("group %s: %d partition(s) revoked%s",
                          a->conf.group, l->cnt,
                          rd_kafka_assignment_lost(rk) ? " (lost)" : "");
-                if (coop)
-                        e = rd_kafka_incremental_unassign(rk, l);
-                else
-                        rd_kafka_assign(rk, NULL);
-        } else {
+        } else
                 audit_group_fail(a, "rebalance", rd_kafka_err2str(err));
-                if (coop)
-                        e = rd_kafka_incremental_unassign(rk, l);
-                else
-                        rd_kafka_assign(rk, NULL);
-        }
-        if (e) {
-                audit_group_fail(a, "incremental assignment",
-                           rd_kafka_error_string(e));
-                rd_kafka_error_destroy(e);
-        }
+        audit_group_rebalance_apply(a, rk, l, 0, "rebalance");
 }
 
 /* ------------------------------------------------------------------ */

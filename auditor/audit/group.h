@@ -45,6 +45,13 @@ struct audit_group {
  * stops at audit_group_failed(). */
 void audit_group_fail(struct audit *a, const char *what, const char *why);
 
+/* The end of both consumers' rebalance callbacks: takes l (assign) or
+ * gives it back, incrementally or eagerly as rk's protocol says; a
+ * refusal is audit_group_fail(a, what, ...). */
+void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
+                                 rd_kafka_topic_partition_list_t *l,
+                                 int assign, const char *what);
+
 /* group_view.c: the group view's thread (the member listing and the
  * group's figures), started at the end of audit_group_start() when there
  * is a status to publish to (0, or -1 with errstr); relist asks it to

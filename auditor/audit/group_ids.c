@@ -475,9 +475,7 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t *l, void *opaque)
 {
         struct audit *a = opaque;
-        int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
         char errstr[512];
-        rd_kafka_error_t *e = NULL;
 
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
                 a->grp->ids->synced = 1;
@@ -496,11 +494,10 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         audit_group_ids_forget(a, l);
                         return;
                 }
-                if (coop)
-                        e = rd_kafka_incremental_assign(rk, l);
-                else if (rd_kafka_assign(rk, l))
-                        audit_group_fail(a, "ids assign", "refused");
-        } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+                audit_group_rebalance_apply(a, rk, l, 1, "ids rebalance");
+                return;
+        }
+        if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
                 if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
                     audit_commit(a, clock_wall_ms()))
                         log_warn("group %s: the last commit before a "
@@ -511,22 +508,9 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 log_info("group %s: %d ids partition(s) revoked%s",
                          a->conf.group, l->cnt,
                          rd_kafka_assignment_lost(rk) ? " (lost)" : "");
-                if (coop)
-                        e = rd_kafka_incremental_unassign(rk, l);
-                else
-                        rd_kafka_assign(rk, NULL);
-        } else {
+        } else
                 audit_group_fail(a, "ids rebalance", rd_kafka_err2str(err));
-                if (coop)
-                        e = rd_kafka_incremental_unassign(rk, l);
-                else
-                        rd_kafka_assign(rk, NULL);
-        }
-        if (e) {
-                audit_group_fail(a, "ids incremental assignment",
-                                 rd_kafka_error_string(e));
-                rd_kafka_error_destroy(e);
-        }
+        audit_group_rebalance_apply(a, rk, l, 0, "ids rebalance");
 }
 
 int audit_group_ids_poll(struct audit *a, int max)
