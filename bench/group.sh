@@ -194,7 +194,7 @@ if step tput; then
           # creating them at once can fail (one gets "already exists", then
           # "unknown topic" describing it, and exits 2).
           for ((i = 0; i < 100; i++)); do
-            grep -q 'joining; state in' "$work/$g-a.log" && break
+            grep -qs 'joining; state in' "$work/$g-a.log" && break
             sleep 0.1
           done
           member m2 "$g" b "$work/$g-b.log" "$topic"
@@ -218,7 +218,7 @@ if step tput; then
         row tput "$rep" "${tool}_state_records" "$n" records
         row tput "$rep" "${tool}_state_txns" "$txns" txns
         row tput "$rep" "${tool}_state_bytes" "$bytes" bytes
-        extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events") ;;
+        extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events" "eosaudit-$g-ids") ;;
     esac
     secs=$(bench_secs "$t0" "$t1")
     row tput "$rep" "$tool" "$(bench_rate "$records" "$secs")" records_per_s
@@ -260,7 +260,7 @@ if step pairs; then
     -k "$producers" -c 2 -q --json >/dev/null || die "gen_pairs failed"
   ends "$ptopic" >"$work/pends"
   g="bench-$$-pairs"
-  extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events")
+  extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events" "eosaudit-$g-ids")
   t0=$(bench_now)
   member m1 "$g" a "$work/pairs-a.log" "$ptopic"
   s="$(wait_end "$g" "$work/pends" 900)"
@@ -307,7 +307,7 @@ if step handoff; then
   extra_topics+=("$htopic")
   bench_topic_create "$htopic" "$parts"
   g="bench-$$-handoff"
-  extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events")
+  extra_topics+=("eosaudit-$g-state" "eosaudit-$g-events" "eosaudit-$g-ids")
   "$EOSAUDIT" produce -b "$BROKER" -t "$htopic" --producer "bench-live-$$" \
     -n $((rate * 40)) --rate "$rate" --size 100 -q >/dev/null 2>&1 &
   live=$!
