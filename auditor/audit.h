@@ -120,8 +120,9 @@ struct audit_conf {
          * comes from and goes to the compacted topic
          * eosaudit-<group>-state, in Kafka transactions of the
          * transactional.id eosaudit-<group>-<group_member> (NULL: host
-         * name and pid).  group_replication: the state topic's
-         * replication factor when it is created (0: the broker's).
+         * name and pid).  group_replication: the state, events
+         * and ids topics' replication factor when they are created (0:
+         * the broker's).
          * group_instance_id: the consumer's group.instance.id (static
          * membership; NULL: dynamic); a member fenced by a newer one
          * with the same id stops. */

@@ -294,8 +294,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                                 NULL, 0, 32767, NULL, NULL,
                                 CONF_SERVE | CONF_FILE,
                                 "serve --group: the replication factor of "
-                                "the state topic when it is created; 0 = the "
-                                "broker's default"},
+                                "the state, events and ids topics when they "
+                                "are created; 0 = the broker's default"},
     [CONF_GROUP_IDS_PARTITIONS] = {CONF_GROUP_IDS_PARTITIONS,
                                    "group-ids-partitions",
                                    "group-ids-partitions", 0, CONF_T_INT, "N",
