@@ -3,7 +3,7 @@
 # More than one machine, "Redeliveries across members").
 #
 # usage: bench/group_ids.sh [-n RECORDS] [-p PARTITIONS] [-r REPS]
-#   -n RECORDS     records of the topic (500000), 100 bytes each, written by
+#   -n RECORDS     records of the topic (2000000), 100 bytes each, written by
 #                  eosaudit produce --msgid-from index; then 60 more by a
 #                  second producer, copies of ids 0..59 under other keys
 #   -p PARTITIONS  its partitions (12)
@@ -15,17 +15,18 @@
 # checks).  A member's times, from its start: "audit", the commit that
 # brought the last partition to its end (the first state record, read
 # read_committed by kcat, whose next_offset is its partition's end);
+# "cpu", the member's CPU seconds (user + system) at that point;
 # "verdicts" (ids only), the timestamp of the last of the 60 redelivered
 # events on the events topic: the judges had then read the ids topic
 # past the copies, written last.  Also the ids topic's records, their
 # value bytes and, when the broker's data directory is here, the bytes of
-# its log segments per record (record and batch headers, transaction
-# markers).  Every group's topics are deleted after its run.
+# its log segments (record and batch headers, transaction markers), per
+# audited record (an ids record can carry many audited records' ids).  Every group's topics are deleted after its run.
 # Writes build/bench-results/group_ids.csv and group_ids.md.
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-records=500000 parts=12 reps=3
+records=2000000 parts=12 reps=3
 while getopts "n:p:r:h" o; do
   case "$o" in
     n) records=$(bench_uint -n "$OPTARG") ;;
@@ -51,7 +52,7 @@ for ((p = 0; p < parts; p++)); do
 done | awk '{print $NF}' >"$work/ends"
 bench_begin
 CSV="$BENCH_RESULTS/$bench_name.csv"
-echo "reader,rep,audit_s,verdicts_s,ids_records,ids_value_bytes,ids_disk_bytes,load1" >"$CSV"
+echo "reader,rep,audit_s,verdicts_s,ids_records,ids_value_bytes,ids_disk_bytes,load1,cpu_s" >"$CSV"
 
 now_ms() { date +%s%3N; }
 
@@ -71,12 +72,12 @@ print(max(done.values()) if len(done) == len(ends) else "")' "$work/ends"
 }
 
 run() { # READER REP
-  local reader="$1" rep="$2" g t0 t1 audit="" verdicts="" v n=0 bytes=0 disk="" i t
+  local reader="$1" rep="$2" g t0 t1 audit="" verdicts="" v n=0 bytes=0 disk="" i t cpu=""
   if [ "$reader" = kcat ]; then
     t0=$(now_ms)
     kcat -b "$BROKER" -C -t "$topic" -e -q -o beginning -f 'x' | wc -c >/dev/null
     t1=$(now_ms)
-    echo "kcat,$rep,$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}'),,,,,$(cut -d' ' -f1 /proc/loadavg)" >>"$CSV"
+    echo "kcat,$rep,$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}'),,,,,$(cut -d' ' -f1 /proc/loadavg)," >>"$CSV"
     return
   fi
   g="gi-$(date +%s%N)-$reader-$rep"
@@ -88,7 +89,10 @@ run() { # READER REP
   for ((i = 0; i < 480; i++)); do
     sleep 0.25
     audit="$(state_done "$g")"
-    [ -z "$audit" ] || break
+    if [ -n "$audit" ]; then
+      cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$member_pid/stat")
+      break
+    fi
     kill -0 "$member_pid" 2>/dev/null || break
   done
   if [ -z "$audit" ]; then
@@ -114,7 +118,7 @@ run() { # READER REP
   kill -TERM "$member_pid"
   wait "$member_pid" || say "warning: member $g exited $?"
   member_pid=""
-  echo "$reader,$rep,$(awk -v a="$t0" -v b="$audit" 'BEGIN{printf "%.3f", (b-a)/1000}'),$verdicts,$n,$bytes,$disk,$(cut -d' ' -f1 /proc/loadavg)" >>"$CSV"
+  echo "$reader,$rep,$(awk -v a="$t0" -v b="$audit" 'BEGIN{printf "%.3f", (b-a)/1000}'),$verdicts,$n,$bytes,$disk,$(cut -d' ' -f1 /proc/loadavg),$cpu" >>"$CSV"
   for t in state events $([ "$reader" = ids ] && echo ids); do
     bench_topic_delete "eosaudit-$g-$t"
   done
@@ -125,15 +129,17 @@ bench_rounds "$reps" run kcat ids noids
 
 bench_out "$(bench_fmt "$records") records of 100 bytes, $parts partitions; $reps runs, interleaved; median (min-max) seconds from start"
 bench_out ""
-bench_out "| reader | audit s | verdicts s | records/s (audit) | audit / kcat time |"
-bench_out "| --- | ---: | ---: | ---: | ---: |"
+bench_out "| reader | audit s | verdicts s | records/s (audit) | audit / kcat time | member CPU s |"
+bench_out "| --- | ---: | ---: | ---: | ---: | ---: |"
 kmed=$(bench_col "$CSV" 3 1 kcat | bench_stats | cut -d' ' -f1)
 for r in kcat ids noids; do
   read -r med lo hi < <(bench_col "$CSV" 3 1 "$r" | bench_stats)
   vs="-"
   [ "$r" = ids ] && vs="$(bench_col "$CSV" 4 1 ids | bench_stats | awk '{printf "%s (%s-%s)", $1, $2, $3}')"
-  bench_out "| $r | $med ($lo-$hi) | $vs | $(bench_fmt "$(bench_rate "$records" "$med")") | $(awk -v a="$med" -v k="$kmed" 'BEGIN{printf "%.2f", a / k}') |"
+  cpu="-"
+  [ "$r" = kcat ] || cpu="$(bench_col "$CSV" 9 1 "$r" | bench_stats | awk '{printf "%s (%s-%s)", $1, $2, $3}')"
+  bench_out "| $r | $med ($lo-$hi) | $vs | $(bench_fmt "$(bench_rate "$records" "$med")") | $(awk -v a="$med" -v k="$kmed" 'BEGIN{printf "%.2f", a / k}') | $cpu |"
 done
 read -r n bytes disk < <(awk -F, '$1 == "ids" { print $5, $6, $7; exit }' "$CSV")
 bench_out ""
-bench_out "ids topic: $(bench_fmt "$n") records, $(awk -v b="$bytes" -v n="$n" 'BEGIN{printf "%.1f", b / n}') value bytes each$([ -n "$disk" ] && awk -v b="$disk" -v n="$n" 'BEGIN{printf ", %.1f bytes each in its log segments", b / n}'); load average at the end: $(bench_load)"
+bench_out "ids topic: $(bench_fmt "$n") records for $(bench_fmt "$records") audited records, $(awk -v b="$bytes" -v n="$records" 'BEGIN{printf "%.1f", b / n}') value bytes per audited record$([ -n "$disk" ] && awk -v b="$disk" -v n="$records" 'BEGIN{printf ", %.1f in its log segments", b / n}'); load average at the end: $(bench_load)"
