@@ -222,6 +222,10 @@ static int state_parse(const char *p, size_t len, struct grouprep_part *out)
                         if (KEY_IS("topic") && json_is_string(j) &&
                             !out->topic) {
                                 out->topic = strdup(json_string_value(j));
+                                if (!out->topic) {
+                                        json_decref(j);
+                                        goto out;
+                                }
                                 have |= 4;
                         } else if (json_is_integer(j) && KEY_IS("v")) {
                                 version = (int)json_integer_value(j);
@@ -545,17 +549,25 @@ out:
 }
 
 /* A redelivered event's records onto its audited partition (a linear
- * search: anomalies only; one not expected is in event_counts only). */
+ * search: anomalies only).  A partition not expected (added to its topic
+ * after this view started) becomes expected: every member counts the
+ * same events, whenever it started. */
+#define GROUPREP_EXPECT_MAX (1u << 20) /* partitions an event can add */
+
 static void redel_add(struct grouprep *g, const struct grouprep_event *e)
 {
         size_t i;
 
         for (i = 0; i < g->nexpected; i++)
                 if (g->expected[i].partition == e->partition &&
-                    !strcmp(g->expected[i].topic, e->topic)) {
-                        g->redel[i] += e->count;
-                        return;
-                }
+                    !strcmp(g->expected[i].topic, e->topic))
+                        break;
+        /* (Bounded: events are other processes' bytes.) */
+        if (i == g->nexpected &&
+            (g->nexpected >= GROUPREP_EXPECT_MAX ||
+             grouprep_expect(g, e->topic, e->partition)))
+                return; /* out of memory: not counted */
+        g->redel[i] += e->count;
 }
 
 int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,

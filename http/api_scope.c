@@ -42,16 +42,36 @@ int http_api_scope(struct http_api *a, struct grouprep_snap **snap)
         return 1;
 }
 
-/* {"name", "as_of", partitions with and without state, ...}. */
-static json_t *http_group_about(const struct http_api *a,
-                                const struct grouprep_snap *s,
-                                size_t with_state)
+/* Whether topic is one of topics[0..n) (topics NULL: yes). */
+static int http_group_topic_in(const char *topic, const char *const *topics,
+                               size_t n)
 {
-        json_t *o = json_object(), *none = json_array();
         size_t i;
 
+        if (!topics)
+                return 1;
+        for (i = 0; i < n; i++)
+                if (!strcmp(topic, topics[i]))
+                        return 1;
+        return 0;
+}
+
+/* {"name", "as_of", partitions with and without state, ...}; the
+ * partitions those of topics[0..n) (topics NULL: every one), as the
+ * figures beside them. */
+static json_t *http_group_about(const struct http_api *a,
+                                const struct grouprep_snap *s,
+                                const char *const *topics, size_t n)
+{
+        json_t *o = json_object(), *none = json_array();
+        size_t i, with_state = 0;
+
+        for (i = 0; i < s->nparts; i++)
+                with_state += http_group_topic_in(s->parts[i].topic, topics,
+                                                  n);
         for (i = 0; i < s->nunstated; i++)
-                json_array_append_new(none,
+                if (http_group_topic_in(s->unstated[i].topic, topics, n))
+                        json_array_append_new(none,
                                       http_where_json(s->unstated[i].topic,
                                                       s->unstated[i]
                                                           .partition));
@@ -101,7 +121,7 @@ json_t *http_group_summary_json(struct http_api *a,
         struct ledger_summary *per = calloc(n ? n : 1, sizeof(*per));
         struct grouprep_counts c;
         int64_t *lags = calloc(n ? n : 1, sizeof(*lags)), lag = -1;
-        size_t i, with = 0;
+        size_t i;
         json_t *j = NULL, *arr;
         int k;
 
@@ -111,7 +131,6 @@ json_t *http_group_summary_json(struct http_api *a,
                 uint64_t pairs;
                 per[i].partitions = (uint32_t)grouprep_snap_sum(
                     s, topics[i], &c, &pairs, &lags[i]);
-                with += per[i].partitions;
                 per[i].records = c.records;
                 per[i].untracked = c.untracked;
                 per[i].missing = c.missing;
@@ -136,7 +155,7 @@ json_t *http_group_summary_json(struct http_api *a,
         }
         http_group_unknowns(j);
         json_object_set_new(j, "scope", json_string("group"));
-        json_object_set_new(j, "group", http_group_about(a, s, with));
+        json_object_set_new(j, "group", http_group_about(a, s, topics, n));
         json_object_set_new(j, "lag", report_opt_json(lag));
         json_object_set_new(j, "live", http_live_json(a->v));
         json_object_set_new(j, "generated_ms", json_integer(clock_wall_ms()));
@@ -225,7 +244,11 @@ json_t *http_group_anomalies_json(struct http_api *a,
         if (!j)
                 return NULL;
         json_object_set_new(j, "scope", json_string("group"));
-        json_object_set_new(j, "group", http_group_about(a, s, s->nparts));
+        json_object_set_new(j, "group",
+                            http_group_about(a, s,
+                                             a->q->topic ? &a->q->topic
+                                                         : NULL,
+                                             a->q->topic ? 1 : 0));
         json_object_set_new(j, "events_kept",
                             json_integer((json_int_t)s->nevents));
         return j;

@@ -361,15 +361,26 @@ static void test_event_evidence(void **unused)
         assert_non_null(txt);
         assert_int_equal(grouprep_event(g, 0, 9, txt, strlen(txt)), 0);
         free(txt);
+        /* One on a partition this view did not expect (added to the
+         * topic since it started): counted all the same. */
+        an.partition = 9;
+        o = report_anomaly_json(&an);
+        assert_non_null(o);
+        txt = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        assert_non_null(txt);
+        assert_int_equal(grouprep_event(g, 0, 10, txt, strlen(txt)), 0);
+        free(txt);
         /* A producer_hex that is not hex: malformed, skipped. */
         txt = "{\"topic\":\"t\",\"partition\":0,\"kind\":\"gap\","
               "\"count\":1,\"producer\":\"x\",\"producer_hex\":\"zz\"}";
-        assert_int_equal(grouprep_event(g, 0, 10, txt, strlen(txt)), 1);
+        assert_int_equal(grouprep_event(g, 0, 11, txt, strlen(txt)), 1);
         s = grouprep_snap_make(g, 1);
         assert_non_null(s);
-        assert_int_equal(s->nevents, 1);
+        assert_int_equal(s->nevents, 2);
         assert_int_equal(s->events_malformed, 1);
         e = &s->events[0];
+        assert_int_equal(e->partition, 5);
         assert_int_equal(e->producer_len, 2);
         assert_memory_equal(e->producer, "p\xff", 2);
         assert_int_equal(e->msgid_stored, 4);
@@ -384,7 +395,7 @@ static void test_event_evidence(void **unused)
         /* No state record counts it (the ids topic's judge found it):
          * the topic's sum takes it from the events. */
         assert_int_equal(grouprep_snap_sum(s, "t", &c, NULL, NULL), 0);
-        assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 1);
+        assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 2);
         assert_int_equal(grouprep_snap_sum(s, "u", &c, NULL, NULL), 0);
         assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 0);
         grouprep_snap_put(s);

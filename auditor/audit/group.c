@@ -493,10 +493,14 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                         continue;
                 val = partstate_export(a->tr, lp, &len, errstr, errstr_size);
                 if (!val) {
+                        /* Out of memory, or a counter past what a state
+                         * record holds: not a retry's matter, and not
+                         * to be taken for a rebalance at shutdown. */
                         rd_kafka_topic_partition_list_destroy(offs);
                         e = rd_kafka_abort_transaction(g->prod, -1);
                         if (e)
                                 rd_kafka_error_destroy(e);
+                        audit_group_fail(a, "state record", errstr);
                         return -1;
                 }
                 snprintf(key, sizeof(key), "%s/%d", lp->topic,

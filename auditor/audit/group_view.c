@@ -209,7 +209,9 @@ static int group_view_add(struct audit_group_view *v, const char *topic,
                          rd_kafka_err2str(rd_kafka_last_error()));
                 return -1;
         }
-        err = rd_kafka_metadata(v->rk, 0, rkt, &md, AUDIT_META_TIMEOUT_MS);
+        /* 1 s: the thread tries again every second, and its stop must
+         * not wait out a long answer from brokers that are away. */
+        err = rd_kafka_metadata(v->rk, 0, rkt, &md, 1000);
         if (!err && (!md || md->topic_cnt != 1))
                 err = RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
         if (!err && md->topics[0].err)
@@ -350,12 +352,19 @@ static void *group_view_thread(void *arg)
                 now = clock_wall_ms();
                 if (!v->assigned && now >= assign_at) {
                         if (group_view_assign(v, errstr, sizeof(errstr))) {
-                                log_warn("group %s: the group view cannot "
-                                         "read its topics yet: %s",
-                                         v->sg->group, errstr);
+                                if (!v->errored) /* once, not each try */
+                                        log_warn("group %s: the group view "
+                                                 "cannot read its topics "
+                                                 "yet: %s",
+                                                 v->sg->group, errstr);
                                 grouprep_error(v->agg, errstr);
                                 v->errored = 1;
                                 assign_at = now + 1000;
+                        } else if (v->errored) {
+                                /* An idle group brings no record to
+                                 * clear it. */
+                                grouprep_error(v->agg, "");
+                                v->errored = 0;
                         }
                 }
                 if (now - listed >= GROUP_LIST_MS ||
@@ -459,10 +468,12 @@ int audit_group_view_start(struct audit *a, char *errstr, size_t errstr_size)
             (a->conf.group_instance_id && !sg->instance_id) ||
             !v->state_topic || !v->events_topic || !v->agg || !v->parts)
                 goto oom;
-        for (i = 0; i < a->nparts; i++, v->nparts++) {
+        for (i = 0; i < a->nparts; i++) {
                 v->parts[i].partition = a->parts[i].partition;
-                if (!(v->parts[i].topic = strdup(a->parts[i].topic)) ||
-                    grouprep_expect(v->agg, a->parts[i].topic,
+                if (!(v->parts[i].topic = strdup(a->parts[i].topic)))
+                        goto oom;
+                v->nparts++; /* freed from here on */
+                if (grouprep_expect(v->agg, a->parts[i].topic,
                                     a->parts[i].partition))
                         goto oom;
         }
