@@ -403,11 +403,34 @@ static int hexval(char c)
         return -1;
 }
 
+/* The bytes of hex string s (lower case, even length, at most max bytes)
+ * into *out (malloc'd, NUL after them) and *n.  0, or -1 (*out freed). */
+static int hex_decode(const char *s, size_t max, char **out, size_t *n)
+{
+        size_t len = strlen(s), i;
+
+        *out = NULL;
+        if (len % 2 || len / 2 > max || !(*out = malloc(len / 2 + 1)))
+                return -1;
+        for (i = 0; i < len; i += 2) {
+                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+                if (hi < 0 || lo < 0) {
+                        free(*out);
+                        *out = NULL;
+                        return -1;
+                }
+                (*out)[i / 2] = (char)(hi << 4 | lo);
+        }
+        (*out)[len / 2] = '\0';
+        *n = len / 2;
+        return 0;
+}
+
 /* "producer": null, a string, or {"hex": "..."} (not UTF-8). */
 static int producer_of(json_t *v, struct grouprep_event *e)
 {
         const char *s;
-        size_t n, i;
+        size_t n;
 
         if (!v || json_is_null(v))
                 return 0;
@@ -421,18 +444,9 @@ static int producer_of(json_t *v, struct grouprep_event *e)
                 return 0;
         }
         s = json_string_value(json_object_get(v, "hex"));
-        if (!s || (n = strlen(s)) % 2 || n / 2 > DEDUP_PRODUCER_MAX ||
-            !(e->producer = malloc(n / 2 + 1)))
-                return -1;
-        for (i = 0; i < n; i += 2) {
-                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-                if (hi < 0 || lo < 0)
-                        return -1;
-                e->producer[i / 2] = (char)(hi << 4 | lo);
-        }
-        e->producer[n / 2] = '\0';
-        e->producer_len = n / 2;
-        return 0;
+        return s ? hex_decode(s, DEDUP_PRODUCER_MAX, &e->producer,
+                              &e->producer_len)
+                 : -1;
 }
 
 /* Bytes from "NAME_hex" when present (the exact bytes of a value that
@@ -444,7 +458,7 @@ static int bytes_of(json_t *o, const char *name, size_t max, char **out,
 {
         char key[64];
         const char *s;
-        size_t len, i;
+        size_t len;
         json_t *v;
 
         *out = NULL;
@@ -453,18 +467,7 @@ static int bytes_of(json_t *o, const char *name, size_t max, char **out,
         v = json_object_get(o, key);
         if (json_is_string(v)) {
                 s = json_string_value(v);
-                len = strlen(s);
-                if (len % 2 || len / 2 > max || !(*out = malloc(len / 2 + 1)))
-                        return -1;
-                for (i = 0; i < len; i += 2) {
-                        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-                        if (hi < 0 || lo < 0)
-                                return -1;
-                        (*out)[i / 2] = (char)(hi << 4 | lo);
-                }
-                (*out)[len / 2] = '\0';
-                *n = len / 2;
-                return 0;
+                return hex_decode(s, max, out, n);
         }
         v = json_object_get(o, name);
         if (!v || json_is_null(v))
@@ -706,7 +709,6 @@ static void snap_free(struct grouprep_snap *s)
         for (i = 0; s->expected && i < s->nexpected; i++)
                 free(s->expected[i].topic);
         free(s->expected);
-        free(s->high_watermarks);
         free(s->redelivered);
         for (i = 0; s->events && i < s->nevents; i++)
                 event_release(&s->events[i]);
@@ -733,7 +735,7 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                                          int64_t now_ms)
 {
         struct grouprep_snap *s = calloc(1, sizeof(*s));
-        size_t i, n = 0;
+        size_t i, n = 0, at;
         int fail = 0, found;
 
         if (!s)
@@ -750,28 +752,30 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
         s->parts = calloc(g->nparts + 1, sizeof(*s->parts));
         s->unstated = calloc(g->nexpected + 1, sizeof(*s->unstated));
         s->expected = calloc(g->nexpected + 1, sizeof(*s->expected));
-        s->high_watermarks = calloc(g->nexpected + 1, sizeof(int64_t));
         s->redelivered = calloc(g->nexpected + 1, sizeof(uint64_t));
         s->events = calloc(g->nring + 1, sizeof(*s->events));
         if (!s->parts || !s->unstated || !s->expected ||
-            !s->high_watermarks || !s->redelivered || !s->events)
+            !s->redelivered || !s->events)
                 goto fail;
         for (i = 0; i < g->nparts; i++, s->nparts++) {
                 s->parts[i] = g->parts[i];
                 s->parts[i].topic = dupn(g->parts[i].topic,
                                          strlen(g->parts[i].topic), &fail);
+                s->parts[i].high_watermark = -1;
         }
         for (i = 0; i < g->nexpected; i++, s->nexpected++) {
                 s->expected[i].topic = dupn(g->expected[i].topic,
                                             strlen(g->expected[i].topic),
                                             &fail);
                 s->expected[i].partition = g->expected[i].partition;
-                s->high_watermarks[i] = g->hws[i];
                 s->redelivered[i] = g->redel[i];
-                part_find(g->parts, g->nparts, g->expected[i].topic,
-                          g->expected[i].partition, &found);
-                if (found)
+                at = part_find(g->parts, g->nparts, g->expected[i].topic,
+                               g->expected[i].partition, &found);
+                if (found) {
+                        /* Here, once: not per part and request. */
+                        s->parts[at].high_watermark = g->hws[i];
                         continue;
+                }
                 s->unstated[n].topic = dupn(g->expected[i].topic,
                                             strlen(g->expected[i].topic),
                                             &fail);
@@ -845,16 +849,11 @@ size_t grouprep_snap_sum(const struct grouprep_snap *s, const char *topic,
                         out->anomalies[k] += p->c.anomalies[k];
                 if (pairs)
                         *pairs += p->pairs;
-                for (e = 0; lag && e < s->nexpected; e++) {
-                        if (s->expected[e].partition != p->partition ||
-                            strcmp(s->expected[e].topic, p->topic) ||
-                            s->high_watermarks[e] < 0)
-                                continue;
+                if (lag && p->high_watermark >= 0)
                         *lag = (*lag < 0 ? 0 : *lag) +
-                               (s->high_watermarks[e] > p->next_offset
-                                    ? s->high_watermarks[e] - p->next_offset
+                               (p->high_watermark > p->next_offset
+                                    ? p->high_watermark - p->next_offset
                                     : 0);
-                }
         }
         /* Redeliveries are judged through the ids topic, apart from the
          * partitions' owners: counted from the events topic. */

@@ -55,6 +55,8 @@ struct grouprep_part {
         int64_t next_offset;
         uint64_t pairs; /* (partition, producer) pairs it tracks */
         struct grouprep_counts c;
+        int64_t high_watermark; /* in a snapshot: its expected entry's,
+                                   -1 unknown (not expected, not asked) */
 };
 
 /* One anomaly event of the events topic: the fields of
@@ -106,10 +108,9 @@ struct grouprep_snap {
         uint64_t event_counts[DEDUP_KIND__CNT];
         struct grouprep_event *events; /* the newest, oldest first */
         size_t nevents;
-        /* High watermarks of the audited partitions, parallel to the
-         * expected list (grouprep_expect order); -1 unknown. */
+        /* The audited partitions (grouprep_expect order; their high
+         * watermarks are on their parts). */
         struct grouprep_tp *expected;
-        int64_t *high_watermarks;
         /* Redelivered records by the events topic's redelivered events,
          * parallel to expected: in group mode the ids topic's judges
          * find them, not the partitions' owners, so the state records
