@@ -26,8 +26,6 @@ struct grouprep {
         size_t ring_size, head, nring;
         uint64_t state_records, state_malformed, events_read,
             events_malformed;
-        uint64_t event_records[DEDUP_KIND__CNT];
-        uint64_t event_counts[DEDUP_KIND__CNT];
         char error[256];
 };
 
@@ -587,8 +585,6 @@ int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,
         }
         e.offset = offset;
         e.events_partition = partition;
-        g->event_records[kind]++;
-        g->event_counts[kind] += e.count;
         if (kind == DEDUP_KIND_REDELIVERED)
                 redel_add(g, &e);
         if (g->nring == g->ring_size) { /* the oldest gives way */
@@ -746,8 +742,6 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
         s->state_malformed = g->state_malformed;
         s->events_read = g->events_read;
         s->events_malformed = g->events_malformed;
-        memcpy(s->event_records, g->event_records, sizeof(s->event_records));
-        memcpy(s->event_counts, g->event_counts, sizeof(s->event_counts));
         snprintf(s->error, sizeof(s->error), "%s", g->error);
         s->parts = calloc(g->nparts + 1, sizeof(*s->parts));
         s->unstated = calloc(g->nexpected + 1, sizeof(*s->unstated));

@@ -102,10 +102,6 @@ struct grouprep_snap {
         size_t nparts;
         struct grouprep_tp *unstated; /* expected, no state record */
         size_t nunstated;
-        /* Events read by kind: how many records, and the sum of their
-         * "count" (records for a duplicate, missing ones for a gap). */
-        uint64_t event_records[DEDUP_KIND__CNT];
-        uint64_t event_counts[DEDUP_KIND__CNT];
         struct grouprep_event *events; /* the newest, oldest first */
         size_t nevents;
         /* The audited partitions (grouprep_expect order; their high
