@@ -17,6 +17,7 @@
                                        state topic: at most this often */
 #define GROUP_WATCH_TIMEOUT_MS 2000 /* ... and its longest wait */
 #define GROUP_WATCH_AWAY_MS 10000   /* no answer: the next look later */
+#define GROUP_META_STEP_MS 200      /* a new topic's metadata asked again */
 
 struct audit_group {
         rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
@@ -65,7 +66,7 @@ void audit_group_view_relist(struct audit *a);
 /* group_state.c: the state topic. */
 
 /* Topic name exists with cleanup.policy policy ("compact" for the
- * state, "delete" for the events), or is created so (one partition),
+ * state, "delete" for the events) and one partition, or is created so,
  * unless nocreate says why it must not be (then a missing topic is an
  * error that says so).  Returns 0, or -1 with errstr. */
 int audit_group_topic(struct audit *a, const char *name, const char *policy,
@@ -78,6 +79,13 @@ int audit_group_topic_n(struct audit *a, const char *name,
                         const char *policy, const char *what,
                         const char *nocreate, int partitions, char *errstr,
                         size_t errstr_size);
+
+/* The partition count of topic name (what: "ids", ...) into *n, asked
+ * again every GROUP_META_STEP_MS while a topic just created is unknown
+ * or leaderless, up to AUDIT_META_TIMEOUT_MS.  0, or -1 with errstr. */
+int audit_group_partitions(struct audit *a, const char *name,
+                           const char *what, int32_t *n, char *errstr,
+                           size_t errstr_size);
 
 /* The last committed state record of each part of want[0..n) into
  * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */

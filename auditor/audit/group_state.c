@@ -133,16 +133,78 @@ void audit_group_fail_gone(struct audit *a)
 }
 
 
-/* Topic name exists with cleanup.policy policy ("compact" for the
- * state, "delete" for the events), or is created so (one partition),
- * unless nocreate says why it must not be (then a missing topic is an
- * error that says so). */
+int audit_group_partitions(struct audit *a, const char *name,
+                           const char *what, int32_t *n, char *errstr,
+                           size_t errstr_size)
+{
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(a->rk, name, NULL);
+        rd_kafka_resp_err_t err;
+        int64_t start = clock_mono_ms();
+        int rc = -1;
+
+        if (!rkt) {
+                snprintf(errstr, errstr_size, "the %s topic %s: %s", what,
+                         name, rd_kafka_err2str(rd_kafka_last_error()));
+                return -1;
+        }
+        for (;;) {
+                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
+                                        AUDIT_META_TIMEOUT_MS);
+                if (!err && (!md || md->topic_cnt != 1))
+                        err = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+                if (!err)
+                        err = md->topics[0].err;
+                if (!err && md->topics[0].partition_cnt < 1)
+                        err = RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE;
+                if (!err) {
+                        *n = md->topics[0].partition_cnt;
+                        rc = 0;
+                        break;
+                }
+                /* A topic created a moment ago is not known to every
+                 * broker at once (unknown, or no leader yet). */
+                if ((err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+                     err != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE) ||
+                    clock_mono_ms() - start >= AUDIT_META_TIMEOUT_MS) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read the partitions of the %s "
+                                 "topic %s: %s",
+                                 what, name, rd_kafka_err2str(err));
+                        break;
+                }
+                if (md)
+                        rd_kafka_metadata_destroy(md);
+                md = NULL;
+                usleep(GROUP_META_STEP_MS * 1000);
+        }
+        if (md)
+                rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(rkt);
+        return rc;
+}
+
 int audit_group_topic(struct audit *a, const char *name, const char *policy,
                        const char *what, const char *nocreate, char *errstr,
                        size_t errstr_size)
 {
-        return audit_group_topic_n(a, name, policy, what, nocreate, 1,
-                                   errstr, errstr_size);
+        int32_t n;
+
+        if (audit_group_topic_n(a, name, policy, what, nocreate, 1, errstr,
+                                errstr_size) ||
+            audit_group_partitions(a, name, what, &n, errstr, errstr_size))
+                return -1;
+        /* Its records are read from partition 0 (the state restored, the
+         * events' offsets their ids): one made by hand with more would
+         * lose some. */
+        if (n != 1) {
+                snprintf(errstr, errstr_size,
+                         "the %s topic %s has %d partitions: it must have "
+                         "one (delete it, or use another --group)",
+                         what, name, (int)n);
+                return -1;
+        }
+        return 0;
 }
 
 int audit_group_topic_n(struct audit *a, const char *name,

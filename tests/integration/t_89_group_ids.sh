@@ -53,6 +53,17 @@ assert_eq "serve with a compacted ids topic: exit status" 2 "$rc"
 assert_true "the error names the ids topic and its cleanup.policy" \
         grep -q "eosaudit-$BADG-ids exists but its cleanup.policy is not delete" <<<"$out"
 
+# --- an events topic made by hand with three partitions: refused ------------
+# (its records are read from partition 0: the events' offsets are their ids)
+BADG2="$(name bad2)"
+create_topic "eosaudit-$BADG2-events" 3
+out="$(timeout 30 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$BADG2" \
+        --db "$IT_TMP/bad2.db" --listen off 2>&1)"
+rc=$?
+assert_eq "serve with a 3-partition events topic: exit status" 2 "$rc"
+assert_true "the error names the events topic and its partitions" \
+        grep -q "the events topic eosaudit-$BADG2-events has 3 partitions: it must have one" <<<"$out"
+
 # --- the backlog, three members, the live copies -----------------------------
 produce -t "$T" --producer "$P1" -n 2000 --msgid-from index \
         --restart-every 700 --restart-replay 15 --inject-duplicates 0.01 \
