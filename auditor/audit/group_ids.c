@@ -362,6 +362,7 @@ out:
 struct ids_rebuild {
         int64_t lo;   /* k's log start */
         int64_t span; /* this read: [max(lo, c - span), c) */
+        int64_t from, last; /* its start, the last offset judged in it */
         uint64_t got; /* entries read by it */
         int more;     /* read (again, further back) next */
 };
@@ -489,12 +490,14 @@ static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                 continue;
                         rb[k].more = 0;
                         rb[k].got = 0;
+                        rb[k].from = c - rb[k].span > rb[k].lo
+                                         ? c - rb[k].span
+                                         : rb[k].lo;
+                        rb[k].last = -1;
                         gids_window_free(x->j[k].w);
                         x->j[k].w = NULL;
                         rd_kafka_topic_partition_list_add(rd, x->topic, k)
-                            ->offset = c - rb[k].span > rb[k].lo
-                                           ? c - rb[k].span
-                                           : rb[k].lo;
+                            ->offset = rb[k].from;
                         left++;
                 }
                 reads++;
@@ -537,7 +540,13 @@ static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                          a->conf.group,
                                          rd_kafka_message_errstr(m));
                         } else {
-                                if (m->offset < c) {
+                                /* Each record once, in order, from this
+                                 * read's start, whatever an earlier read
+                                 * left queued. */
+                                if (m->offset < c &&
+                                    m->offset >= rb[m->partition].from &&
+                                    m->offset > rb[m->partition].last) {
+                                        rb[m->partition].last = m->offset;
                                         n = ids_judge_record(a, m->partition,
                                                              m, 0);
                                         if (n < 0) {
