@@ -369,15 +369,22 @@ struct ids_rebuild {
 
 /*
  * The first read of a rebuild: the records that hold W entries when the
- * packs are full, plus room for transaction markers.  A later read goes
- * back at least twice as far, as far as the entries per offset seen so
- * far say W needs, and a quarter more: few reads, and a bounded
- * over-read, whatever the packs (full ones from a backlog, small ones
- * from a live stream, single entries from older members).
+ * packs are full, plus room for transaction markers; or all of [lo, c)
+ * when that is at most IDS_WHOLE_LOG_READS times as many records (each
+ * read costs a round trip, assign, fetch, end of partition, ~150 ms
+ * here, that a short log is cheaper to read through than to pay twice).
+ * A later read goes back at least twice as far, as far as the entries
+ * per offset seen so far say W needs, and a quarter more: few reads, and
+ * a bounded over-read, whatever the packs (full ones from a backlog,
+ * small ones from a live stream, single entries from older members).
  */
-static int64_t ids_first_span(uint64_t window)
+#define IDS_WHOLE_LOG_READS 8
+
+static int64_t ids_first_span(uint64_t window, int64_t lo, int64_t c)
 {
-        return (int64_t)(window / GIDS_PACK_MAX_ENTRIES) + 64;
+        int64_t span = (int64_t)(window / GIDS_PACK_MAX_ENTRIES) + 64;
+
+        return c - lo <= IDS_WHOLE_LOG_READS * span ? c - lo : span;
 }
 
 static int64_t ids_next_span(int64_t span, uint64_t got, uint64_t window)
@@ -475,7 +482,7 @@ static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 if (lo >= c)
                         continue;
                 rb[k].lo = lo;
-                rb[k].span = ids_first_span(x->window);
+                rb[k].span = ids_first_span(x->window, lo, c);
                 rb[k].more = 1;
                 todo++;
         }
