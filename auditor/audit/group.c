@@ -264,10 +264,26 @@ void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
                                  rd_kafka_topic_partition_list_t *l,
                                  int assign, const char *what)
 {
+        const char *proto = rd_kafka_rebalance_protocol(rk);
         rd_kafka_error_t *e = NULL;
         char why[600];
 
-        if (!strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE"))
+        /* NULL: the consumer's group handler takes no more requests (seen
+         * in t_88: a revocation served by rd_kafka_consumer_close() after
+         * a failed commit; strcmp(NULL) crashed the member).  Nothing to
+         * give back then, and nothing can be taken. */
+        if (!proto) {
+                if (assign)
+                        audit_group_fail(a, what,
+                                         "no rebalance protocol (the "
+                                         "consumer is closing)");
+                else
+                        log_debug("group %s: %s: the consumer is closing, "
+                                  "nothing to unassign",
+                                  a->conf.group, what);
+                return;
+        }
+        if (!strcmp(proto, "COOPERATIVE"))
                 e = assign ? rd_kafka_incremental_assign(rk, l)
                            : rd_kafka_incremental_unassign(rk, l);
         else if (rd_kafka_assign(rk, assign ? l : NULL) && assign)

@@ -11,35 +11,51 @@
  *     the audit takes (an id, and a sequence verdict other than
  *     duplicate or fenced: exactly the records the single process's
  *     window checks, so an in-session repeat stays what its sequence
- *     says and is never also a redelivery), one small binary record (the
+ *     says and is never also a redelivery), one small binary entry (the
  *     id's 128-bit hash, topic, partition, offset, timestamp, producer,
- *     epoch, seq) for ids partition (hash mod N).  They are produced in
- *     the member's next transaction, with its state records and offsets.
+ *     epoch, seq) for ids partition k = hash mod N.  In the member's next
+ *     transaction, with its state records and offsets, the entries of
+ *     each k are packed, in the order noted, into records of up to
+ *     GIDS_PACK_MAX_ENTRIES entries (group_ids_window.h): librdkafka's
+ *     costs are per message, and a record per id cost more than the audit
+ *     itself.
  *   - The ids topic's partitions are owned through a second consumer
  *     group, GROUP-ids (a second consumer per member, cooperative-sticky
  *     too, group.instance.id suffixed "-ids"): each topic set is balanced
  *     on its own, so that no member holds only ids partitions and audits
  *     nothing.  The owner of ids
- *     partition k judges every id hashing to k: a record whose id (same
- *     topic) is among the last W offsets of partition k, and not older
- *     than --id-window-age-ms by record time, is redelivered, the
- *     evidence naming both copies (the latest earlier one as first_*).
+ *     partition k judges every id hashing to k, entry by entry in
+ *     (record offset, index in the record) order: an entry whose id (same
+ *     topic) is among the last W entries of partition k before it, and
+ *     not older than --id-window-age-ms by record time, is redelivered,
+ *     the evidence naming both copies (the latest earlier one as first_*,
+ *     ids_offset the offset of the record holding the entry).
  *     Its verdicts go to the events topic, and its position on k to
  *     GROUP-ids' offsets, in its next transaction (the member's one
  *     transaction sends the offsets of both groups, each with its
  *     consumer's group metadata).  W = ceil(--id-window /
  *     N) times the number of audited topics: about the single process's
- *     window, spread over the N partitions.
+ *     window, spread over the N partitions.  W counts entries, not
+ *     offsets: a record holds up to GIDS_PACK_MAX_ENTRIES of them.
  *   - On assignment of k its window is rebuilt by reading k (read
- *     committed) from max(log start, committed - W) to the committed
- *     offset without verdicts, then judging goes on from the committed
+ *     committed) from max(log start, committed - span) to the committed
+ *     offset without verdicts, span growing until the read held >= W
+ *     entries or began at the log start (ids_assign(): transaction
+ *     markers and aborted records take offsets too, so no span fixed
+ *     beforehand is sure to), then judging goes on from the committed
  *     offset.
  *
  * Exactly once, across kill -9 and rebalances: a verdict is a function
- * of ids partition k's committed records alone (the window is "offsets
- * [o - W, o)", not "the last W records", so a rebuilt window equals the
- * live one: both hold every record of [o - W, o), and the match rule
- * picks the latest earlier copy, which both have).  The ids records of
+ * of ids partition k's committed records alone.  The entries judged
+ * before it are the committed records' entries in (offset, index) order
+ * (read_committed; a pack is judged whole, and a judge's position is
+ * always a record boundary), and the window is the last W of them.  A
+ * read from c' < c that held >= W entries before c leaves the last W
+ * entries before c, the live window's (one that had to begin at the log
+ * start differs only if retention deleted entries the live window still
+ * held: the ids topic's retention must stay well above W entries).  So
+ * a rebuilt window equals the live one, and the match rule
+ * picks the latest earlier copy, which both have.  The ids records of
  * an audited batch commit with the offsets of that batch, or not at
  * all: a batch audited again by a partition's next owner writes them
  * again, and the aborted first copies are never read (read_committed).
@@ -75,9 +91,10 @@ struct ids_judge {
         struct gids_window *w; /* NULL until its first record */
 };
 
-/* A record to produce in the next transaction. */
+/* A record to produce in the next transaction (for ids: an entry, packed
+ * by audit_group_ids_txn()). */
 struct ids_out {
-        uint32_t part;  /* the audited part (ids records) */
+        uint32_t part;  /* the audited part (ids entries) */
         int32_t k;      /* ids partition (verdicts: the judge's) */
         size_t off, len; /* in the arena */
 };
@@ -85,16 +102,25 @@ struct ids_out {
 struct audit_group_ids {
         char *topic;
         int32_t nparts;      /* the ids topic's partitions */
-        uint64_t window;     /* W: offsets of k a judge remembers */
+        uint64_t window;     /* W: entries of k a judge remembers */
         int64_t max_age_ms;
         struct ids_judge *j; /* nparts */
-        /* Pending: ids records (recs) and verdicts (evs), their bytes in
-         * one arena each. */
+        /* The packs being filled, one per ids partition (nparts): only
+         * inside audit_group_ids_txn(), their buffers kept between
+         * transactions. */
+        struct gids_pack *packs;
+        /* Pending: ids entries (recs) and verdicts (evs), their bytes in
+         * one arena each.  The entries stay apart until the transaction
+         * (not packed at once) so that audit_group_ids_forget() can drop
+         * those of a revoked audited partition. */
         struct ids_out *recs, *evs;
         size_t nrecs, caprecs, nevs, capevs;
         unsigned char *arena, *earena;
         size_t alen, acap, elen, ecap;
-        uint64_t produced, judged, verdicts, bytes;
+        /* Written (committed): records, entries, bytes; judged entries.
+         * txn_*: what the open transaction holds. */
+        uint64_t produced, entries, bytes, judged, verdicts;
+        uint64_t txn_recs, txn_entries, txn_bytes;
         int closing;         /* inside audit_group_ids_close() */
         int synced;          /* the ids consumer had an assignment */
 };
@@ -148,7 +174,7 @@ void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
                           enum dedup_verdict v)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
-        unsigned char b[GIDS_MAX];
+        unsigned char b[GIDS_ENTRY_MAX];
         struct gids_rec r;
         int tracked;
 
@@ -170,7 +196,7 @@ void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
         r.producer_len = tracked ? h->producer_len : 0;
         if (ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena, &x->alen,
                      &x->acap, lp->part, (int32_t)(r.id.lo % (uint64_t)x->nparts),
-                     b, gids_encode(b, &r)))
+                     b, gids_entry_encode(b, &r)))
                 audit_group_fail(a, "ids", "out of memory");
 }
 
@@ -262,12 +288,41 @@ static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
         return 0;
 }
 
+/*
+ * Judges the entries of the ids record m (at offset o of k) in order
+ * (emit as ids_judge_one()).  Returns the entries judged, or -1 when
+ * memory ran out.  A record that is not an ids record is skipped whole,
+ * with a warning: what is judged stays a function of the committed
+ * records, whoever reads them.
+ */
+static long ids_judge_record(struct audit *a, int32_t k,
+                             const rd_kafka_message_t *m, int emit)
+{
+        struct gids_iter it;
+        struct gids_rec r;
+        long n = 0;
+
+        if (gids_iter_open(&it, m->payload, m->len) < 0) {
+                log_warn("group %s: ids topic %s [%d] offset %lld: not an "
+                         "ids record of a known version, skipped",
+                         a->conf.group, a->grp->ids->topic, (int)k,
+                         (long long)m->offset);
+                return 0;
+        }
+        while (gids_iter_next(&it, &r)) {
+                if (ids_judge_one(a, k, m->offset, &r, emit))
+                        return -1;
+                n++;
+        }
+        return n;
+}
+
 /* One message of the ids consumer: judged, and destroyed. */
 static void ids_message(struct audit *a, rd_kafka_message_t *m)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
         struct ids_judge *j;
-        struct gids_rec r;
+        long n;
 
         if (!x || !m->rkt ||
             strcmp(rd_kafka_topic_name(m->rkt), x->topic))
@@ -293,46 +348,90 @@ static void ids_message(struct audit *a, rd_kafka_message_t *m)
         }
         if (m->offset < j->next)
                 goto out; /* judged already (queued before a reassignment) */
-        if (gids_parse(m->payload, m->len, &r))
-                log_warn("group %s: ids topic %s [%d] offset %lld: not an "
-                         "ids record of this version, skipped",
-                         a->conf.group, x->topic, (int)m->partition,
-                         (long long)m->offset);
-        else if (ids_judge_one(a, m->partition, m->offset, &r, 1))
+        if ((n = ids_judge_record(a, m->partition, m, 1)) < 0)
                 audit_group_fail(a, "ids judge", "out of memory");
-        x->judged++;
+        else
+                x->judged += (uint64_t)n;
         j->next = m->offset + 1;
         a->uncommitted++;
 out:
         rd_kafka_message_destroy(m);
 }
 
+/* A window being rebuilt (ids_assign()). */
+struct ids_rebuild {
+        int64_t lo;   /* k's log start */
+        int64_t span; /* this read: [max(lo, c - span), c) */
+        int64_t from, last; /* its start, the last offset judged in it */
+        uint64_t got; /* entries read by it */
+        int more;     /* read (again, further back) next */
+};
+
 /*
- * Rebuilds the windows of the ids partitions of l (read_committed, from
- * max(log start, committed - W) to the committed offset, no verdicts)
- * and sets their offsets in l to the committed ones (none: the start).
+ * The first read of a rebuild: the records that hold W entries when the
+ * packs are full, plus room for transaction markers; or all of [lo, c)
+ * when that is at most IDS_WHOLE_LOG_READS times as many records (each
+ * read costs a round trip, assign, fetch, end of partition, ~150 ms
+ * here, that a short log is cheaper to read through than to pay twice).
+ * A later read goes back at least twice as far, as far as the entries
+ * per offset seen so far say W needs, and a quarter more: few reads, and
+ * a bounded over-read, whatever the packs (full ones from a backlog,
+ * small ones from a live stream, single entries from older members).
+ */
+#define IDS_WHOLE_LOG_READS 8
+
+static int64_t ids_first_span(uint64_t window, int64_t lo, int64_t c)
+{
+        int64_t span = (int64_t)(window / GIDS_PACK_MAX_ENTRIES) + 64;
+
+        return c - lo <= IDS_WHOLE_LOG_READS * span ? c - lo : span;
+}
+
+static int64_t ids_next_span(int64_t span, uint64_t got, uint64_t window)
+{
+        double want = got ? (double)span * (double)window / (double)got * 1.25
+                          : (double)span * 16;
+        int64_t next = want > 4e18 ? INT64_MAX / 2 : (int64_t)want + 1;
+
+        return next > 2 * span ? next : 2 * span;
+}
+
+/*
+ * Rebuilds the windows of the ids partitions of l (read_committed, no
+ * verdicts) and sets their offsets in l to the committed ones (none: the
+ * start).  A window is the last W entries before the committed offset c,
+ * so k is read from max(log start, c - span) to c, span growing
+ * (ids_next_span()) until the read held W entries or began at the log
+ * start: the offsets below c are not all entries (transaction markers,
+ * aborted records take offsets too), so no span fixed beforehand would
+ * be sure to hold W.  Each read starts from an empty window, which then
+ * keeps the last W entries of it: the live window's.
  */
 static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                       char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
         struct audit_group_ids *x = g->ids;
-        rd_kafka_topic_partition_list_t *mine, *rd;
-        rd_kafka_resp_err_t err;
+        rd_kafka_topic_partition_list_t *mine, *rd = NULL;
+        struct ids_rebuild *rb = NULL;
         int64_t t0 = clock_wall_ms(), deadline, lo, hi;
-        int i, left = 0, rc = -1;
+        rd_kafka_resp_err_t err;
+        int i, todo = 0, reads = 0, rc = -1;
         uint64_t replayed = 0;
 
         if (!x)
                 return 0;
         mine = rd_kafka_topic_partition_list_new(l->cnt);
-        rd = rd_kafka_topic_partition_list_new(l->cnt);
         for (i = 0; i < l->cnt; i++)
                 if (!strcmp(l->elems[i].topic, x->topic))
                         rd_kafka_topic_partition_list_add(
                             mine, x->topic, l->elems[i].partition);
         if (!mine->cnt) {
                 rc = 0;
+                goto out;
+        }
+        if (!(rb = calloc((size_t)x->nparts, sizeof(*rb)))) {
+                snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
         /* The judges' positions are GROUP-ids' offsets. */
@@ -380,86 +479,131 @@ static int ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                  (long long)c);
                         goto out;
                 }
-                if (c - (int64_t)x->window > lo)
-                        lo = c - (int64_t)x->window;
                 if (lo >= c)
                         continue;
-                rd_kafka_topic_partition_list_add(rd, x->topic, k)->offset =
-                    lo;
-                left++;
-        }
-        if (!left) {
-                rc = 0;
-                goto out;
-        }
-        if (rd_kafka_assign(g->reader, rd)) {
-                snprintf(errstr, errstr_size, "cannot read the ids topic %s",
-                         x->topic);
-                goto out;
+                rb[k].lo = lo;
+                rb[k].span = ids_first_span(x->window, lo, c);
+                rb[k].more = 1;
+                todo++;
         }
         deadline = clock_wall_ms() + GROUP_STATE_READ_MS;
-        while (left) {
-                rd_kafka_message_t *m;
-                rd_kafka_topic_partition_t *e;
-                struct gids_rec r;
-                int64_t c;
-                if (clock_wall_ms() > deadline) {
+        while (todo) {
+                int left = 0;
+                int32_t k;
+                rd = rd_kafka_topic_partition_list_new(todo);
+                for (k = 0; k < x->nparts; k++) {
+                        int64_t c = x->j[k].next;
+                        if (!rb[k].more)
+                                continue;
+                        rb[k].more = 0;
+                        rb[k].got = 0;
+                        rb[k].from = c - rb[k].span > rb[k].lo
+                                         ? c - rb[k].span
+                                         : rb[k].lo;
+                        rb[k].last = -1;
+                        gids_window_free(x->j[k].w);
+                        x->j[k].w = NULL;
+                        rd_kafka_topic_partition_list_add(rd, x->topic, k)
+                            ->offset = rb[k].from;
+                        left++;
+                }
+                reads++;
+                if (rd_kafka_assign(g->reader, rd)) {
                         snprintf(errstr, errstr_size,
-                                 "the ids topic %s could not be read to the "
-                                 "group's offsets within %d s",
-                                 x->topic, GROUP_STATE_READ_MS / 1000);
-                        goto unassign;
+                                 "cannot read the ids topic %s", x->topic);
+                        goto out;
                 }
-                m = rd_kafka_consumer_poll(g->reader, 200);
-                if (!m)
-                        continue;
-                e = m->rkt ? rd_kafka_topic_partition_list_find(
-                                 rd, rd_kafka_topic_name(m->rkt), m->partition)
-                           : NULL;
-                if (!e || e->offset == RD_KAFKA_OFFSET_END) {
-                        rd_kafka_message_destroy(m);
-                        continue;
-                }
-                c = x->j[m->partition].next;
-                if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                        if (m->offset >= c) {
-                                e->offset = RD_KAFKA_OFFSET_END; /* done */
-                                left--;
+                while (left) {
+                        rd_kafka_message_t *m;
+                        rd_kafka_topic_partition_t *e;
+                        int64_t c;
+                        long n;
+                        if (clock_wall_ms() > deadline) {
+                                snprintf(errstr, errstr_size,
+                                         "the ids topic %s could not be read "
+                                         "to the group's offsets within %d s",
+                                         x->topic, GROUP_STATE_READ_MS / 1000);
+                                goto unassign;
                         }
-                } else if (m->err) {
-                        log_warn("group %s: reading the ids topic: %s",
-                                 a->conf.group, rd_kafka_message_errstr(m));
-                } else {
-                        if (m->offset < c &&
-                            !gids_parse(m->payload, m->len, &r)) {
-                                if (ids_judge_one(a, m->partition, m->offset,
-                                                  &r, 0)) {
-                                        rd_kafka_message_destroy(m);
-                                        snprintf(errstr, errstr_size,
-                                                 "out of memory");
-                                        goto unassign;
+                        m = rd_kafka_consumer_poll(g->reader, 200);
+                        if (!m)
+                                continue;
+                        e = m->rkt ? rd_kafka_topic_partition_list_find(
+                                         rd, rd_kafka_topic_name(m->rkt),
+                                         m->partition)
+                                   : NULL;
+                        if (!e || e->offset == RD_KAFKA_OFFSET_END) {
+                                rd_kafka_message_destroy(m);
+                                continue;
+                        }
+                        c = x->j[m->partition].next;
+                        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                                if (m->offset >= c) {
+                                        e->offset = RD_KAFKA_OFFSET_END;
+                                        left--;
                                 }
-                                replayed++;
+                        } else if (m->err) {
+                                log_warn("group %s: reading the ids topic: %s",
+                                         a->conf.group,
+                                         rd_kafka_message_errstr(m));
+                        } else {
+                                /* Each record once, in order, from this
+                                 * read's start, whatever an earlier read
+                                 * left queued. */
+                                if (m->offset < c &&
+                                    m->offset >= rb[m->partition].from &&
+                                    m->offset > rb[m->partition].last) {
+                                        rb[m->partition].last = m->offset;
+                                        n = ids_judge_record(a, m->partition,
+                                                             m, 0);
+                                        if (n < 0) {
+                                                rd_kafka_message_destroy(m);
+                                                snprintf(errstr, errstr_size,
+                                                         "out of memory");
+                                                goto unassign;
+                                        }
+                                        rb[m->partition].got += (uint64_t)n;
+                                }
+                                if (m->offset >= c - 1) {
+                                        e->offset = RD_KAFKA_OFFSET_END;
+                                        left--;
+                                }
                         }
-                        if (m->offset >= c - 1) {
-                                e->offset = RD_KAFKA_OFFSET_END;
-                                left--;
-                        }
+                        rd_kafka_message_destroy(m);
                 }
-                rd_kafka_message_destroy(m);
+                rd_kafka_assign(g->reader, NULL);
+                /* Fewer than W entries read and more log below: again,
+                 * further back. */
+                todo = 0;
+                for (i = 0; i < rd->cnt; i++) {
+                        k = rd->elems[i].partition;
+                        if (rb[k].got < x->window &&
+                            x->j[k].next - rb[k].span > rb[k].lo) {
+                                rb[k].span = ids_next_span(
+                                    rb[k].span, rb[k].got, x->window);
+                                rb[k].more = 1;
+                                todo++;
+                        } else
+                                replayed += rb[k].got;
+                }
+                rd_kafka_topic_partition_list_destroy(rd);
+                rd = NULL;
         }
         rc = 0;
+        goto out;
 unassign:
         rd_kafka_assign(g->reader, NULL);
 out:
         if (!rc && mine->cnt)
                 log_info("group %s: judging %d ids partition(s), %llu ids "
-                         "read back into their windows (%lld ms)",
+                         "read back into their windows (%d reads, %lld ms)",
                          a->conf.group, mine->cnt,
-                         (unsigned long long)replayed,
+                         (unsigned long long)replayed, reads,
                          (long long)(clock_wall_ms() - t0));
         rd_kafka_topic_partition_list_destroy(mine);
-        rd_kafka_topic_partition_list_destroy(rd);
+        if (rd)
+                rd_kafka_topic_partition_list_destroy(rd);
+        free(rb);
         return rc;
 }
 
@@ -621,6 +765,33 @@ static rd_kafka_resp_err_t ids_produce(struct audit_group *g,
         return err;
 }
 
+/* Produces k's pack, if it holds entries, and empties it. */
+static rd_kafka_resp_err_t ids_pack_out(struct audit_group *g,
+                                        struct audit_group_ids *x, int32_t k)
+{
+        const unsigned char *p;
+        rd_kafka_resp_err_t err;
+        size_t len;
+
+        if (!(p = gids_pack_finish(&x->packs[k], &len)))
+                return 0;
+        if (!(err = ids_produce(g, x->topic, k, p, len))) {
+                x->txn_recs++;
+                x->txn_entries += x->packs[k].n;
+                x->txn_bytes += len;
+        }
+        gids_pack_reset(&x->packs[k]);
+        return err;
+}
+
+/*
+ * The ids entries noted since the last transaction (of the audited
+ * partitions still owned), packed per ids partition k in the order noted:
+ * a pack is produced when full (gids_pack_full()) and at the end, so
+ * that every entry is in a record of this transaction, with the offsets
+ * of the batches they come from.  Then the verdicts, and the judges'
+ * positions into offs.
+ */
 int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
                         char *errstr, size_t errstr_size)
 {
@@ -632,11 +803,25 @@ int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
 
         if (!x)
                 return 0;
-        for (i = 0; i < x->nrecs && !err; i++)
-                if (a->rt[x->recs[i].part].owned)
-                        err = ids_produce(g, x->topic, x->recs[i].k,
-                                          x->arena + x->recs[i].off,
-                                          x->recs[i].len);
+        /* A transaction tried again (after an abort) packs again. */
+        x->txn_recs = x->txn_entries = x->txn_bytes = 0;
+        for (k = 0; k < x->nparts; k++)
+                gids_pack_reset(&x->packs[k]);
+        for (i = 0; i < x->nrecs && !err; i++) {
+                struct gids_pack *pk = &x->packs[x->recs[i].k];
+                if (!a->rt[x->recs[i].part].owned)
+                        continue;
+                if (gids_pack_add(pk, x->arena + x->recs[i].off,
+                                  x->recs[i].len)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        audit_group_fail(a, "ids", errstr);
+                        return -1;
+                }
+                if (gids_pack_full(pk))
+                        err = ids_pack_out(g, x, x->recs[i].k);
+        }
+        for (k = 0; k < x->nparts && !err; k++)
+                err = ids_pack_out(g, x, k);
         for (i = 0; i < x->nevs && !err; i++)
                 if (x->j[x->evs[i].k].owned)
                         err = ids_produce(g, g->events_topic,
@@ -660,14 +845,14 @@ int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
 void audit_group_ids_done(struct audit *a)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
-        size_t i;
         int32_t k;
 
         if (!x)
                 return;
-        for (i = 0; i < x->nrecs; i++)
-                x->bytes += x->recs[i].len;
-        x->produced += x->nrecs;
+        x->produced += x->txn_recs;
+        x->entries += x->txn_entries;
+        x->bytes += x->txn_bytes;
+        x->txn_recs = x->txn_entries = x->txn_bytes = 0;
         x->nrecs = x->nevs = 0;
         x->alen = x->elen = 0;
         for (k = 0; k < x->nparts; k++)
@@ -772,7 +957,8 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
         rd_kafka_metadata_destroy(md);
         rd_kafka_topic_destroy(rkt);
         x->j = calloc((size_t)x->nparts, sizeof(*x->j));
-        if (!x->j) {
+        x->packs = calloc((size_t)x->nparts, sizeof(*x->packs));
+        if (!x->j || !x->packs) {
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
@@ -822,7 +1008,7 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
                 }
         }
         log_info("group %s: redeliveries across members through %s (%d "
-                 "partitions, %llu offsets remembered per partition; "
+                 "partitions, %llu ids remembered per partition; "
                  "shared through group %s-ids)",
                  a->conf.group, x->topic, (int)x->nparts,
                  (unsigned long long)x->window, a->conf.group);
@@ -842,14 +1028,20 @@ void audit_group_ids_free(struct audit *a)
         if (!x)
                 return;
         if (x->produced)
-                log_info("group %s: ids records written %llu (%.1f bytes "
-                         "each), judged %llu, redelivered %llu",
-                         a->conf.group, (unsigned long long)x->produced,
+                log_info("group %s: ids entries written %llu in %llu records "
+                         "(%.1f bytes each, %.1f per entry), judged %llu, "
+                         "redelivered %llu",
+                         a->conf.group, (unsigned long long)x->entries,
+                         (unsigned long long)x->produced,
                          (double)x->bytes / (double)x->produced,
+                         (double)x->bytes / (double)x->entries,
                          (unsigned long long)x->judged,
                          (unsigned long long)x->verdicts);
         for (k = 0; x->j && k < x->nparts; k++)
                 ids_judge_clear(&x->j[k]);
+        for (k = 0; x->packs && k < x->nparts; k++)
+                gids_pack_free(&x->packs[k]);
+        free(x->packs);
         free(x->j);
         free(x->recs);
         free(x->evs);

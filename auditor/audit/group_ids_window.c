@@ -1,8 +1,8 @@
 /*
  * group_ids_window.c - the ids topic's records and a judge's window
- * (group_ids_window.h).  The window is a ring of entries in offset order
- * (the oldest dropped first, when it leaves [o - W, o) or the ring is
- * full) with a chained hash index over it, newest first in each chain.
+ * (group_ids_window.h).  The window is a ring of the last W entries in
+ * (offset, index) order (the oldest dropped first when it is full) with
+ * a chained hash index over it, newest first in each chain.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,54 +63,169 @@ static uint32_t get32(const unsigned char *p)
                (uint32_t)p[3] << 24;
 }
 
-size_t gids_encode(unsigned char *b, const struct gids_rec *r)
+size_t gids_entry_encode(unsigned char *b, const struct gids_rec *r)
 {
         size_t tl = r->topic_len > 255 ? 255 : r->topic_len;
         size_t pl = !r->producer ? 0
                     : r->producer_len > 255 ? 255
                                             : r->producer_len;
 
-        b[0] = GIDS_VERSION;
-        put64(b + 1, r->id.lo);
-        put64(b + 9, r->id.hi);
-        put32(b + 17, (uint32_t)r->partition);
-        put64(b + 21, (uint64_t)r->offset);
-        put64(b + 29, (uint64_t)r->ts_ms);
-        put32(b + 37, (uint32_t)r->epoch);
-        put64(b + 41, (uint64_t)r->seq);
-        b[49] = (unsigned char)tl;
-        memcpy(b + 50, r->topic, tl);
-        b[50 + tl] = (unsigned char)pl;
+        put64(b, r->id.lo);
+        put64(b + 8, r->id.hi);
+        put32(b + 16, (uint32_t)r->partition);
+        put64(b + 20, (uint64_t)r->offset);
+        put64(b + 28, (uint64_t)r->ts_ms);
+        put32(b + 36, (uint32_t)r->epoch);
+        put64(b + 40, (uint64_t)r->seq);
+        b[48] = (unsigned char)tl;
+        memcpy(b + 49, r->topic, tl);
+        b[49 + tl] = (unsigned char)pl;
         if (pl)
-                memcpy(b + 51 + tl, r->producer, pl);
-        return GIDS_FIXED + tl + pl;
+                memcpy(b + 50 + tl, r->producer, pl);
+        return GIDS_ENTRY_FIXED + tl + pl;
 }
 
-int gids_parse(const void *v, size_t len, struct gids_rec *r)
+size_t gids_encode(unsigned char *b, const struct gids_rec *r)
 {
-        const unsigned char *p = v;
-        size_t tl, pl;
+        b[0] = GIDS_VERSION;
+        return 1 + gids_entry_encode(b + 1, r);
+}
 
-        if (!p || len < GIDS_FIXED + 1 || p[0] != GIDS_VERSION)
-                return -1;
-        tl = p[49];
-        if (!tl || GIDS_FIXED + tl > len)
-                return -1;
-        pl = p[50 + tl];
-        if (GIDS_FIXED + tl + pl != len)
-                return -1;
-        r->id.lo = get64(p + 1);
-        r->id.hi = get64(p + 9);
-        r->partition = (int32_t)get32(p + 17);
-        r->offset = (int64_t)get64(p + 21);
-        r->ts_ms = (int64_t)get64(p + 29);
-        r->epoch = (int32_t)get32(p + 37);
-        r->seq = (int64_t)get64(p + 41);
-        r->topic = (const char *)p + 50;
+/* The length of the entry at p (avail bytes there), or 0 when it is not
+ * one entry within avail. */
+static size_t entry_len(const unsigned char *p, size_t avail)
+{
+        size_t tl;
+
+        if (avail < GIDS_ENTRY_FIXED)
+                return 0;
+        tl = p[48];
+        if (!tl || GIDS_ENTRY_FIXED + tl > avail)
+                return 0;
+        if (GIDS_ENTRY_FIXED + tl + p[49 + tl] > avail)
+                return 0;
+        return GIDS_ENTRY_FIXED + tl + p[49 + tl];
+}
+
+static void entry_parse(const unsigned char *p, struct gids_rec *r)
+{
+        size_t tl = p[48], pl = p[49 + tl];
+
+        r->id.lo = get64(p);
+        r->id.hi = get64(p + 8);
+        r->partition = (int32_t)get32(p + 16);
+        r->offset = (int64_t)get64(p + 20);
+        r->ts_ms = (int64_t)get64(p + 28);
+        r->epoch = (int32_t)get32(p + 36);
+        r->seq = (int64_t)get64(p + 40);
+        r->topic = (const char *)p + 49;
         r->topic_len = tl;
-        r->producer = pl ? (const char *)p + 51 + tl : NULL;
+        r->producer = pl ? (const char *)p + 50 + tl : NULL;
         r->producer_len = pl;
+}
+
+void gids_pack_init(struct gids_pack *pk)
+{
+        memset(pk, 0, sizeof(*pk));
+}
+
+int gids_pack_add(struct gids_pack *pk, const void *entry, size_t len)
+{
+        size_t head = pk->n ? 0 : GIDS_PACK_HEAD, need = pk->len + head + len;
+        size_t c = pk->cap ? pk->cap : 4096;
+        unsigned char *q;
+
+        if (need > pk->cap) {
+                while (c < need)
+                        c *= 2;
+                if (!(q = realloc(pk->buf, c)))
+                        return -1;
+                pk->buf = q;
+                pk->cap = c;
+        }
+        if (!pk->n) {
+                pk->buf[0] = GIDS_PACK_VERSION;
+                pk->len = GIDS_PACK_HEAD;
+        }
+        memcpy(pk->buf + pk->len, entry, len);
+        pk->len += len;
+        pk->n++;
         return 0;
+}
+
+int gids_pack_full(const struct gids_pack *pk)
+{
+        return pk->n >= GIDS_PACK_MAX_ENTRIES || pk->len >= GIDS_PACK_MAX_BYTES;
+}
+
+const unsigned char *gids_pack_finish(struct gids_pack *pk, size_t *len)
+{
+        if (!pk->n)
+                return NULL;
+        put32(pk->buf + 1, pk->n);
+        *len = pk->len;
+        return pk->buf;
+}
+
+void gids_pack_reset(struct gids_pack *pk)
+{
+        pk->len = 0;
+        pk->n = 0;
+}
+
+void gids_pack_free(struct gids_pack *pk)
+{
+        free(pk->buf);
+        gids_pack_init(pk);
+}
+
+long gids_iter_open(struct gids_iter *it, const void *v, size_t len)
+{
+        const unsigned char *p = v, *q, *end;
+        uint32_t n, i;
+        size_t el;
+
+        memset(it, 0, sizeof(*it));
+        if (!p || !len)
+                return -1;
+        if (p[0] == GIDS_VERSION) {
+                if (entry_len(p + 1, len - 1) != len - 1)
+                        return -1;
+                it->p = p + 1;
+                it->end = p + len;
+                it->left = 1;
+                return 1;
+        }
+        if (p[0] != GIDS_PACK_VERSION || len < GIDS_PACK_HEAD)
+                return -1;
+        n = get32(p + 1);
+        /* A count the bytes cannot hold is refused before any walk. */
+        if (!n || n > (len - GIDS_PACK_HEAD) / GIDS_ENTRY_FIXED)
+                return -1;
+        end = p + len;
+        for (q = p + GIDS_PACK_HEAD, i = 0; i < n; i++, q += el)
+                if (!(el = entry_len(q, (size_t)(end - q))))
+                        return -1;
+        if (q != end)
+                return -1;
+        it->p = p + GIDS_PACK_HEAD;
+        it->end = end;
+        it->left = n;
+        return (long)n;
+}
+
+int gids_iter_next(struct gids_iter *it, struct gids_rec *r)
+{
+        size_t el;
+
+        /* Checked by gids_iter_open(); entry_len() again so that a cursor
+         * never leaves the record whatever was done to it. */
+        if (!it->left || !(el = entry_len(it->p, (size_t)(it->end - it->p))))
+                return 0;
+        entry_parse(it->p, r);
+        it->p += el;
+        it->left--;
+        return 1;
 }
 
 struct gids_window *gids_window_new(uint64_t window, int64_t max_age_ms)
@@ -236,14 +351,11 @@ int gids_window_judge(struct gids_window *w, int64_t o,
                       const struct gids_rec *r, struct gids_first *first)
 {
         uint32_t t = topic_index(w, r->topic, r->topic_len), s;
-        int64_t lo = o - (int64_t)w->window;
         struct gids_entry *e;
         int found = 0;
 
         if (t == NIL)
                 return -1;
-        while (w->n && w->ring[w->head].ids_offset < lo)
-                drop_oldest(w);
         for (s = w->cap ? w->bucket[bucket_of(w, &r->id, t)] : NIL;
              s != NIL; s = w->ring[s].next) {
                 e = &w->ring[s];
@@ -263,8 +375,8 @@ int gids_window_judge(struct gids_window *w, int64_t o,
                 found = 1;
                 break;
         }
-        /* Full at W entries: the oldest is o - W, out of every later
-         * record's window. */
+        /* Full at W entries: the oldest is out of every later entry's
+         * window (the last W before it). */
         if (w->n == w->cap && grow(w)) {
                 if (w->cap < w->window)
                         return -1; /* out of memory */
