@@ -44,9 +44,11 @@
  * Not in this slice: the transaction check and the flow audit are
  * refused with --group.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -256,45 +258,32 @@ static void group_forget(struct audit *a,
 /*
  * What both consumers' rebalance callbacks do last (the audited
  * partitions here, the ids partitions in group_ids.c): takes l (assign)
- * or gives it back, incrementally or eagerly as the group's protocol
- * says.  A refusal stops the member (audit_group_fail(), what naming the
- * consumer).
+ * or gives it back, incrementally: both consumers are cooperative-sticky
+ * (audit_group_conf() sets the strategy after the user's -X), so
+ * rd_kafka_rebalance_protocol() is not asked; it answers NULL once the
+ * consumer's group handler takes no more requests (inside
+ * rd_kafka_consumer_close() after a failed commit: t_88 crashed on it).
+ * An assignment refused stops the member; an unassignment refused is
+ * logged (the partitions are committed and forgotten by then).
  */
 void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
                                  rd_kafka_topic_partition_list_t *l,
                                  int assign, const char *what)
 {
-        const char *proto = rd_kafka_rebalance_protocol(rk);
-        rd_kafka_error_t *e = NULL;
+        rd_kafka_error_t *e = assign ? rd_kafka_incremental_assign(rk, l)
+                                     : rd_kafka_incremental_unassign(rk, l);
         char why[600];
 
-        /* NULL: the consumer's group handler takes no more requests (seen
-         * in t_88: a revocation served by rd_kafka_consumer_close() after
-         * a failed commit; strcmp(NULL) crashed the member).  Nothing to
-         * give back then, and nothing can be taken. */
-        if (!proto) {
-                if (assign)
-                        audit_group_fail(a, what,
-                                         "no rebalance protocol (the "
-                                         "consumer is closing)");
-                else
-                        log_debug("group %s: %s: the consumer is closing, "
-                                  "nothing to unassign",
-                                  a->conf.group, what);
+        if (!e)
                 return;
-        }
-        if (!strcmp(proto, "COOPERATIVE"))
-                e = assign ? rd_kafka_incremental_assign(rk, l)
-                           : rd_kafka_incremental_unassign(rk, l);
-        else if (rd_kafka_assign(rk, assign ? l : NULL) && assign)
-                audit_group_fail(a, what, "assignment refused");
-        if (e) {
-                snprintf(why, sizeof(why), "incremental %s: %s",
-                         assign ? "assignment" : "unassignment",
-                         rd_kafka_error_string(e));
+        snprintf(why, sizeof(why), "incremental %s: %s",
+                 assign ? "assignment" : "unassignment",
+                 rd_kafka_error_string(e));
+        if (assign)
                 audit_group_fail(a, what, why);
-                rd_kafka_error_destroy(e);
-        }
+        else
+                log_warn("group %s: %s: %s", a->conf.group, what, why);
+        rd_kafka_error_destroy(e);
 }
 
 static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -913,6 +902,42 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         return audit_group_view_start(a, errstr, errstr_size);
 }
 
+static int group_guard_code;
+
+static void *group_guard_main(void *unused)
+{
+        struct timespec ts = {AUDIT_EXIT_GUARD_MS / 1000,
+                              (AUDIT_EXIT_GUARD_MS % 1000) * 1000000L};
+
+        (void)unused;
+        while (nanosleep(&ts, &ts))
+                ;
+        log_warn("librdkafka did not finish closing the group's clients in "
+                 "%d s (everything is committed); the process ends",
+                 AUDIT_EXIT_GUARD_MS / 1000);
+        fflush(NULL);
+        _exit(group_guard_code);
+        return NULL;
+}
+
+void audit_exit_guard(struct audit *a, int exit_code)
+{
+        pthread_attr_t at;
+        pthread_t t;
+
+        if (!a || !a->grp)
+                return;
+        group_guard_code = exit_code;
+        if (pthread_attr_init(&at))
+                return;
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, group_guard_main, NULL))
+                log_warn("group %s: no guard thread: a librdkafka hang at "
+                         "exit would hold the process",
+                         a->conf.group);
+        pthread_attr_destroy(&at);
+}
+
 void audit_group_close(struct audit *a)
 {
         if (a->grp)
@@ -928,11 +953,12 @@ void audit_group_free(struct audit *a)
                 return;
         /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
          * read a partition of a topic deleted since waits for it without
-         * end (seen here: the state topic deleted under a member): the
-         * process is ending with an error, the handle is left to it. */
+         * end (seen here: the state topic deleted under a member, and the
+         * ids topic, whose windows this reader reads back): the process
+         * is ending with an error, the handle is left to it. */
         if (g->reader) {
                 rd_kafka_consumer_close(g->reader);
-                if (!g->state_lost)
+                if (!g->state_lost && !audit_group_ids_gone(a))
                         rd_kafka_destroy(g->reader);
         }
         if (g->prod)

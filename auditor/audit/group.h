@@ -47,8 +47,9 @@ struct audit_group {
 void audit_group_fail(struct audit *a, const char *what, const char *why);
 
 /* The end of both consumers' rebalance callbacks: takes l (assign) or
- * gives it back, incrementally or eagerly as rk's protocol says; a
- * refusal is audit_group_fail(a, what, ...). */
+ * gives it back, incrementally (both are cooperative-sticky); a refused
+ * assignment is audit_group_fail(a, what, ...), a refused unassignment
+ * a warning. */
 void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
                                  rd_kafka_topic_partition_list_t *l,
                                  int assign, const char *what);
@@ -124,6 +125,9 @@ struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
 const char *audit_group_ids_topic(const struct audit *a);
+/* Whether the ids topic was deleted under the running member (its
+ * readers must not be destroyed then: librdkafka 2.0.2 hangs). */
+int audit_group_ids_gone(const struct audit *a);
 void audit_group_ids_forget(struct audit *a,
                             const rd_kafka_topic_partition_list_t *l);
 int audit_group_ids_poll(struct audit *a, int max);

@@ -81,7 +81,6 @@
 #include "group_ids_window.h"
 
 #define IDS_DEFAULT_PARTITIONS 12
-#define IDS_META_STEP_MS 200 /* a new topic's metadata asked again */
 
 /* A judge: ids partition k, owned. */
 struct ids_judge {
@@ -123,6 +122,7 @@ struct audit_group_ids {
         uint64_t txn_recs, txn_entries, txn_bytes;
         int closing;         /* inside audit_group_ids_close() */
         int synced;          /* the ids consumer had an assignment */
+        int gone;            /* the ids topic deleted under us */
 };
 
 /* ------------------------------------------------------------------ */
@@ -318,6 +318,30 @@ static long ids_judge_record(struct audit *a, int32_t k,
 }
 
 /* One message of the ids consumer: judged, and destroyed. */
+/*
+ * The ids topic deleted under the running member: the judges' windows
+ * are gone with it, so redeliveries across the gap would go unseen
+ * without a word.  The member stops with one line, as for the state
+ * topic, and its ids consumer is not destroyed (librdkafka 2.0.2 waits
+ * forever destroying a consumer of a deleted topic; the process is
+ * ending).
+ */
+static void ids_gone(struct audit *a)
+{
+        struct audit_group_ids *x = a->grp->ids;
+        char why[700];
+
+        x->gone = 1;
+        snprintf(why, sizeof(why),
+                 "%s was deleted under the running group "
+                 "(UNKNOWN_TOPIC_OR_PART): the windows of redeliveries "
+                 "went with it; to audit on, delete the offsets of "
+                 "consumer group %s-ids (they point past the end of a "
+                 "new ids topic), or use a new --group",
+                 x->topic, a->conf.group);
+        audit_group_fail(a, "ids topic", why);
+}
+
 static void ids_message(struct audit *a, rd_kafka_message_t *m)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
@@ -338,6 +362,10 @@ static void ids_message(struct audit *a, rd_kafka_message_t *m)
                         j->next = m->offset;
                         a->uncommitted++;
                 }
+                goto out;
+        }
+        if (m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+                ids_gone(a);
                 goto out;
         }
         if (m->err) {
@@ -690,9 +718,11 @@ void audit_group_ids_close(struct audit *a)
         rd_kafka_consumer_close(g->ids_rk);
         /* librdkafka 2.0.2 asserts when a cooperative-sticky consumer is
          * destroyed before its first assignment (its issue 4312, fixed in
-         * 2.3.0; seen in t_87: a member stopped right after it joined):
-         * the process is ending, the handle is left to it. */
-        if (!g->ids || g->ids->synced)
+         * 2.3.0; seen in t_87: a member stopped right after it joined),
+         * and waits forever destroying one whose topic was deleted
+         * (ids_gone()): the process is ending, the handle is left to
+         * it. */
+        if (!g->ids || (g->ids->synced && !g->ids->gone))
                 rd_kafka_destroy(g->ids_rk);
         g->ids_rk = NULL;
         /* Nothing judged any more (a close that served no revocation
@@ -822,6 +852,11 @@ int audit_group_ids_txn(struct audit *a, rd_kafka_topic_partition_list_t *offs,
         }
         for (k = 0; k < x->nparts && !err; k++)
                 err = ids_pack_out(g, x, k);
+        if (err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+            err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+                ids_gone(a);
+                return -1;
+        }
         for (i = 0; i < x->nevs && !err; i++)
                 if (x->j[x->evs[i].k].owned)
                         err = ids_produce(g, g->events_topic,
@@ -887,43 +922,9 @@ int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
-/*
- * The ids topic's metadata into *md (the caller destroys it).  A topic
- * just created is not known to every broker at once (unknown topic, no
- * leader yet): asked again every IDS_META_STEP_MS up to
- * AUDIT_META_TIMEOUT_MS.  Returns 0 with partitions, or -1 (*md, if not
- * NULL, holds the last answer).
- */
-static int ids_partitions(struct audit *a, rd_kafka_topic_t *rkt,
-                          const struct rd_kafka_metadata **md)
-{
-        int64_t start = clock_mono_ms();
-
-        for (;;) {
-                *md = NULL;
-                if (!rd_kafka_metadata(a->rk, 0, rkt, md,
-                                       AUDIT_META_TIMEOUT_MS) &&
-                    *md && (*md)->topic_cnt == 1 && !(*md)->topics[0].err &&
-                    (*md)->topics[0].partition_cnt >= 1)
-                        return 0;
-                if (clock_mono_ms() - start >= AUDIT_META_TIMEOUT_MS ||
-                    !*md || (*md)->topic_cnt != 1 ||
-                    ((*md)->topics[0].err !=
-                         RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
-                     (*md)->topics[0].err !=
-                         RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE &&
-                     (*md)->topics[0].err))
-                        return -1;
-                rd_kafka_metadata_destroy(*md);
-                usleep(IDS_META_STEP_MS * 1000);
-        }
-}
-
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct audit_group_ids *x = a->grp->ids;
-        const struct rd_kafka_metadata *md = NULL;
-        rd_kafka_topic_t *rkt;
         int32_t k;
         uint64_t per;
 
@@ -937,25 +938,9 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
                 return -1;
         /* The count that routes ids is the topic's, whoever created it:
          * every member hashes over the same partitions. */
-        rkt = rd_kafka_topic_new(a->rk, x->topic, NULL);
-        if (!rkt || ids_partitions(a, rkt, &md)) {
-                snprintf(errstr, errstr_size,
-                         "cannot read the partitions of the ids topic %s: %s",
-                         x->topic,
-                         rd_kafka_err2str(
-                             !md ? RD_KAFKA_RESP_ERR__TIMED_OUT
-                             : md->topic_cnt != 1
-                                 ? RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
-                                 : md->topics[0].err));
-                if (md)
-                        rd_kafka_metadata_destroy(md);
-                if (rkt)
-                        rd_kafka_topic_destroy(rkt);
+        if (audit_group_partitions(a, x->topic, "ids", &x->nparts, errstr,
+                                   errstr_size))
                 return -1;
-        }
-        x->nparts = md->topics[0].partition_cnt;
-        rd_kafka_metadata_destroy(md);
-        rd_kafka_topic_destroy(rkt);
         x->j = calloc((size_t)x->nparts, sizeof(*x->j));
         x->packs = calloc((size_t)x->nparts, sizeof(*x->packs));
         if (!x->j || !x->packs) {
@@ -1013,6 +998,11 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
                  a->conf.group, x->topic, (int)x->nparts,
                  (unsigned long long)x->window, a->conf.group);
         return 0;
+}
+
+int audit_group_ids_gone(const struct audit *a)
+{
+        return a->grp && a->grp->ids && a->grp->ids->gone;
 }
 
 const char *audit_group_ids_topic(const struct audit *a)

@@ -111,6 +111,14 @@ bg_start() {
 
 # wait_pid PID SECONDS: waits for PID to exit; sets WAIT_RC to its status,
 # or to 124 if it still runs after SECONDS (it is left running).
+# topic_cmd ARGS...: Kafka's TopicCommand on the test broker (--delete
+# --topic T, ...), its output on stdout.
+topic_cmd() {
+        "$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                org.apache.kafka.tools.TopicCommand \
+                --bootstrap-server "$BOOTSTRAP" "$@" 2>&1
+}
+
 wait_pid() {
         local pid="$1" limit="$2" i
         for ((i = 0; i < limit * 10; i++)); do

@@ -231,11 +231,6 @@ assert_true "a member restored partitions from the state topic" \
 # A member started then is refused (the topic is not created again, empty),
 # and so is one started after an operator recreated it empty: the group's
 # offsets without a state record are never audited from zero.
-topic_cmd() {
-        "$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
-                org.apache.kafka.tools.TopicCommand \
-                --bootstrap-server "$BOOTSTRAP" "$@" 2>&1
-}
 state_exists() {
         kcat -b "$BOOTSTRAP" -L 2>/dev/null | grep -q "topic \"$STATE\""
 }

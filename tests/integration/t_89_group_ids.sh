@@ -221,4 +221,23 @@ done
 assert_true "a member read an ids window back after the kill" \
         grep -qE "judging [0-9]+ ids partition\(s\), [1-9][0-9]* ids read back" \
         "$IT_TMP/a.log" "$IT_TMP/c.log" "$IT_TMP/d.log"
+
+# --- the ids topic deleted under a running member: it stops, one line -------
+# (and exits: librdkafka 2.0.2 waits forever destroying a consumer of a
+# deleted topic, so the member leaves that handle to the ending process)
+member MG g
+for ((i = 0; i < 100; i++)); do
+        grep -q "judging $IDS_PARTS ids partition" "$IT_TMP/g.log" && break
+        sleep 0.1
+done
+out="$(topic_cmd --delete --topic "$IDS")" || die "cannot delete $IDS: $out"
+produce -t "$T" --producer "$(name p3)" -n 100 --seed 893
+[ "$PROD_RC" = 0 ] || die "producer p3 failed (exit $PROD_RC)"
+wait_pid "$MG" 30
+assert_eq "member g, its ids topic deleted: exit status" 2 "$WAIT_RC"
+assert_true "member g says its ids topic was deleted (one line)" \
+        grep -q "ids topic: $IDS was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
+        "$IT_TMP/g.log"
+[ "$WAIT_RC" = 2 ] ||
+        grep -v "kafka ERROR\|PARTCNT" "$IT_TMP/g.log" | cut -c1-200 | sed 's/^/#   /' >&2
 finish
