@@ -10,8 +10,10 @@
 #   -r REPS        runs of every reader (3), interleaved, the order rotated
 #
 # Readers: kcat (to the end), one member of a fresh group with its
-# defaults ("ids": the ids topic, its 12 partitions judged by the same
-# member) and one with --id-window 0 ("noids": no ids topic, no redelivery
+# defaults but --id-window 1.25 x RECORDS, at least the default 1,000,000
+# ("ids": the ids topic, its 12 partitions judged by the same member; the
+# copies come RECORDS after their first copies, and a window must reach
+# them) and one with --id-window 0 ("noids": no ids topic, no redelivery
 # checks).  A member's times, from its start: "audit", the commit that
 # brought the last partition to its end (the first state record, read
 # read_committed by kcat, whose next_offset is its partition's end);
@@ -47,6 +49,9 @@ bench_topic_create "$topic" "$parts"
 "$EOSAUDIT" produce -b "$BROKER" -t "$topic" --producer "b2-$topic" -n 60 \
   --size 100 --msgid-from index -q >/dev/null 2>&1 || die "produce failed"
 records=$((records + 60))
+# The copies come after every record: the window must reach back to ids
+# 0..59 (the default 1,000,000 ids would not, past 1M records).
+window=$((records > 1000000 ? records + records / 4 : 1000000))
 for ((p = 0; p < parts; p++)); do
   kcat -b "$BROKER" -Q -t "$topic:$p:-1" 2>/dev/null
 done | awk '{print $NF}' >"$work/ends"
@@ -83,7 +88,8 @@ run() { # READER REP
   g="gi-$(date +%s%N)-$reader-$rep"
   t0=$(now_ms)
   "$EOSAUDIT" serve -b "$BROKER" -t "$topic" --group "$g" --listen off -q \
-    --db "$(bench_db_new "$g")" $([ "$reader" = noids ] && echo --id-window 0) \
+    --db "$(bench_db_new "$g")" \
+    --id-window "$([ "$reader" = noids ] && echo 0 || echo "$window")" \
     >"$work/$g.log" 2>&1 &
   member_pid=$!
   for ((i = 0; i < 480; i++)); do
