@@ -656,34 +656,47 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
  * librdkafka's default cannot be told from none and is replaced too);
  * 0 leaves librdkafka's default.
  */
+/* Sets key to val in kconf unless the user set it (-X: a value other than
+ * librdkafka's default).  0, or -1 with errstr. */
+static int group_conf_default(rd_kafka_conf_t *kconf, const char *key,
+                              const char *val, char *errstr,
+                              size_t errstr_size)
+{
+        rd_kafka_conf_t *def = rd_kafka_conf_new();
+        char v[32] = "", d[32] = "";
+        size_t vl = sizeof(v), dl = sizeof(d);
+        int is_default =
+            def && rd_kafka_conf_get(kconf, key, v, &vl) == RD_KAFKA_CONF_OK &&
+            rd_kafka_conf_get(def, key, d, &dl) == RD_KAFKA_CONF_OK &&
+            !strcmp(v, d);
+
+        if (def)
+                rd_kafka_conf_destroy(def);
+        if (!is_default)
+                return 0;
+        return rd_kafka_conf_set(kconf, key, val, errstr, errstr_size) ==
+                       RD_KAFKA_CONF_OK
+                   ? 0
+                   : -1;
+}
+
+/* The group consumer's topic.metadata.refresh.interval.ms from
+ * --metadata-refresh-ms unless -X set it (librdkafka's 5 minutes would
+ * leave partitions added to a topic unaudited that long; at most
+ * librdkafka's bound, an hour). */
 static int group_conf_refresh(struct audit *a, rd_kafka_conf_t *kconf,
                               char *errstr, size_t errstr_size)
 {
-        static const char key[] = "topic.metadata.refresh.interval.ms";
-        rd_kafka_conf_t *def;
-        char v[32] = "", d[32] = "", ms[32];
-        size_t vl = sizeof(v), dl = sizeof(d);
-        int is_default;
+        char ms[32];
 
         if (a->conf.metadata_refresh_ms <= 0)
                 return 0;
-        def = rd_kafka_conf_new();
-        is_default =
-            rd_kafka_conf_get(kconf, key, v, &vl) == RD_KAFKA_CONF_OK &&
-            rd_kafka_conf_get(def, key, d, &dl) == RD_KAFKA_CONF_OK &&
-            !strcmp(v, d);
-        rd_kafka_conf_destroy(def);
-        if (!is_default)
-                return 0;
-        /* librdkafka's bound (the option's is a day). */
         snprintf(ms, sizeof(ms), "%lld",
                  (long long)(a->conf.metadata_refresh_ms > 3600000
                                  ? 3600000
                                  : a->conf.metadata_refresh_ms));
-        return rd_kafka_conf_set(kconf, key, ms, errstr, errstr_size) ==
-                       RD_KAFKA_CONF_OK
-                   ? 0
-                   : -1;
+        return group_conf_default(kconf, "topic.metadata.refresh.interval.ms",
+                                  ms, errstr, errstr_size);
 }
 
 int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
@@ -741,6 +754,16 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                               errstr_size) != RD_KAFKA_CONF_OK)
                 return -1;
         if (audit_group_ids_conf(a, errstr, errstr_size))
+                return -1;
+        /* Both group consumers' heartbeat.interval.ms, unless -X set it:
+         * 1000, not librdkafka's 3000.  A member learns of a rebalance at
+         * its next heartbeat, and a cooperative rebalance takes two
+         * rounds: with 3 s a joining member waited 4.3 s for partitions
+         * and a moved partition went unaudited 3.1 s; with 1 s, 0.6 s and
+         * 1.3 s (BENCHMARKS.md section 9).  One heartbeat a second per
+         * member is nothing to the coordinator. */
+        if (group_conf_default(kconf, "heartbeat.interval.ms", "1000", errstr,
+                               errstr_size))
                 return -1;
         g->base = rd_kafka_conf_dup(kconf);
         if (!g->base) {
