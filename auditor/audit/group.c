@@ -644,18 +644,6 @@ ssize_t audit_group_consume(struct audit *a, int timeout_ms,
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
-/*
- * Partitions added to an audited topic reach the group when a member's
- * consumer refreshes its metadata (a change of a subscribed topic's
- * partition count makes it rejoin, and the leader assigns them):
- * librdkafka's topic.metadata.refresh.interval.ms, 5 minutes by default.
- * --metadata-refresh-ms (60 s by default), the interval serve looks for
- * new partitions at without --group, sets it on the group's consumer
- * (only: the producer and the state reader need no such look), unless
- * -X topic.metadata.refresh.interval.ms changed it (a value equal to
- * librdkafka's default cannot be told from none and is replaced too);
- * 0 leaves librdkafka's default.
- */
 /* Sets key to val in kconf unless the user set it (-X: a value other than
  * librdkafka's default).  0, or -1 with errstr. */
 static int group_conf_default(rd_kafka_conf_t *kconf, const char *key,
@@ -680,10 +668,18 @@ static int group_conf_default(rd_kafka_conf_t *kconf, const char *key,
                    : -1;
 }
 
-/* The group consumer's topic.metadata.refresh.interval.ms from
- * --metadata-refresh-ms unless -X set it (librdkafka's 5 minutes would
- * leave partitions added to a topic unaudited that long; at most
- * librdkafka's bound, an hour). */
+/*
+ * Partitions added to an audited topic reach the group when a member's
+ * consumer refreshes its metadata (a change of a subscribed topic's
+ * partition count makes it rejoin, and the leader assigns them):
+ * librdkafka's topic.metadata.refresh.interval.ms, 5 minutes by default.
+ * --metadata-refresh-ms (60 s by default), the interval serve looks for
+ * new partitions at without --group, sets it on the group's consumer
+ * (only: the producer and the state reader need no such look), unless
+ * -X topic.metadata.refresh.interval.ms changed it (a value equal to
+ * librdkafka's default cannot be told from none and is replaced too);
+ * 0 leaves librdkafka's default; at most librdkafka's bound, an hour.
+ */
 static int group_conf_refresh(struct audit *a, rd_kafka_conf_t *kconf,
                               char *errstr, size_t errstr_size)
 {

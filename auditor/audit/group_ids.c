@@ -317,7 +317,6 @@ static long ids_judge_record(struct audit *a, int32_t k,
         return n;
 }
 
-/* One message of the ids consumer: judged, and destroyed. */
 /*
  * The ids topic deleted under the running member: the judges' windows
  * are gone with it, so redeliveries across the gap would go unseen
@@ -342,6 +341,7 @@ static void ids_gone(struct audit *a)
         audit_group_fail(a, "ids topic", why);
 }
 
+/* One message of the ids consumer: judged, and destroyed. */
 static void ids_message(struct audit *a, rd_kafka_message_t *m)
 {
         struct audit_group_ids *x = a->grp ? a->grp->ids : NULL;
