@@ -111,6 +111,25 @@ bg_start() {
 
 # wait_pid PID SECONDS: waits for PID to exit; sets WAIT_RC to its status,
 # or to 124 if it still runs after SECONDS (it is left running).
+# read_topic TOPIC FORMAT: every committed record of TOPIC from its
+# beginning, with kcat's -f FORMAT (read_committed; not through eosaudit).
+read_topic() {
+        kcat -b "$BOOTSTRAP" -C -t "$1" -e -q -o beginning \
+                -X isolation.level=read_committed -f "$2" 2>/dev/null
+}
+
+# group_refused WHAT GROUP PATTERN: serve --group GROUP on $T must stop at
+# its start with exit status 2 and a line matching PATTERN (grep).
+group_refused() {
+        local out rc
+        out="$(timeout 30 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" \
+                --group "$2" --db "$IT_TMP/$2.db" --listen off 2>&1)"
+        rc=$?
+        assert_eq "serve with $1: exit status" 2 "$rc"
+        assert_true "serve with $1: the line says why" \
+                grep -q "$3" <<<"$out"
+}
+
 # topic_cmd ARGS...: Kafka's TopicCommand on the test broker (--delete
 # --topic T, ...), its output on stdout.
 topic_cmd() {
@@ -353,8 +372,7 @@ group_ends() {
 # shows there), new_from_first (partitions >= OLD_PARTS audited from
 # their first offset to their end); "name=N ..." sorted, for kv.
 group_state_sum() {
-        kcat -b "$BOOTSTRAP" -C -t "$1" -e -q -o beginning \
-                -X isolation.level=read_committed -f '%k\t%s\n' 2>/dev/null |
+        read_topic "$1" '%k\t%s\n' |
                 python3 -c '
 import json, sys
 last = {}
@@ -389,8 +407,7 @@ print(" ".join("%s=%d" % kv for kv in sorted(s.items())))' "$2" "${3:-1000000}"
 # group_events_sum EVENTS: the records of a group's events topic
 # (read_committed) by kind, their counts summed: "dup= gap= fenced= other=".
 group_events_sum() {
-        kcat -b "$BOOTSTRAP" -C -t "$1" -e -q -o beginning \
-                -X isolation.level=read_committed -f '%s\n' 2>/dev/null |
+        read_topic "$1" '%s\n' |
                 python3 -c '
 import json, sys
 n = {}
