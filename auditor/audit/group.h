@@ -81,12 +81,13 @@ int audit_group_topic_n(struct audit *a, const char *name,
                         const char *nocreate, int partitions, char *errstr,
                         size_t errstr_size);
 
-/* The partition count of topic name (what: "ids", ...) into *n, asked
- * again every GROUP_META_STEP_MS while a topic just created is unknown
- * or leaderless, up to AUDIT_META_TIMEOUT_MS.  0, or -1 with errstr. */
-int audit_group_partitions(struct audit *a, const char *name,
-                           const char *what, int32_t *n, char *errstr,
-                           size_t errstr_size);
+/* The partition count of topic name (what: "ids", ...) into *n, from
+ * rk's metadata, asked again every GROUP_META_STEP_MS while a topic just
+ * created is unknown or leaderless, up to timeout_ms in all.  0, or -1
+ * with errstr. */
+int audit_group_partitions(rd_kafka_t *rk, const char *name,
+                           const char *what, int timeout_ms, int32_t *n,
+                           char *errstr, size_t errstr_size);
 
 /* The last committed state record of each part of want[0..n) into
  * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */

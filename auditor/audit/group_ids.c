@@ -938,7 +938,8 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
                 return -1;
         /* The count that routes ids is the topic's, whoever created it:
          * every member hashes over the same partitions. */
-        if (audit_group_partitions(a, x->topic, "ids", &x->nparts, errstr,
+        if (audit_group_partitions(a->rk, x->topic, "ids",
+                                   AUDIT_META_TIMEOUT_MS, &x->nparts, errstr,
                                    errstr_size))
                 return -1;
         x->j = calloc((size_t)x->nparts, sizeof(*x->j));

@@ -133,12 +133,12 @@ void audit_group_fail_gone(struct audit *a)
 }
 
 
-int audit_group_partitions(struct audit *a, const char *name,
-                           const char *what, int32_t *n, char *errstr,
-                           size_t errstr_size)
+int audit_group_partitions(rd_kafka_t *rk, const char *name,
+                           const char *what, int timeout_ms, int32_t *n,
+                           char *errstr, size_t errstr_size)
 {
         const struct rd_kafka_metadata *md = NULL;
-        rd_kafka_topic_t *rkt = rd_kafka_topic_new(a->rk, name, NULL);
+        rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
         rd_kafka_resp_err_t err;
         int64_t start = clock_mono_ms();
         int rc = -1;
@@ -149,8 +149,7 @@ int audit_group_partitions(struct audit *a, const char *name,
                 return -1;
         }
         for (;;) {
-                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
-                                        AUDIT_META_TIMEOUT_MS);
+                err = rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms);
                 if (!err && (!md || md->topic_cnt != 1))
                         err = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
                 if (!err)
@@ -166,7 +165,7 @@ int audit_group_partitions(struct audit *a, const char *name,
                  * broker at once (unknown, or no leader yet). */
                 if ((err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
                      err != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE) ||
-                    clock_mono_ms() - start >= AUDIT_META_TIMEOUT_MS) {
+                    clock_mono_ms() - start >= timeout_ms) {
                         snprintf(errstr, errstr_size,
                                  "cannot read the partitions of the %s "
                                  "topic %s: %s",
@@ -192,7 +191,8 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
 
         if (audit_group_topic_n(a, name, policy, what, nocreate, 1, errstr,
                                 errstr_size) ||
-            audit_group_partitions(a, name, what, &n, errstr, errstr_size))
+            audit_group_partitions(a->rk, name, what, AUDIT_META_TIMEOUT_MS,
+                                   &n, errstr, errstr_size))
                 return -1;
         /* Its records are read from partition 0 (the state restored, the
          * events' offsets their ids): one made by hand with more would

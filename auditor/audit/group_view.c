@@ -194,47 +194,22 @@ static void group_view_watermarks(struct audit_group_view *v)
 /* Reading the state and events topics                                 */
 /* ------------------------------------------------------------------ */
 
-/* Every partition of topic (from the cluster's metadata) into l. */
+/* Every partition of topic (what: "state", "events") into l, from its
+ * beginning.  1 s at most: the thread tries again every second, and its
+ * stop must not wait out a long answer from brokers that are away. */
 static int group_view_add(struct audit_group_view *v, const char *topic,
-                          rd_kafka_topic_partition_list_t *l, char *errstr,
-                          size_t errstr_size)
+                          const char *what, rd_kafka_topic_partition_list_t *l,
+                          char *errstr, size_t errstr_size)
 {
-        const struct rd_kafka_metadata *md = NULL;
-        rd_kafka_topic_t *rkt = rd_kafka_topic_new(v->rk, topic, NULL);
-        rd_kafka_resp_err_t err;
-        int i, rc = -1;
+        int32_t n, p;
 
-        if (!rkt) {
-                snprintf(errstr, errstr_size, "topic %s: %s", topic,
-                         rd_kafka_err2str(rd_kafka_last_error()));
+        if (audit_group_partitions(v->rk, topic, what, 1000, &n, errstr,
+                                   errstr_size))
                 return -1;
-        }
-        /* 1 s: the thread tries again every second, and its stop must
-         * not wait out a long answer from brokers that are away. */
-        err = rd_kafka_metadata(v->rk, 0, rkt, &md, 1000);
-        if (!err && (!md || md->topic_cnt != 1))
-                err = RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
-        if (!err && md->topics[0].err)
-                err = md->topics[0].err;
-        if (!err && md->topics[0].partition_cnt < 1)
-                err = RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
-        if (err) {
-                snprintf(errstr, errstr_size, "the partitions of %s: %s",
-                         topic, rd_kafka_err2str(err));
-                goto out;
-        }
-        for (i = 0; i < md->topics[0].partition_cnt; i++)
-                rd_kafka_topic_partition_list_add(l, topic,
-                                                  md->topics[0]
-                                                      .partitions[i]
-                                                      .id)
-                    ->offset = RD_KAFKA_OFFSET_BEGINNING;
-        rc = 0;
-out:
-        if (md)
-                rd_kafka_metadata_destroy(md);
-        rd_kafka_topic_destroy(rkt);
-        return rc;
+        for (p = 0; p < n; p++)
+                rd_kafka_topic_partition_list_add(l, topic, p)->offset =
+                    RD_KAFKA_OFFSET_BEGINNING;
+        return 0;
 }
 
 static int group_view_assign(struct audit_group_view *v, char *errstr,
@@ -244,8 +219,10 @@ static int group_view_assign(struct audit_group_view *v, char *errstr,
             rd_kafka_topic_partition_list_new(2);
         rd_kafka_resp_err_t err;
 
-        if (group_view_add(v, v->state_topic, l, errstr, errstr_size) ||
-            group_view_add(v, v->events_topic, l, errstr, errstr_size))
+        if (group_view_add(v, v->state_topic, "state", l, errstr,
+                           errstr_size) ||
+            group_view_add(v, v->events_topic, "events", l, errstr,
+                           errstr_size))
                 goto fail;
         v->eof = calloc((size_t)l->cnt, sizeof(*v->eof));
         if (!v->eof) {
