@@ -11,7 +11,12 @@
 #include "../../base/log.h"
 #include "internal.h"
 
-#define AUDIT_BATCH_MAX 10000 /* messages taken from the queue at once */
+/* Messages taken from the queue at once.  Small enough that a batch's
+ * messages are still in cache when they are classified, fingerprinted and
+ * destroyed: with 10,000, each of those passes missed the cache on every
+ * message (2 x 10,000 messages and their headers, ~10 MB, held at once),
+ * and a 5M-record scan took a quarter more CPU (BENCHMARKS.md, section 1). */
+#define AUDIT_BATCH_MAX 1000
 /* Records per chunk of a batch handed to a thread: small enough that the
  * consumer thread seldom waits for the first one, and that its parsed
  * records are still in cache when it classifies them. */
@@ -20,13 +25,14 @@
  * many records ahead of the one it classifies (a cache miss each). */
 #define AUDIT_PREFETCH_AHEAD 8
 /* Batches read and parsed ahead while a ledger commit runs: up to 40,000
- * records (their messages held; 8 hid a little more of a commit for
- * 80 MB more RSS), and no batch more once they hold AUDIT_AHEAD_BYTES.
+ * records (their messages held), and no batch more once they hold
+ * AUDIT_AHEAD_BYTES, which is what bounds it with 100-byte records.
  * The bytes count each record as settings.c's queue cap does, plus the
  * ~300 bytes of its message and headers that the cap leaves out: so the
  * read-ahead holds at most about as much as librdkafka's queue (8 MiB)
- * plus one batch, whatever the records' size. */
-#define AUDIT_AHEAD_MAX 4
+ * plus one batch, whatever the records' size.  (32 MiB hid a commit
+ * better, 0.2-0.4 s of a 5M scan, for 80 MB more RSS.) */
+#define AUDIT_AHEAD_MAX 40
 #define AUDIT_AHEAD_BYTES (8u << 20)
 #define AUDIT_MSG_OVERHEAD 300u
 
