@@ -354,6 +354,15 @@ static int ledger_pragmas(struct ledger *lg, const char *path, char *errstr,
                         errstr_size) ||
             ledger_exec(lg, "PRAGMA wal_autocheckpoint = 8192",
                         "cannot set ledger checkpoint interval", errstr,
+                        errstr_size) ||
+            /* Debian builds SQLite with SECURE_DELETE on: every page
+             * freed (each closed generation's batches, each dropped
+             * generation's chunks: most of what a long scan writes) was
+             * written again as zeros.  The ledger holds hashes and
+             * counts, nothing to scrub; off, a 5M-record scan's commits
+             * took a fifth less time (BENCHMARKS.md, section 1). */
+            ledger_exec(lg, "PRAGMA secure_delete = OFF",
+                        "cannot set ledger secure_delete", errstr,
                         errstr_size))
                 goto out;
         rc = 0;
