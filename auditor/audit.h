@@ -166,7 +166,7 @@ void audit_conf_defaults(struct audit_conf *c);
  *                            audit_kconf_apply() to a larger
  *                            message.max.bytes unless the caller set it),
  *                            fetch.wait.max.ms=100, fetch.queue.backoff.ms
- *                            =100 (or, where librdkafka lacks it, a 100 ms
+ *                            =50 (or, where librdkafka lacks it, a 50 ms
  *                            topic.metadata.refresh.interval.ms)
  */
 int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,

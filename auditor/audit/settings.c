@@ -88,9 +88,16 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
          * 1 s before it fetches again (rd_kafka_max_block_ms;
          * fetch.error.backoff.ms does not apply), so a small queue needs a
          * wake-up: fetch.queue.backoff.ms where it exists, else a metadata
-         * request every 100 ms, whose reply wakes the broker thread (on
+         * request every 50 ms, whose reply wakes the broker thread (on
          * librdkafka's 3-broker mock cluster too: partitions of every
-         * leader kept pace).  Measured (BENCHMARKS.md): 1M pairs 505 ->
+         * leader kept pace).  50, not 100: while the consumer waits for a
+         * ledger commit the queue fills and the fetcher stops; after it,
+         * the consumer drains the queue in about 10 ms and then waited
+         * for the wake-up.  A 5M-record scan took 3.5 s instead of 3.9
+         * with ids, 2.1 instead of 2.5 without (BENCHMARKS.md, section
+         * 1); 20, 10 ms did no better.  It costs the broker 20 small
+         * metadata requests a second (outside --group, which sets its
+         * own interval).  Measured (BENCHMARKS.md): 1M pairs 505 ->
          * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
          * same speed; before, queued.min.messages was 1000000.  8 MiB,
          * not 16: a scan also holds up to about as much again read
@@ -108,11 +115,11 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
             kconf_put(conf, "fetch.wait.max.ms", "100", errstr,
                       errstr_size))
                 return -1;
-        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "100", rderr,
+        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "50", rderr,
                               sizeof(rderr)) != RD_KAFKA_CONF_OK &&
             (kconf_put(conf, "topic.metadata.refresh.interval.ms",
-                       "100", errstr, errstr_size) ||
-             /* else librdkafka makes it 3 x the interval, 300 ms */
+                       "50", errstr, errstr_size) ||
+             /* else librdkafka makes it 3 x the interval, 150 ms */
              kconf_put(conf, "metadata.max.age.ms", "900000", errstr,
                        errstr_size)))
                 return -1;
