@@ -222,16 +222,18 @@ void audit_flow_info_get(const struct audit *a, struct audit_flow_info *fi);
 void audit_free(struct audit *a);
 
 /*
- * serve --group, before audit_free(): should the rest of the process's
- * teardown not end within AUDIT_EXIT_GUARD_MS, it ends with exit_code
- * and one line.  librdkafka 2.0.2 can wait forever closing or destroying
- * a consumer whose topic was deleted or whose group handler was torn
- * down under it (seen: the ids topic deleted under a member; t_88, a
- * member fenced as its ids assignment came).  By then the audit has
- * committed all it owes (the Kafka transactions and the ledger), and
- * what a close would still commit its partitions' next owner audits
- * again from the committed state, so ending loses nothing.  Without
- * --group it does nothing.
+ * serve, before audit_free(): should the rest of the process's teardown
+ * not end within AUDIT_EXIT_GUARD_MS, it ends with exit_code and one
+ * line.  librdkafka 2.0.2 can wait forever closing or destroying a
+ * consumer whose topic was deleted or whose group handler was torn down
+ * under it (seen: the ids topic deleted under a member; t_88, a member
+ * fenced as its ids assignment came; t_63, once in four runs, a plain
+ * consumer closed after its broker had been down and back).  By then
+ * the audit has committed all it owes (the ledger, and with --group the
+ * Kafka transactions); what a close would still commit is Kafka's copy
+ * of the offsets, for lag tools only, or with --group what the
+ * partitions' next owner audits again from the committed state: ending
+ * loses nothing.
  */
 #define AUDIT_EXIT_GUARD_MS 20000
 void audit_exit_guard(struct audit *a, int exit_code);

@@ -127,7 +127,7 @@ int cmd_serve(int argc, char **argv, volatile sig_atomic_t *run)
         log_info("stopped; the ledger is committed");
         rc = CMD_EXIT_CLEAN;
 out:
-        audit_exit_guard(c.a, rc); /* --group: a librdkafka hang at exit */
+        audit_exit_guard(c.a, rc); /* a librdkafka hang at exit */
         cli_free(&c);
         free(ev);
         return rc;

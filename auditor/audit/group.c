@@ -44,11 +44,9 @@
  * Not in this slice: the transaction check and the flow audit are
  * refused with --group.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -919,42 +917,6 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         log_info("group %s: member %s joining; state in %s", a->conf.group,
                  g->txn_id, g->state_topic);
         return audit_group_view_start(a, errstr, errstr_size);
-}
-
-static int group_guard_code;
-
-static void *group_guard_main(void *unused)
-{
-        struct timespec ts = {AUDIT_EXIT_GUARD_MS / 1000,
-                              (AUDIT_EXIT_GUARD_MS % 1000) * 1000000L};
-
-        (void)unused;
-        while (nanosleep(&ts, &ts))
-                ;
-        log_warn("librdkafka did not finish closing the group's clients in "
-                 "%d s (everything is committed); the process ends",
-                 AUDIT_EXIT_GUARD_MS / 1000);
-        fflush(NULL);
-        _exit(group_guard_code);
-        return NULL;
-}
-
-void audit_exit_guard(struct audit *a, int exit_code)
-{
-        pthread_attr_t at;
-        pthread_t t;
-
-        if (!a || !a->grp)
-                return;
-        group_guard_code = exit_code;
-        if (pthread_attr_init(&at))
-                return;
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &at, group_guard_main, NULL))
-                log_warn("group %s: no guard thread: a librdkafka hang at "
-                         "exit would hold the process",
-                         a->conf.group);
-        pthread_attr_destroy(&at);
 }
 
 void audit_group_close(struct audit *a)

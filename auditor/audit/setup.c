@@ -1,11 +1,14 @@
 /*
  * setup.c - audit_new() and audit_free(): the partitions of every topic,
- * the ledger and the engine loaded from it, the id windows, compaction.
+ * the ledger and the engine loaded from it, the id windows, compaction;
+ * audit_exit_guard() for a teardown that does not end.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../base/clock.h"
@@ -471,6 +474,41 @@ out:
         }
         *out = a;
         return rc;
+}
+
+static int exit_guard_code;
+
+static void *exit_guard_main(void *unused)
+{
+        struct timespec ts = {AUDIT_EXIT_GUARD_MS / 1000,
+                              (AUDIT_EXIT_GUARD_MS % 1000) * 1000000L};
+
+        (void)unused;
+        while (nanosleep(&ts, &ts))
+                ;
+        log_warn("librdkafka did not finish closing its clients in %d s "
+                 "(everything is committed); the process ends",
+                 AUDIT_EXIT_GUARD_MS / 1000);
+        fflush(NULL);
+        _exit(exit_guard_code);
+        return NULL;
+}
+
+void audit_exit_guard(struct audit *a, int exit_code)
+{
+        pthread_attr_t at;
+        pthread_t t;
+
+        if (!a)
+                return;
+        exit_guard_code = exit_code;
+        if (pthread_attr_init(&at))
+                return;
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, exit_guard_main, NULL))
+                log_warn("no guard thread: a librdkafka hang at exit "
+                         "would hold the process");
+        pthread_attr_destroy(&at);
 }
 
 void audit_free(struct audit *a)
