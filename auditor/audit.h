@@ -227,8 +227,9 @@ void audit_free(struct audit *a);
  * line.  librdkafka 2.0.2 can wait forever closing or destroying a
  * consumer whose topic was deleted or whose group handler was torn down
  * under it (seen: the ids topic deleted under a member; t_88, a member
- * fenced as its ids assignment came; t_63, once in four runs, a plain
- * consumer closed after its broker had been down and back).  By then
+ * fenced as its ids assignment came; t_63, in 5 of 25 runs, a plain
+ * consumer's rd_kafka_consumer_close() waiting for its group handler
+ * after the broker had been down and back).  By then
  * the audit has committed all it owes (the ledger, and with --group the
  * Kafka transactions); what a close would still commit is Kafka's copy
  * of the offsets, for lag tools only, or with --group what the
