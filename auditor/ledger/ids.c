@@ -11,9 +11,9 @@
 
 #include "internal.h"
 
-/* Little-endian fields through htole/letoh and memcpy: the compiler makes
- * each one a single move (the byte loop they replaced was a tenth of the
- * commit thread's time in a 5M-record scan). */
+/* Little-endian fields through htole64/le64toh and memcpy: the compiler
+ * makes each one a single move (the byte loop they replaced was 3.5 % of
+ * the commit thread's samples in a 5M-record scan). */
 static void ledger_le64_put(unsigned char *p, uint64_t v)
 {
         v = htole64(v);

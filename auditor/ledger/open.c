@@ -358,9 +358,11 @@ static int ledger_pragmas(struct ledger *lg, const char *path, char *errstr,
             /* Debian builds SQLite with SECURE_DELETE on: every page
              * freed (each closed generation's batches, each dropped
              * generation's chunks: most of what a long scan writes) was
-             * written again as zeros.  The ledger holds hashes and
-             * counts, nothing to scrub; off, a 5M-record scan's commits
-             * took a fifth less time (BENCHMARKS.md, section 1). */
+             * written again as zeros.  What the ledger deletes (id
+             * hashes; a recreated topic's old state) is nothing to scrub
+             * from a file the operator owns anyway; off, a 5M-record
+             * scan's commits took a fifth less time (BENCHMARKS.md,
+             * section 1). */
             ledger_exec(lg, "PRAGMA secure_delete = OFF",
                         "cannot set ledger secure_delete", errstr,
                         errstr_size))
