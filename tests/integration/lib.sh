@@ -138,6 +138,24 @@ topic_cmd() {
                 --bootstrap-server "$BOOTSTRAP" "$@" 2>&1
 }
 
+# deleted_under_member WHO TOPIC PID LOG SECS PATTERN PRODUCE_ARGS...:
+# deletes a group topic under the running member PID (logging to LOG),
+# produces (so that the member has something to commit), and checks that
+# the member stops within SECS with exit status 2 and says PATTERN.
+deleted_under_member() {
+        local who="$1" topic="$2" pid="$3" logf="$4" secs="$5" pat="$6" out
+        shift 6
+        out="$(topic_cmd --delete --topic "$topic")" ||
+                die "cannot delete $topic: $out"
+        log "$topic deleted under $who"
+        produce "$@"
+        [ "$PROD_RC" = 0 ] || die "producer failed (exit $PROD_RC)"
+        wait_pid "$pid" "$secs"
+        assert_eq "$who, $topic deleted: exit status" 2 "$WAIT_RC"
+        assert_true "$who says $topic was deleted (one line)" \
+                grep -q "$pat" "$logf"
+}
+
 wait_pid() {
         local pid="$1" limit="$2" i
         for ((i = 0; i < limit * 10; i++)); do

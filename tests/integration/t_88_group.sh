@@ -267,15 +267,9 @@ assert_eq "after the fence: records across the group" "$M_DELIVERED" "$(kv recor
 assert_eq "after the fence: duplicates across the group" "$M_DUPS" "$(kv dup)"
 assert_eq "after the fence: missing records" "$M_GAPS" "$(kv missing)"
 
-out="$(topic_cmd --delete --topic "$STATE")" || die "cannot delete $STATE: $out"
-log "state topic $STATE deleted under member e"
-produce -t "$T" --producer "$(name p4)" -n 240 --seed 884
-[ "$PROD_RC" = 0 ] || die "producer p4 failed (exit $PROD_RC)"
-wait_pid "$ME" 40
-assert_eq "member e, its state topic deleted: exit status" 2 "$WAIT_RC"
-assert_true "member e says its state topic was deleted (one line)" \
-        grep -q "the state topic $STATE was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
-        "$IT_TMP/e.log"
+deleted_under_member "member e" "$STATE" "$ME" "$IT_TMP/e.log" 40 \
+        "the state topic $STATE was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
+        -t "$T" --producer "$(name p4)" -n 240 --seed 884
 assert_true "member e did not create the state topic again" \
         eval '! state_exists'
 out="$(timeout 40 "$EOSAUDIT" serve -b "$BOOTSTRAP" -t "$T" --group "$G" \

@@ -218,14 +218,9 @@ for ((i = 0; i < 100; i++)); do
         grep -q "judging $IDS_PARTS ids partition" "$IT_TMP/g.log" && break
         sleep 0.1
 done
-out="$(topic_cmd --delete --topic "$IDS")" || die "cannot delete $IDS: $out"
-produce -t "$T" --producer "$(name p3)" -n 100 --seed 893
-[ "$PROD_RC" = 0 ] || die "producer p3 failed (exit $PROD_RC)"
-wait_pid "$MG" 30
-assert_eq "member g, its ids topic deleted: exit status" 2 "$WAIT_RC"
-assert_true "member g says its ids topic was deleted (one line)" \
-        grep -q "ids topic: $IDS was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
-        "$IT_TMP/g.log"
+deleted_under_member "member g" "$IDS" "$MG" "$IT_TMP/g.log" 30 \
+        "ids topic: $IDS was deleted under the running group (UNKNOWN_TOPIC_OR_PART)" \
+        -t "$T" --producer "$(name p3)" -n 100 --seed 893
 [ "$WAIT_RC" = 2 ] ||
         grep -v "kafka ERROR\|PARTCNT" "$IT_TMP/g.log" | cut -c1-200 | sed 's/^/#   /' >&2
 finish
