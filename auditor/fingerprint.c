@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "../base/le.h"
 #include "../dedup/dedup.h"
 
 #define FP_PIECE_KEY 1u
@@ -13,14 +14,6 @@
 #define FP_PIECE_HDR_NAME 3u
 #define FP_PIECE_HDR_VALUE 4u
 #define FP_PIECE_FINAL 5u
-
-static void fp_put64(unsigned char *p, uint64_t v)
-{
-        int i;
-
-        for (i = 0; i < 8; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
 
 /*
  * Chains one piece into the running hash: hash(kind, null flag, length,
@@ -37,11 +30,11 @@ static void fp_feed(struct fingerprint_hasher *h, unsigned kind,
         dedup_id_hash(p ? p : "", p ? len : 0, &inner);
         frame[0] = (unsigned char)kind;
         frame[1] = (unsigned char)(p != NULL);
-        fp_put64(frame + 2, p ? (uint64_t)len : 0);
-        fp_put64(frame + 10, h->lo);
-        fp_put64(frame + 18, h->hi);
-        fp_put64(frame + 26, inner.lo);
-        fp_put64(frame + 34, inner.hi);
+        le64_put(frame + 2, p ? (uint64_t)len : 0);
+        le64_put(frame + 10, h->lo);
+        le64_put(frame + 18, h->hi);
+        le64_put(frame + 26, inner.lo);
+        le64_put(frame + 34, inner.hi);
         dedup_id_hash(frame, sizeof(frame), &out);
         h->lo = out.lo;
         h->hi = out.hi;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/le.h"
 #include "group_ids_window.h"
 
 #define NIL UINT32_MAX
@@ -31,38 +32,6 @@ struct gids_window {
         uint32_t ntopics;
 };
 
-static void put64(unsigned char *p, uint64_t v)
-{
-        int i;
-
-        for (i = 0; i < 8; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-        int i;
-
-        for (i = 0; i < 4; i++)
-                p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-        uint64_t v = 0;
-        int i;
-
-        for (i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-               (uint32_t)p[3] << 24;
-}
-
 size_t gids_entry_encode(unsigned char *b, const struct gids_rec *r)
 {
         size_t tl = r->topic_len > 255 ? 255 : r->topic_len;
@@ -70,13 +39,13 @@ size_t gids_entry_encode(unsigned char *b, const struct gids_rec *r)
                     : r->producer_len > 255 ? 255
                                             : r->producer_len;
 
-        put64(b, r->id.lo);
-        put64(b + 8, r->id.hi);
-        put32(b + 16, (uint32_t)r->partition);
-        put64(b + 20, (uint64_t)r->offset);
-        put64(b + 28, (uint64_t)r->ts_ms);
-        put32(b + 36, (uint32_t)r->epoch);
-        put64(b + 40, (uint64_t)r->seq);
+        le64_put(b, r->id.lo);
+        le64_put(b + 8, r->id.hi);
+        le32_put(b + 16, (uint32_t)r->partition);
+        le64_put(b + 20, (uint64_t)r->offset);
+        le64_put(b + 28, (uint64_t)r->ts_ms);
+        le32_put(b + 36, (uint32_t)r->epoch);
+        le64_put(b + 40, (uint64_t)r->seq);
         b[48] = (unsigned char)tl;
         memcpy(b + 49, r->topic, tl);
         b[49 + tl] = (unsigned char)pl;
@@ -111,13 +80,13 @@ static void entry_parse(const unsigned char *p, struct gids_rec *r)
 {
         size_t tl = p[48], pl = p[49 + tl];
 
-        r->id.lo = get64(p);
-        r->id.hi = get64(p + 8);
-        r->partition = (int32_t)get32(p + 16);
-        r->offset = (int64_t)get64(p + 20);
-        r->ts_ms = (int64_t)get64(p + 28);
-        r->epoch = (int32_t)get32(p + 36);
-        r->seq = (int64_t)get64(p + 40);
+        r->id.lo = le64_get(p);
+        r->id.hi = le64_get(p + 8);
+        r->partition = (int32_t)le32_get(p + 16);
+        r->offset = (int64_t)le64_get(p + 20);
+        r->ts_ms = (int64_t)le64_get(p + 28);
+        r->epoch = (int32_t)le32_get(p + 36);
+        r->seq = (int64_t)le64_get(p + 40);
         r->topic = (const char *)p + 49;
         r->topic_len = tl;
         r->producer = pl ? (const char *)p + 50 + tl : NULL;
@@ -162,7 +131,7 @@ const unsigned char *gids_pack_finish(struct gids_pack *pk, size_t *len)
 {
         if (!pk->n)
                 return NULL;
-        put32(pk->buf + 1, pk->n);
+        le32_put(pk->buf + 1, pk->n);
         *len = pk->len;
         return pk->buf;
 }
@@ -198,7 +167,7 @@ long gids_iter_open(struct gids_iter *it, const void *v, size_t len)
         }
         if (p[0] != GIDS_PACK_VERSION || len < GIDS_PACK_HEAD)
                 return -1;
-        n = get32(p + 1);
+        n = le32_get(p + 1);
         /* A count the bytes cannot hold is refused before any walk. */
         if (!n || n > (len - GIDS_PACK_HEAD) / GIDS_ENTRY_FIXED)
                 return -1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../base/le.h"
 #include "../../base/log.h"
 #include "internal.h"
 
@@ -50,24 +51,19 @@ static void audit_value_hash(const rd_kafka_message_t *rkm,
 {
         unsigned char frame[1 + 16 + 16];
         struct dedup_id kh, vh, id;
-        int i;
 
         dedup_id_hash(rkm->key ? rkm->key : "", rkm->key ? rkm->key_len : 0,
                       &kh);
         dedup_id_hash(rkm->payload ? rkm->payload : "",
                       rkm->payload ? rkm->len : 0, &vh);
         frame[0] = (unsigned char)((rkm->key ? 1 : 0) | (rkm->payload ? 2 : 0));
-        for (i = 0; i < 8; i++) {
-                frame[1 + i] = (unsigned char)(kh.lo >> (8 * i));
-                frame[9 + i] = (unsigned char)(kh.hi >> (8 * i));
-                frame[17 + i] = (unsigned char)(vh.lo >> (8 * i));
-                frame[25 + i] = (unsigned char)(vh.hi >> (8 * i));
-        }
+        le64_put(frame + 1, kh.lo);
+        le64_put(frame + 9, kh.hi);
+        le64_put(frame + 17, vh.lo);
+        le64_put(frame + 25, vh.hi);
         dedup_id_hash(frame, sizeof(frame), &id);
-        for (i = 0; i < 8; i++) {
-                out[i] = (unsigned char)(id.lo >> (8 * i));
-                out[8 + i] = (unsigned char)(id.hi >> (8 * i));
-        }
+        le64_put(out, id.lo);
+        le64_put(out + 8, id.hi);
 }
 
 /* Points h->id at the record's identity per --dedup-key (the header case
