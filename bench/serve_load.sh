@@ -3,11 +3,12 @@
 # at full speed: the endpoints' latency, and what the load costs the ingest.
 #
 # usage: bench/serve_load.sh [-n RECORDS] [-p PARTITIONS] [-r REPS]
-#                            [-t TOPIC] [-k]
+#                            [-t TOPIC] [-k] [-l LOADS]
 #   -n RECORDS     records in the fresh topic (5000000), 100 bytes, eos.* headers
 #   -p PARTITIONS  partitions (12)
 #   -r REPS        runs of every load (3), interleaved, order rotated
 #   -t TOPIC       ingest this existing topic instead; -k keeps the topic
+#   -l LOADS       these loads only, comma-separated (none is always run)
 #
 # Every run starts eosaudit serve --listen 127.0.0.1:PORT on a fresh ledger
 # under /var/tmp and lets it ingest the whole topic, with one of these loads
@@ -19,6 +20,11 @@
 #   summary paced   GET /api/v1/summary, the same
 #   metrics flood   GET /metrics, 1 thread, 4 connections, no pause
 #   summary flood   GET /api/v1/summary, the same
+#   hostile         tests/integration/hostile_http.py attack: slow clients
+#                   above the connection limit, a connect flood, oversized
+#                   and malformed requests, and its probe (/healthz,
+#                   /readyz, /metrics, /api/v1/summary every 0.5 s, whose
+#                   latencies the row gives); t_62 checks the answers
 # The ingest rate is the slope of the ledger's sum(records) (sqlite3, every
 # 50 ms) between 10 % and 90 % of the topic, so start-up is left out.
 # Last, the CPU cost of one request of each endpoint on an idle serve
@@ -32,14 +38,20 @@
 source "$(dirname "$0")/lib.sh"
 
 records=5000000 parts=12 reps=3 topic="" keep=0
-while getopts "n:p:r:t:kh" o; do
+loads=(none metrics_paced summary_paced metrics_flood summary_flood hostile)
+while getopts "n:p:r:t:kl:h" o; do
   case "$o" in
     n) records=$(bench_uint -n "$OPTARG") ;;
     p) parts=$(bench_uint -p "$OPTARG") ;;
     r) reps=$(bench_uint -r "$OPTARG") ;;
     t) topic="$OPTARG"; keep=1 ;;
     k) keep=1 ;;
-    *) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    l) IFS=, read -r -a want <<<"$OPTARG"
+       for l in "${want[@]}"; do
+         [[ " ${loads[*]} " == *" $l "* ]] || die "-l: unknown load '$l' (${loads[*]})"
+       done
+       loads=(none); for l in "${want[@]}"; do [ "$l" = none ] || loads+=("$l"); done ;;
+    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 for c in wrk sqlite3 curl; do
@@ -82,6 +94,7 @@ run_one() {
     summary_paced) path=/api/v1/summary delay=20 wargs=(-t1 -c1) ;;
     metrics_flood) path=/metrics wargs=(-t1 -c4) ;;
     summary_flood) path=/api/v1/summary wargs=(-t1 -c4) ;;
+    hostile) path=hostile ;;
   esac
   db="$(bench_db_new "serve-$load-$rep")"
   : >"$work/samples"
@@ -93,7 +106,11 @@ run_one() {
     kill -0 "$serve_pid" 2>/dev/null || { cat "$work/serve.log" >&2; die "eosaudit serve exited"; }
     sleep 0.01
   done
-  if [ -n "$path" ]; then
+  if [ "$path" = hostile ]; then
+    python3 "$BENCH_ROOT/tests/integration/hostile_http.py" "$port" attack --seconds 600 \
+      >"$work/hostile.json" 2>"$work/hostile.err" &
+    wrk_pid=$!
+  elif [ -n "$path" ]; then
     WRK_DELAY_MS=$delay wrk "${wargs[@]}" -d 600s --timeout 10s \
       -s "$BENCH_ROOT/bench/wrk_report.lua" "$url$path" >"$work/wrk.out" 2>&1 &
     wrk_pid=$!
@@ -110,7 +127,23 @@ run_one() {
     sleep 0.05
   done
   t1=$(bench_now)
-  if [ -n "$wrk_pid" ]; then
+  if [ "$path" = hostile ]; then
+    kill -INT "$wrk_pid" 2>/dev/null || true
+    wait "$wrk_pid" || true
+    wrk_pid=""
+    # The probe's figures; errors: any answer but a 200 (but /readyz's
+    # 503s before the audit's first status).
+    read -r reqs rps errs p50 p99 pmax kinds < <(python3 - "$work/hostile.json" \
+      "$(bench_secs "$t0" "$t1")" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))["probe"]
+bad = sum(n for k, per in p["codes"].items() if k != "/readyz starting"
+          for c, n in per.items() if c != "200")
+print(p["requests"], "%.1f" % (p["requests"] / float(sys.argv[2])), bad,
+      p["p50_ms"], p["p99_ms"], p["max_ms"], "probe")
+EOF
+    ) || { cat "$work/hostile.err" >&2; die "no result from hostile_http.py"; }
+  elif [ -n "$wrk_pid" ]; then
     kill -INT "$wrk_pid" 2>/dev/null || true
     wait "$wrk_pid" || true
     wrk_pid=""
@@ -139,7 +172,6 @@ run_one() {
   say "rep $rep: $load: $(bench_fmt "$rate") records/s${p99:+, p99 $p99 ms, $rps req/s}"
 }
 
-loads=(none metrics_paced summary_paced metrics_flood summary_flood)
 bench_rounds "$reps" run_one "${loads[@]}"
 
 # The cost of one request, away from the ingest: serve has audited the
@@ -182,6 +214,7 @@ label() {
     summary_paced) echo "/api/v1/summary, paced (1 conn, 20 ms pause)" ;;
     metrics_flood) echo "/metrics, flood (4 conns)" ;;
     summary_flood) echo "/api/v1/summary, flood (4 conns)" ;;
+    hostile) echo "hostile clients (t_62's attack; the probe's latencies)" ;;
   esac
 }
 read -r base _ _ < <(bench_col "$runs" 5 2 none | bench_stats)

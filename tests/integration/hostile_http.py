@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""hostile_http.py - hostile HTTP clients for tests/integration/t_62.
+"""hostile_http.py - hostile HTTP clients for tests/integration/t_62 and
+bench/serve_load.sh (load "hostile").
 
     hostile_http.py PORT MODE [--seconds S]
 
@@ -343,6 +344,8 @@ def main():
             "requests": len(lat),
             "codes": codes,
             "p50_ms": round(lat[len(lat) // 2] * 1000, 1) if lat else None,
+            "p99_ms": round(lat[(len(lat) * 99) // 100] * 1000, 1)
+            if lat else None,
             "max_ms": round(lat[-1] * 1000, 1) if lat else None,
         }
     out["classes"] = st.d
