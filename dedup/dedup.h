@@ -551,6 +551,10 @@ int dedup_tracker_gens_closed_foreach(struct dedup_tracker *tr,
                                       dedup_gen_rows_cb *cb, void *opaque);
 const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
                                            size_t *n);
+/* How many generations closed since dedup_tracker_dirty_clear() (step 3):
+ * a commit right after one writes each id once, sorted, where a commit
+ * later also rewrites the ids it had appended in step 1. */
+size_t dedup_tracker_gens_closed(const struct dedup_tracker *tr);
 /* Whether gen is window's current, open generation (new ids of any other
  * generation need no step 1: steps 3 or 4 take care of them). */
 int dedup_tracker_gen_open(const struct dedup_tracker *tr, uint32_t window,

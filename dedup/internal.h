@@ -85,6 +85,7 @@ int dedup_windows_gens_dirty_foreach(struct dedup_windows *ws,
                                      dedup_gen_cb *cb, void *opaque);
 int dedup_windows_gens_closed_foreach(struct dedup_windows *ws,
                                       dedup_gen_rows_cb *cb, void *opaque);
+size_t dedup_windows_gens_closed(const struct dedup_windows *ws);
 const uint64_t *dedup_windows_gens_dropped(const struct dedup_windows *ws,
                                            size_t *n);
 int dedup_windows_gen_restore(struct dedup_windows *ws,

@@ -707,6 +707,11 @@ const uint64_t *dedup_tracker_gens_dropped(const struct dedup_tracker *tr,
         return dedup_windows_gens_dropped(tr->wins, n);
 }
 
+size_t dedup_tracker_gens_closed(const struct dedup_tracker *tr)
+{
+        return dedup_windows_gens_closed(tr->wins);
+}
+
 int dedup_tracker_gen_restore(struct dedup_tracker *tr,
                               const struct dedup_gen_view *gv)
 {

@@ -644,6 +644,11 @@ int dedup_windows_gens_closed_foreach(struct dedup_windows *ws,
         return rc;
 }
 
+size_t dedup_windows_gens_closed(const struct dedup_windows *ws)
+{
+        return ws->nclosed;
+}
+
 const uint64_t *dedup_windows_gens_dropped(const struct dedup_windows *ws,
                                            size_t *n)
 {

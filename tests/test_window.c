@@ -56,6 +56,7 @@ struct store {
         struct dedup_gen_view gens[256];
         size_t ngens;
         unsigned lookups;
+        unsigned closed; /* store_closed() calls in this commit */
         int fail;
 };
 
@@ -140,6 +141,7 @@ static int store_closed(void *opaque, const struct dedup_gen_view *gv,
         for (i = 0; i < s->n; i++)
                 have += s->rows[i].gen == gv->gen;
         assert_int_equal(have, n); /* every id was appended before */
+        s->closed++;
         return store_gen_put(s, gv);
 }
 
@@ -161,13 +163,18 @@ static void store_commit(struct store *s, struct dedup_tracker *tr)
         }
         assert_int_equal(dedup_tracker_gens_dirty_foreach(tr, store_gen_put, s),
                          0);
+        s->closed = 0;
         assert_int_equal(dedup_tracker_gens_closed_foreach(tr, store_closed, s),
                          0);
+        /* The count the audit commits on covers every generation written
+         * sorted (and dropped ones besides). */
+        assert_true(s->closed <= dedup_tracker_gens_closed(tr));
         dropped = dedup_tracker_gens_dropped(tr, &n);
         for (i = 0; i < n; i++)
                 store_gen_del(s, dropped[i]);
         dedup_tracker_dirty_clear(tr);
         dedup_tracker_events_clear(tr);
+        assert_int_equal(dedup_tracker_gens_closed(tr), 0);
 }
 
 static int gen_cmp(const void *a, const void *b)
