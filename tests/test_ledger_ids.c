@@ -503,61 +503,6 @@ static void test_topic_incarnation(void **state)
         ledger_close(rd);
 }
 
-/* The size of file path in bytes, 0 when it does not exist. */
-static off_t file_size(const char *path)
-{
-        struct stat st;
-
-        return stat(path, &st) ? 0 : st.st_size;
-}
-
-/*
- * Checkpoints run on the ledger's own thread (checkpoint.c), which
- * replaced SQLite's automatic checkpoint: once a run of commits has put
- * more than 8,192 pages (32 MB) into the WAL, that thread copies them into
- * the database file while the ledger is still open (nothing else writes
- * that file before the close).  Then the WAL starts again from its
- * beginning: past 64 MB a commit waits for a copy of all it wrote, so the
- * WAL stays under 64 MB and one commit however much is committed.
- */
-static void test_checkpoint_thread(void **state)
-{
-        struct fx *fx = *state;
-        struct ledger_part parts[NPARTS];
-        struct dedup_tracker *tr;
-        struct ledger *lg;
-        char id[24], wal[256];
-        off_t db0, wal_max = 0;
-        int i, k;
-
-        snprintf(wal, sizeof(wal), "%s-wal", fx->a);
-        tr = reload_window(fx->a, &lg, parts, 100000);
-        db0 = file_size(fx->a);
-        dedup_tracker_begin(tr, 1000);
-        /* About 0.55 MB of WAL per 10,000 ids (appended, sorted into
-         * chunks, deleted with their generation): 2.4 million ids write
-         * some 130 MB, the WAL's size if nothing copied it. */
-        for (i = 0; i < 2400000; i++) {
-                snprintf(id, sizeof(id), "c%d", i);
-                observe_id(tr, parts, (uint32_t)(i % 2), i, id);
-                if (i % 10000 == 9999) {
-                        commit_ok(lg, tr, parts);
-                        if (file_size(wal) > wal_max)
-                                wal_max = file_size(wal);
-                }
-        }
-        for (k = 0; k < 500 && file_size(fx->a) <= db0; k++)
-                usleep(10000);
-        print_message("database %lld -> %lld bytes before the close; WAL at "
-                      "most %lld bytes\n",
-                      (long long)db0, (long long)file_size(fx->a),
-                      (long long)wal_max);
-        assert_true(file_size(fx->a) > db0);
-        assert_true(wal_max < (off_t)3 * 8192 * 4096);
-        dedup_tracker_free(tr);
-        ledger_close(lg);
-}
-
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int main(void)
@@ -566,7 +511,6 @@ int main(void)
                 T(test_id_windows),
                 T(test_id_windows_closed),
                 T(test_topic_incarnation),
-                T(test_checkpoint_thread),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

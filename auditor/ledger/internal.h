@@ -127,16 +127,7 @@ struct ledger {
         const struct ledger_part *flow_parts; /* borrowed */
         size_t flow_nparts;
         const char *flow_expect;
-        /* The checkpoint thread (checkpoint.c); NULL: SQLite's own
-         * checkpoints in the COMMIT. */
-        struct ledger_ckpt *ckpt;
 };
-
-/* checkpoint.c: the writer's WAL checkpoints on a thread of their own,
- * started once the writer is set up (nothing if it cannot start), stopped
- * before the writer's handle closes. */
-void ledger_ckpt_start(struct ledger *lg, const char *path);
-void ledger_ckpt_stop(struct ledger *lg);
 
 /* common.c */
 void ledger_err(struct ledger *lg, const char *what, char *errstr,

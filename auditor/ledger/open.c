@@ -484,7 +484,6 @@ static int ledger_writer_init(struct ledger *lg, const char *path,
                         return -1;
                 }
         }
-        ledger_ckpt_start(lg, path);
         return 0;
 }
 
@@ -543,7 +542,6 @@ void ledger_close(struct ledger *lg)
 
         if (!lg)
                 return;
-        ledger_ckpt_stop(lg);
         ledger_windows_free(lg);
         for (i = 0; i < LEDGER_ST__CNT; i++)
                 sqlite3_finalize(lg->st[i]);
