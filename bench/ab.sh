@@ -38,6 +38,7 @@ while getopts "a:b:r:n:p:t:kh" o; do
   esac
 done
 shift $((OPTIND - 1))
+scan_args=("$@")
 [ -n "$bin_a" ] && [ -n "$bin_b" ] || die "-a and -b are required (bench/ab.sh -h)"
 for b in "$bin_a" "$bin_b"; do
   [ -x "$b" ] || die "$b is not an executable"
@@ -54,20 +55,19 @@ runs="$BENCH_RESULTS/ab_runs.csv"
 bench_begin
 bench_out "A: $bin_a"
 bench_out "B: $bin_b"
-bench_out "topic $topic: $(bench_fmt "$records") records; eosaudit scan $*; $rounds rounds, ABBA"
+bench_out "topic $topic: $(bench_fmt "$records") records; eosaudit scan ${scan_args[*]}; $rounds rounds, ABBA"
 bench_out ""
 echo "round,build,wall_seconds,cpu_seconds,max_rss_kib" >"$runs"
 
-# run_one A|B ROUND SCAN_ARGS...
+# run_one A|B ROUND
 run_one() {
   local v="$1" r="$2" bin db t w u s m
-  shift 2
   if [ "$v" = A ]; then bin="$bin_a"; else bin="$bin_b"; fi
   db="$(bench_db_new "ab-$v")"
   sync
   sleep 1
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" \
-    "$bin" scan -b "$BROKER" -t "$topic" --db "$db" -q "$@" >/dev/null 2>"$work/err" &
+    "$bin" scan -b "$BROKER" -t "$topic" --db "$db" -q "${scan_args[@]}" >/dev/null 2>"$work/err" &
   scan_pid=$!
   wait "$scan_pid" || { cat "$work/err" >&2; die "build $v: scan exited with an error"; }
   scan_pid=""
@@ -78,10 +78,8 @@ run_one() {
   say "round $r: $v $w s wall, $t s CPU"
 }
 
-for ((r = 1; r <= rounds; r++)); do
-  if [ $((r % 2)) -eq 1 ]; then order="A B"; else order="B A"; fi
-  for v in $order; do run_one "$v" "$r" "$@"; done
-done
+# Two items: bench_rounds runs A B, then B A, and so on.
+bench_rounds "$rounds" run_one A B
 
 bench_out "| build | wall s (median) | min | max | CPU s (median) | min | max | max RSS MiB (median) |"
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
