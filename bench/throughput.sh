@@ -17,6 +17,13 @@
 # Every reader is read_committed and reads from the beginning to the end:
 #   kcat            kcat -C -e -q -o beginning -X isolation.level=read_committed > /dev/null
 #   kcat+tcmalloc   the same with LD_PRELOAD=libtcmalloc_minimal (eosaudit links tcmalloc)
+#   kcat -f '%h'    kcat printing each record's headers instead of its value:
+#                   it parses every record's headers (rd_kafka_message_headers),
+#                   as eosaudit must; plain kcat never does.  With eosaudit's
+#                   fetch wake-up (-X topic.metadata.refresh.interval.ms=50,
+#                   metadata.max.age.ms=900000; auditor/audit/settings.c):
+#                   without it librdkafka < 2.2 sleeps 1 s whenever the slower
+#                   reader's queue fills, and this kcat took 18.6 s, not 5
 #   ConsumerPerformance  --consumer.config with isolation.level=read_committed;
 #                   its own nMsg.sec (and fetch.nMsg.sec, which leaves out
 #                   the group join), and our wall clock including JVM start
@@ -81,6 +88,12 @@ run_one() {
         -X isolation.level=read_committed -t "$topic" >/dev/null ||
         die "kcat (tcmalloc) failed"
       got=$records ;;
+    kcat_hdrs)
+      "${tm[@]}" kcat -b "$BROKER" -C -e -q -o beginning -f '%h\n' \
+        -X topic.metadata.refresh.interval.ms=50 -X metadata.max.age.ms=900000 \
+        -X isolation.level=read_committed -t "$topic" >/dev/null ||
+        die "kcat -f '%h' failed"
+      got=$records ;;
     cperf)
       out="$("${tm[@]}" "$KAFKA_SH" tool org.apache.kafka.tools.ConsumerPerformance \
                --bootstrap-server "$BROKER" --topic "$topic" --messages "$records" \
@@ -122,13 +135,14 @@ run_one() {
   say "rep $rep: $tool $secs s"
 }
 
-bench_rounds "$reps" run_one kcat kcat_tcmalloc cperf eosaudit eosaudit_t1 \
+bench_rounds "$reps" run_one kcat kcat_tcmalloc kcat_hdrs cperf eosaudit eosaudit_t1 \
   eosaudit_noids eosaudit_noids_t1
 
 label() {
   case "$1" in
     kcat) echo "kcat" ;;
     kcat_tcmalloc) echo "kcat + tcmalloc (LD_PRELOAD)" ;;
+    kcat_hdrs) echo "kcat -f '%h' (parses every record's headers)" ;;
     cperf_own) echo "ConsumerPerformance (its nMsg.sec)" ;;
     cperf_fetch) echo "ConsumerPerformance (its fetch.nMsg.sec)" ;;
     cperf_wall) echo "ConsumerPerformance (wall incl. JVM start)" ;;
@@ -143,6 +157,7 @@ short() {
   case "$1" in
     kcat) echo "kcat" ;;
     kcat_tcmalloc) echo "kcat|+ tcmalloc" ;;
+    kcat_hdrs) echo "kcat -f '%h'|headers parsed" ;;
     cperf_own) echo "ConsumerPerf.|nMsg.sec" ;;
     cperf_fetch) echo "ConsumerPerf.|fetch.nMsg.sec" ;;
     cperf_wall) echo "ConsumerPerf.|wall + JVM start" ;;
@@ -160,7 +175,7 @@ bench_out "| reader | records/s (median) | min | max | s (median) | CPU s (media
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 declare -A per_cpu
 declare -A med
-for t in kcat kcat_tcmalloc cperf_own cperf_fetch cperf_wall eosaudit eosaudit_t1 eosaudit_noids eosaudit_noids_t1; do
+for t in kcat kcat_tcmalloc kcat_hdrs cperf_own cperf_fetch cperf_wall eosaudit eosaudit_t1 eosaudit_noids eosaudit_noids_t1; do
   read -r m lo hi < <(bench_col "$runs" 5 2 "$t" | bench_stats)
   read -r s _ _ < <(bench_col "$runs" 4 2 "$t" | { grep . || true; } | bench_stats)
   read -r r _ _ < <(bench_col "$runs" 6 2 "$t" | { grep . || true; } | bench_stats)
@@ -184,9 +199,12 @@ bench_out ""
 ratio_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
 ratio_t1=$(awk -v a="${med[eosaudit_t1]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
 ratio_t1_tc=$(awk -v a="${med[eosaudit_t1]}" -v b="${med[kcat_tcmalloc]}" 'BEGIN { printf "%.2f", a / b }')
+ratio_hdrs=$(awk -v a="${med[eosaudit]}" -v b="${med[kcat_hdrs]}" 'BEGIN { printf "%.2f", a / b }')
+ratio_t1_hdrs=$(awk -v a="${med[eosaudit_t1]}" -v b="${med[kcat_hdrs]}" 'BEGIN { printf "%.2f", a / b }')
 scale=$(awk -v a="${med[eosaudit]}" -v b="${med[eosaudit_t1]}" 'BEGIN { printf "%.2f", a / b }')
 scale_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[eosaudit_noids_t1]}" 'BEGIN { printf "%.2f", a / b }')
 bench_out "ids checked: eosaudit/kcat = $ratio with 2 threads, $ratio_t1 with 1 (target >= 1.0); eosaudit/(kcat + tcmalloc) = $ratio_tc and $ratio_t1_tc (target >= 0.8); per CPU second (2 threads), eosaudit/kcat = $ratio_cpu"
+bench_out "against kcat -f '%h' (every record's headers parsed, as eosaudit must): eosaudit/kcat = $ratio_hdrs with 2 threads, $ratio_t1_hdrs with 1"
 bench_out "without id checks (--id-window 0, 2 threads) eosaudit/kcat = $ratio_noids; 1 -> 2 threads: x$scale with ids, x$scale_noids without"
 [ -n "$prod_rps" ] && bench_out "(eosaudit produce wrote the topic at $(bench_fmt "$prod_rps") records/s)"
 bench_out "load average at end: $(bench_load)"
