@@ -27,6 +27,13 @@
 #   ConsumerPerformance  --consumer.config with isolation.level=read_committed;
 #                   its own nMsg.sec (and fetch.nMsg.sec, which leaves out
 #                   the group join), and our wall clock including JVM start
+#   bench_read      build/bench/bench_read: the topic read with nothing
+#                   audited, each record's headers parsed as eosaudit parses
+#                   them and its eos.msgid hashed (-H), with eosaudit's fetch
+#                   settings and tcmalloc: on 1 thread, on 2 consumers (one
+#                   per thread), on 2 threads fed by per-partition queues
+#                   (rd_kafka_queue_get_partition): the ceiling of a
+#                   partitioned audit on this machine
 #   eosaudit        eosaudit scan --db FILE --threads 2 (a fresh ledger under
 #                   /var/tmp each run); every record's eos.msgid goes through
 #                   the id window
@@ -55,7 +62,7 @@ while getopts "n:p:r:t:kPh" o; do
 done
 
 command -v kcat >/dev/null || die "kcat is not installed"
-bench_build build/eosaudit
+bench_build build/eosaudit build/bench/bench_read
 bench_broker_up
 
 bench_work
@@ -94,6 +101,16 @@ run_one() {
         -X isolation.level=read_committed -t "$topic" >/dev/null ||
         die "kcat -f '%h' failed"
       got=$records ;;
+    read1 | read2c | read2q)
+      case "$tool" in
+        read1) x=(-n 1) ;;
+        read2c) x=(-n 2) ;;
+        read2q) x=(-m queues -n 2) ;;
+      esac
+      out="$(LD_PRELOAD="$TCMALLOC" "${tm[@]}" "$BENCH_ROOT/build/bench/bench_read" \
+               -b "$BROKER" -t "$topic" -H "${x[@]}" 2>/dev/null)" ||
+        die "bench_read failed"
+      got="${out%% *}" ;;
     cperf)
       out="$("${tm[@]}" "$KAFKA_SH" tool org.apache.kafka.tools.ConsumerPerformance \
                --bootstrap-server "$BROKER" --topic "$topic" --messages "$records" \
@@ -135,7 +152,7 @@ run_one() {
   say "rep $rep: $tool $secs s"
 }
 
-bench_rounds "$reps" run_one kcat kcat_tcmalloc kcat_hdrs cperf eosaudit eosaudit_t1 \
+bench_rounds "$reps" run_one kcat kcat_tcmalloc kcat_hdrs read1 read2c read2q cperf eosaudit eosaudit_t1 \
   eosaudit_noids eosaudit_noids_t1
 
 label() {
@@ -143,6 +160,9 @@ label() {
     kcat) echo "kcat" ;;
     kcat_tcmalloc) echo "kcat + tcmalloc (LD_PRELOAD)" ;;
     kcat_hdrs) echo "kcat -f '%h' (parses every record's headers)" ;;
+    read1) echo "bench_read -H, 1 thread (no audit)" ;;
+    read2c) echo "bench_read -H, 2 consumers (no audit)" ;;
+    read2q) echo "bench_read -H, 2 partition queues (no audit)" ;;
     cperf_own) echo "ConsumerPerformance (its nMsg.sec)" ;;
     cperf_fetch) echo "ConsumerPerformance (its fetch.nMsg.sec)" ;;
     cperf_wall) echo "ConsumerPerformance (wall incl. JVM start)" ;;
@@ -158,6 +178,9 @@ short() {
     kcat) echo "kcat" ;;
     kcat_tcmalloc) echo "kcat|+ tcmalloc" ;;
     kcat_hdrs) echo "kcat -f '%h'|headers parsed" ;;
+    read1) echo "bench_read|1 thread" ;;
+    read2c) echo "bench_read|2 consumers" ;;
+    read2q) echo "bench_read|2 queues" ;;
     cperf_own) echo "ConsumerPerf.|nMsg.sec" ;;
     cperf_fetch) echo "ConsumerPerf.|fetch.nMsg.sec" ;;
     cperf_wall) echo "ConsumerPerf.|wall + JVM start" ;;
@@ -175,7 +198,7 @@ bench_out "| reader | records/s (median) | min | max | s (median) | CPU s (media
 bench_out "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 declare -A per_cpu
 declare -A med
-for t in kcat kcat_tcmalloc kcat_hdrs cperf_own cperf_fetch cperf_wall eosaudit eosaudit_t1 eosaudit_noids eosaudit_noids_t1; do
+for t in kcat kcat_tcmalloc kcat_hdrs read1 read2c read2q cperf_own cperf_fetch cperf_wall eosaudit eosaudit_t1 eosaudit_noids eosaudit_noids_t1; do
   read -r m lo hi < <(bench_col "$runs" 5 2 "$t" | bench_stats)
   read -r s _ _ < <(bench_col "$runs" 4 2 "$t" | { grep . || true; } | bench_stats)
   read -r r _ _ < <(bench_col "$runs" 6 2 "$t" | { grep . || true; } | bench_stats)
@@ -205,6 +228,10 @@ scale=$(awk -v a="${med[eosaudit]}" -v b="${med[eosaudit_t1]}" 'BEGIN { printf "
 scale_noids=$(awk -v a="${med[eosaudit_noids]}" -v b="${med[eosaudit_noids_t1]}" 'BEGIN { printf "%.2f", a / b }')
 bench_out "ids checked: eosaudit/kcat = $ratio with 2 threads, $ratio_t1 with 1 (target >= 1.0); eosaudit/(kcat + tcmalloc) = $ratio_tc and $ratio_t1_tc (target >= 0.8); per CPU second (2 threads), eosaudit/kcat = $ratio_cpu"
 bench_out "against kcat -f '%h' (every record's headers parsed, as eosaudit must): eosaudit/kcat = $ratio_hdrs with 2 threads, $ratio_t1_hdrs with 1"
+ratio_read=$(awk -v a="${med[read1]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }')
+ratio_read2=$(awk -v a="${med[read2c]}" -v b="${med[read1]}" 'BEGIN { printf "%.2f", a / b }')
+ratio_read2q=$(awk -v a="${med[read2q]}" -v b="${med[read1]}" 'BEGIN { printf "%.2f", a / b }')
+bench_out "reading alone (bench_read -H, no audit): 1 thread = $ratio_read x kcat; 2 consumers x$ratio_read2, 2 partition queues x$ratio_read2q of 1 thread"
 bench_out "without id checks (--id-window 0, 2 threads) eosaudit/kcat = $ratio_noids; 1 -> 2 threads: x$scale with ids, x$scale_noids without"
 [ -n "$prod_rps" ] && bench_out "(eosaudit produce wrote the topic at $(bench_fmt "$prod_rps") records/s)"
 bench_out "load average at end: $(bench_load)"
