@@ -18,7 +18,7 @@
  * Every consumer is read_committed, from the beginning, with eosaudit's
  * prefetch settings (auditor/audit/settings.c: queued.min.messages
  * 150000, queued.max.messages.kbytes 8192 per consumer, fetch.max.bytes
- * 52428800, fetch.wait.max.ms 100, the 50 ms metadata wake-up), and stops
+ * 4194304, fetch.wait.max.ms 100, the 50 ms metadata wake-up), and stops
  * at each partition's end (enable.partition.eof).  Prints one line:
  * "records SECONDS" (wall clock from before the consumers are made).
  *
@@ -70,7 +70,7 @@ static rd_kafka_t *consumer(const char *broker)
                 {"enable.partition.eof", "true"},
                 {"queued.min.messages", "150000"},
                 {"queued.max.messages.kbytes", "8192"},
-                {"fetch.max.bytes", "52428800"},
+                {"fetch.max.bytes", "4194304"},
                 {"fetch.wait.max.ms", "100"},
                 {"topic.metadata.refresh.interval.ms", "50"},
                 {"metadata.max.age.ms", "900000"},
@@ -159,7 +159,7 @@ static void *run(void *opaque)
         int eofs = 0;
 
         while (eofs < r->parts) {
-                ssize_t n = rd_kafka_consume_batch_queue(r->q, 1000, msgs,
+                ssize_t n = rd_kafka_consume_batch_queue(r->q, 100, msgs,
                                                          BATCH), i;
                 if (n < 0)
                         die("consume", rd_kafka_err2str(rd_kafka_last_error()));
