@@ -190,7 +190,14 @@ int main(int argc, char **argv)
                 case 'b': broker = optarg; break;
                 case 't': topic = optarg; break;
                 case 'm': mode = optarg; break;
-                case 'n': nth = atoi(optarg); break;
+                case 'n': {
+                        char *end;
+                        long v = strtol(optarg, &end, 10);
+                        nth = *optarg && !*end && v >= 1 && v <= MAX_THREADS
+                                      ? (int)v
+                                      : 0;
+                        break;
+                }
                 case 'H': headers = 1; break;
                 default:
                         fprintf(stderr, "usage: bench_read -b BROKER -t TOPIC "
