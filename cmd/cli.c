@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,17 @@ void cli_error(struct cli *c, const char *fmt, ...)
         fprintf(stderr, "eosaudit: %s\n", c->error);
 }
 
+/* Whether flag is one of the arguments, before any "--". */
+static int cli_argv_has(int argc, char **argv, const char *flag)
+{
+        int i;
+
+        for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+                if (!strcmp(argv[i], flag))
+                        return 1;
+        return 0;
+}
+
 int cli_parse(struct cli *c, int argc, char **argv, int serve,
               void (*usage)(FILE *))
 {
@@ -42,9 +54,12 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         if (r) {
                 if (r < 0) {
                         cli_error(c, "%s", errstr);
-                        /* --json, when it was read before the error: the
-                         * error goes on stdout as JSON too. */
-                        c->json = conf_int(&c->conf, CONF_JSON) > 0;
+                        /* --json anywhere before a "--": the error goes
+                         * on stdout as JSON too, whether the parser got
+                         * to the flag or stopped before it (a bad flag
+                         * first, a bad line of the --config file). */
+                        c->json = !serve && cli_argv_has(argc, argv,
+                                                         "--json");
                 }
                 else
                         usage(stdout);
@@ -171,6 +186,16 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
         if (brokers && kconf_put(conf, "bootstrap.servers", brokers, errstr,
                                  errstr_size))
                 goto fail;
+        i = 0; /* NULL: only the value's size, its NUL included */
+        if (rd_kafka_conf_get(conf, "bootstrap.servers", NULL, &i) !=
+                    RD_KAFKA_CONF_OK ||
+            i <= 1) {
+                snprintf(errstr, errstr_size,
+                         "-b BROKERS is required (no bootstrap.servers in "
+                         "-F %.200s either)",
+                         props ? props : "FILE");
+                goto fail;
+        }
         if (conf_isset(&c->conf, CONF_ISOLATION) &&
             kconf_put(conf, "isolation.level",
                       conf_str(&c->conf, CONF_ISOLATION), errstr,
@@ -332,8 +357,12 @@ int cli_tmpdb_make(struct cli_tmpdb *t)
 {
         const char *base = getenv("TMPDIR");
 
-        if (!base || !*base || strlen(base) > 40)
+        if (!base || !*base)
                 base = "/tmp";
+        if (strlen(base) > CLI_TMPDIR_MAX) {
+                errno = ENAMETOOLONG;
+                return -1;
+        }
         snprintf(t->dir, sizeof(t->dir), "%s/eosaudit-XXXXXX", base);
         if (!mkdtemp(t->dir))
                 return -1;
@@ -345,7 +374,7 @@ void cli_tmpdb_remove(struct cli_tmpdb *t)
 {
         static const char *const suffix[] = {"", "-wal", "-shm", "-lock",
                                              "-journal"};
-        char p[128];
+        char p[sizeof(t->path) + 16];
         size_t i;
 
         if (!t->path[0])

@@ -80,12 +80,16 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
 
 /* A temporary ledger (scan without --db, the demo): a fresh directory
  * under $TMPDIR (or /tmp) holding ledger.db.  Zero it first. */
+#define CLI_TMPDIR_MAX 1024
+
 struct cli_tmpdb {
-        char dir[64];
-        char path[96]; /* "": none made */
+        char dir[CLI_TMPDIR_MAX + 32];
+        char path[CLI_TMPDIR_MAX + 64]; /* "": none made */
 };
 
-/* Makes the directory.  Returns 0, or -1 with errno set. */
+/* Makes the directory, under $TMPDIR (or /tmp when it is unset or empty).
+ * Returns 0, or -1 with errno set (ENAMETOOLONG: $TMPDIR is longer than
+ * CLI_TMPDIR_MAX bytes). */
 int cli_tmpdb_make(struct cli_tmpdb *t);
 /* Removes the ledger, its SQLite side files and the directory, if made. */
 void cli_tmpdb_remove(struct cli_tmpdb *t);

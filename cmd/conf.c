@@ -121,6 +121,35 @@ const struct conf_option *conf_option_by_key(const char *key)
         return NULL;
 }
 
+int conf_kafka_kv(const struct conf *c, char ***kv)
+{
+        size_t i;
+
+        *kv = calloc(c->kafka_cnt + 1, sizeof(**kv));
+        if (!*kv)
+                return -1;
+        for (i = 0; i < c->kafka_cnt; i++) {
+                size_t n = strlen(c->kafka[i].key) +
+                           strlen(c->kafka[i].value) + 2;
+
+                (*kv)[i] = malloc(n);
+                if (!(*kv)[i])
+                        return -1;
+                snprintf((*kv)[i], n, "%s=%s", c->kafka[i].key,
+                         c->kafka[i].value);
+        }
+        return 0;
+}
+
+void conf_kafka_kv_free(char **kv)
+{
+        size_t i;
+
+        for (i = 0; kv && kv[i]; i++)
+                free(kv[i]);
+        free(kv);
+}
+
 int conf_list_split(const char *s, char **buf, const char **items,
                     size_t max)
 {
@@ -543,6 +572,17 @@ static int conf_kafka_arg(struct conf *c, const char *kv, char *errstr,
 }
 
 /* What scan and serve cannot run without. */
+/* Whether -X or kafka.* sets key (to anything but ""). */
+static int conf_kafka_has(const struct conf *c, const char *key)
+{
+        size_t i;
+
+        for (i = 0; i < c->kafka_cnt; i++)
+                if (!strcmp(c->kafka[i].key, key) && c->kafka[i].value[0])
+                        return 1;
+        return 0;
+}
+
 static int conf_audit_required(const struct conf *c, const char *config,
                                char *errstr, size_t errstr_size)
 {
@@ -552,8 +592,10 @@ static int conf_audit_required(const struct conf *c, const char *config,
                                 : "");
                 return -1;
         }
+        /* -F FILE is read later (cli_kconf() says when it has none). */
         if (!c->str[CONF_BROKERS] && !c->str[CONF_KAFKA_PROPERTIES_FILE] &&
-            !c->kafka_cnt) {
+            !conf_kafka_has(c, "bootstrap.servers") &&
+            !conf_kafka_has(c, "metadata.broker.list")) {
                 snprintf(errstr, errstr_size, "-b BROKERS is required%s",
                          config ? " (or brokers in the configuration file)"
                                 : "");

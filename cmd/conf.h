@@ -115,6 +115,7 @@ enum conf_id {
         CONF_SEED,
         CONF_PRODUCE_KAFKA,
         CONF_PRODUCE_PROPERTIES_FILE,
+        CONF_PROCESS_KAFKA,
         /* flags */
         CONF_JSON,
         CONF_PRODUCE_JSON,
@@ -260,6 +261,15 @@ int conf_file_load(struct conf *c, const char *path, char *errstr,
  */
 int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                     size_t errstr_size);
+
+/*
+ * The -X settings again as "KEY=VALUE" strings, in order, for the
+ * producer and the processor: *kv holds c->kafka_cnt of them and a NULL.
+ * Returns 0, or -1 when memory ran out (*kv is then what was made: give
+ * it to conf_kafka_kv_free() all the same).
+ */
+int conf_kafka_kv(const struct conf *c, char ***kv);
+void conf_kafka_kv_free(char **kv);
 
 /*
  * Splits a LIST value: copies s into *buf (owned by the caller, free()

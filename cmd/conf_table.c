@@ -195,7 +195,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                      "serve goes on without HTTP and says so; scan: off",
                      0, 0, NULL, HTTP_LISTEN_DEFAULT, CONF_ALL,
                      "serve /metrics, /healthz, /readyz, `/api/v1/...` and "
-                     "the dashboard on this address (numeric, "
+                     "the dashboard on this address (numeric, or "
+                     "localhost for 127.0.0.1; "
                      "e.g. 127.0.0.1:8080 or [::1]:8080; :PORT for every "
                      "IPv4 interface; port 0 picks a "
                      "free one); an address given here must be free; 'off' "
@@ -487,7 +488,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                    "seed of the injected faults: they are a function of it"},
     [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X',
                             CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
-                            NULL, NULL, CONF_PRODUCE | CONF_PROCESS,
+                            NULL, NULL, CONF_PRODUCE,
                             "librdkafka property (repeatable; after -F); "
                             "before them: enable.idempotence=true acks=all "
                             "max.in.flight.requests.per.connection=5 "
@@ -497,9 +498,22 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_PRODUCE_PROPERTIES_FILE] = {CONF_PRODUCE_PROPERTIES_FILE, NULL,
                                       NULL, 'F', CONF_T_STRING, "FILE", NULL,
                                       NULL, 1, CONF_PATH_MAX, NULL, NULL,
-                                      CONF_PRODUCE,
+                                      CONF_PRODUCE | CONF_PROCESS,
                                       "librdkafka properties file: "
                                       "key=value lines, # comments"},
+    [CONF_PROCESS_KAFKA] = {CONF_PROCESS_KAFKA, NULL, NULL, 'X',
+                            CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
+                            NULL, NULL, CONF_PROCESS,
+                            "librdkafka property of both clients "
+                            "(repeatable; after -F, before -b); then "
+                            "set over them: enable.idempotence=true "
+                            "linger.ms=5 (and transactional.id, with "
+                            "--mode exactly-once) on the producer, "
+                            "group.id=GROUP enable.auto.commit=false "
+                            "isolation.level=read_committed "
+                            "auto.offset.reset=earliest on the consumer "
+                            "(its session.timeout.ms=6000 comes before "
+                            "-F)"},
     [CONF_JSON] = {CONF_JSON, NULL, "json", 0, CONF_T_FLAG, NULL, NULL, NULL,
                    0, 0, NULL, NULL, CONF_SCAN,
                    "print one JSON object on stdout"},

@@ -1,6 +1,7 @@
 /*
  * demo.c - see demo.h.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,7 +192,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         if (!db) {
                 if (cli_tmpdb_make(&tmp)) {
                         fprintf(stderr, "eosaudit: demo: cannot create a "
-                                        "temporary ledger\n");
+                                        "temporary ledger under $TMPDIR "
+                                        "(else /tmp): %s\n",
+                                strerror(errno));
                         goto out;
                 }
                 db = tmp.path;

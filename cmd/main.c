@@ -85,6 +85,19 @@ int main(int argc, char **argv)
                 return cmd ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
         }
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+                if (argc > 2 && (!strcmp(argv[2], "-h") ||
+                                 !strcmp(argv[2], "--help"))) {
+                        printf("usage: eosaudit version\n\n"
+                               "Prints the versions of eosaudit and of "
+                               "the librdkafka it runs with.\n");
+                        return CMD_EXIT_CLEAN;
+                }
+                if (argc > 2) {
+                        fprintf(stderr, "eosaudit: %s takes no arguments, "
+                                        "not '%s'\n",
+                                cmd, argv[2]);
+                        return CMD_EXIT_ERROR;
+                }
                 printf("eosaudit %s (librdkafka %s)\n", EOSAUDIT_VERSION,
                        rd_kafka_version_str());
                 return CMD_EXIT_CLEAN;

@@ -50,7 +50,6 @@ int cmd_process(int argc, char **argv, volatile sig_atomic_t *run)
         char *sources_buf = NULL, **kv = NULL;
         char errstr[1024];
         int status = CMD_EXIT_ERROR, r, n;
-        size_t i;
 
         if (conf_init(&c)) {
                 fprintf(stderr, "process: out of memory\n");
@@ -80,21 +79,9 @@ int cmd_process(int argc, char **argv, volatile sig_atomic_t *run)
         }
         n = conf_list_split(conf_str(&c, CONF_PROC_SOURCE), &sources_buf,
                             sources, PROCESS_SOURCES_MAX);
-        kv = calloc(c.kafka_cnt + 1, sizeof(*kv));
-        if (n < 0 || !kv) {
+        if (n < 0 || conf_kafka_kv(&c, &kv)) {
                 fprintf(stderr, "process: out of memory\n");
                 goto out;
-        }
-        for (i = 0; i < c.kafka_cnt; i++) {
-                size_t len = strlen(c.kafka[i].key) +
-                             strlen(c.kafka[i].value) + 2;
-                kv[i] = malloc(len);
-                if (!kv[i]) {
-                        fprintf(stderr, "process: out of memory\n");
-                        goto out;
-                }
-                snprintf(kv[i], len, "%s=%s", c.kafka[i].key,
-                         c.kafka[i].value);
         }
         process_opts_defaults(&o);
         o.brokers = conf_str(&c, CONF_BROKERS);
@@ -110,6 +97,7 @@ int cmd_process(int argc, char **argv, volatile sig_atomic_t *run)
         o.drop_every = (uint64_t)conf_int(&c, CONF_PROC_DROP_EVERY);
         o.rekey = conf_int(&c, CONF_PROC_REKEY) > 0;
         o.idle_exit_ms = conf_int(&c, CONF_PROC_IDLE_EXIT_MS);
+        o.conf_file = conf_str(&c, CONF_PRODUCE_PROPERTIES_FILE);
         o.conf_kv = (const char *const *)kv;
         o.conf_kv_cnt = c.kafka_cnt;
         o.run = run;
@@ -129,9 +117,7 @@ int cmd_process(int argc, char **argv, volatile sig_atomic_t *run)
         fflush(stdout);
         status = r ? CMD_EXIT_ERROR : CMD_EXIT_CLEAN;
 out:
-        for (i = 0; kv && i < c.kafka_cnt; i++)
-                free(kv[i]);
-        free(kv);
+        conf_kafka_kv_free(kv);
         free(sources_buf);
         conf_release(&c);
         return status;

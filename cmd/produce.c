@@ -52,28 +52,6 @@ static void produce_usage(FILE *f)
               f);
 }
 
-/* -X KEY=VALUE again, as producer_opts.conf_kv takes them: kv[] holds
- * c->kafka_cnt strings (free each, then kv).  Returns 0 or -1 (memory). */
-static int produce_kv(const struct conf *c, char ***kv)
-{
-        size_t i;
-
-        *kv = calloc(c->kafka_cnt + 1, sizeof(**kv));
-        if (!*kv)
-                return -1;
-        for (i = 0; i < c->kafka_cnt; i++) {
-                size_t n = strlen(c->kafka[i].key) +
-                           strlen(c->kafka[i].value) + 2;
-
-                (*kv)[i] = malloc(n);
-                if (!(*kv)[i])
-                        return -1;
-                snprintf((*kv)[i], n, "%s=%s", c->kafka[i].key,
-                         c->kafka[i].value);
-        }
-        return 0;
-}
-
 /* The options that only make sense with another. */
 static int produce_check(const struct conf *c, char *errstr,
                          size_t errstr_size)
@@ -141,7 +119,6 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
         char **kv = NULL;
         char errstr[1024], line[1024];
         int status = CMD_EXIT_ERROR, r;
-        size_t i;
 
         if (conf_init(&c)) {
                 fprintf(stderr, "produce: out of memory\n");
@@ -157,7 +134,7 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
                 fprintf(stderr, "produce: %s\n", errstr);
                 goto out;
         }
-        if (produce_kv(&c, &kv)) {
+        if (conf_kafka_kv(&c, &kv)) {
                 fprintf(stderr, "produce: out of memory\n");
                 goto out;
         }
@@ -192,9 +169,7 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
                          ? CMD_EXIT_ANOMALIES
                          : CMD_EXIT_CLEAN;
 out:
-        for (i = 0; kv && kv[i]; i++)
-                free(kv[i]);
-        free(kv);
+        conf_kafka_kv_free(kv);
         conf_release(&c);
         return status;
 }

@@ -268,7 +268,8 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
                 goto fail;
         if (!c.db) {
                 if (cli_tmpdb_make(&tmp)) {
-                        cli_error(&c, "cannot create a temporary ledger: %s",
+                        cli_error(&c, "cannot create a temporary ledger "
+                                      "under $TMPDIR (else /tmp): %s",
                                   strerror(errno));
                         goto fail;
                 }

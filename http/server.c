@@ -470,8 +470,8 @@ int http_listen_parse(const char *s, struct sockaddr_storage *addr,
 bad:
         snprintf(errstr, errstr_size,
                  "invalid listen address '%s' (expected ADDR:PORT with a "
-                 "numeric address, e.g. 127.0.0.1:8080 or [::1]:8080, or "
-                 ":PORT for every interface)",
+                 "numeric address or localhost, e.g. 127.0.0.1:8080 or "
+                 "[::1]:8080, or :PORT for every interface)",
                  s);
         return -1;
 }

@@ -36,12 +36,12 @@ struct session {
         int crashed;          /* crash_in_process: it did */
 };
 
-/* The -X properties, then ours where the processor depends on them. */
+/* -F, then -X, then -b, then ours where the processor depends on them. */
 static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
                                   char *errstr, size_t errstr_size)
 {
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        size_t i;
+        size_t i, n;
 
         /* A restart after a crash waits for the dead member's session to
          * end before it gets the partitions: keep that short (the broker's
@@ -49,25 +49,26 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
         if (consumer && kconf_put(conf, "session.timeout.ms", "6000", errstr,
                                   errstr_size))
                 goto fail;
-        for (i = 0; i < o->conf_kv_cnt; i++) {
-                char key[256];
-                const char *eq = strchr(o->conf_kv[i], '=');
-                size_t n = eq ? (size_t)(eq - o->conf_kv[i]) : 0;
-                if (!eq || n == 0 || n >= sizeof(key)) {
-                        snprintf(errstr, errstr_size,
-                                 "bad -X '%s': expected KEY=VALUE",
-                                 o->conf_kv[i]);
+        if (o->conf_file &&
+            kconf_file_load(conf, o->conf_file, errstr, errstr_size))
+                goto fail;
+        /* kconf_set() refuses a secret: -X is on the command line. */
+        for (i = 0; i < o->conf_kv_cnt; i++)
+                if (kconf_set(conf, o->conf_kv[i], errstr, errstr_size))
                         goto fail;
-                }
-                memcpy(key, o->conf_kv[i], n);
-                key[n] = '\0';
-                if (kconf_put(conf, key, eq + 1, errstr, errstr_size))
-                        goto fail;
-        }
         if (o->brokers &&
             kconf_put(conf, "bootstrap.servers", o->brokers, errstr,
                       errstr_size))
                 goto fail;
+        n = 0;
+        /* NULL: only the size of the value, its NUL included. */
+        if (rd_kafka_conf_get(conf, "bootstrap.servers", NULL, &n) !=
+                    RD_KAFKA_CONF_OK ||
+            n <= 1) {
+                snprintf(errstr, errstr_size,
+                         "no brokers: give -b or bootstrap.servers");
+                goto fail;
+        }
         if (consumer) {
                 if (kconf_put(conf, "group.id", o->group, errstr,
                               errstr_size) ||

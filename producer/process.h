@@ -64,6 +64,7 @@ struct process_opts {
         int rekey;
         int64_t idle_exit_ms; /* stop once nothing came for this long;
                                  0: run until *run is cleared */
+        const char *conf_file;      /* librdkafka properties, or NULL */
         const char *const *conf_kv; /* "key=value" for both clients */
         size_t conf_kv_cnt;
         volatile sig_atomic_t *run; /* may be NULL */

@@ -709,6 +709,11 @@ static const struct {
 } bad_args[] = {
         {{"-b", "h", NULL}, "-t TOPIC is required"},
         {{"-t", "a", NULL}, "-b BROKERS is required"},
+        /* Any -X used to count as brokers: the scan then failed later,
+         * trying to reach "". */
+        {{"-t", "a", "-X", "client.id=foo", NULL}, "-b BROKERS is required"},
+        {{"-t", "a", "-X", "bootstrap.servers=", NULL},
+         "-b BROKERS is required"},
         {{"-t", "a", "--bogus", NULL},
          "unknown option '--bogus' (see `eosaudit serve --help`)"},
         {{"-t", "a", "--db", NULL}, "option '--db' needs a value"},
@@ -762,6 +767,10 @@ static void test_required_settings(void **state)
         /* Brokers may come from -X, -F or kafka.* instead of -b. */
         assert_int_equal(parse(&c, errstr, sizeof(errstr), "-t", "a", "-X",
                                "bootstrap.servers=h:1", NULL),
+                         0);
+        conf_release(&c);
+        assert_int_equal(parse(&c, errstr, sizeof(errstr), "-t", "a", "-X",
+                               "metadata.broker.list=h:1", NULL),
                          0);
         conf_release(&c);
         assert_int_equal(parse(&c, errstr, sizeof(errstr), "-t", "a", "-F",
