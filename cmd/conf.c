@@ -571,7 +571,6 @@ static int conf_kafka_arg(struct conf *c, const char *kv, char *errstr,
         return r;
 }
 
-/* What scan and serve cannot run without. */
 /* Whether -X or kafka.* sets key (to anything but ""). */
 static int conf_kafka_has(const struct conf *c, const char *key)
 {
@@ -583,6 +582,7 @@ static int conf_kafka_has(const struct conf *c, const char *key)
         return 0;
 }
 
+/* What scan and serve cannot run without. */
 static int conf_audit_required(const struct conf *c, const char *config,
                                char *errstr, size_t errstr_size)
 {
