@@ -5,8 +5,10 @@
  * committed generations, so at most one batch behind the audit), the other
  * copies from the redelivered anomalies.
  *
- * {id} is the rest of the path, percent-decoded by libmicrohttpd (so it
- * cannot hold a NUL byte), 1 to HTTP_ID_MAX bytes: the id as the audit took
+ * {id} is the rest of the path as the client sent it, percent-decoded
+ * here (http_path_decode(): a malformed escape or a NUL byte is a 400;
+ * libmicrohttpd's decoding would keep the one and cut the id at the
+ * other), 1 to HTTP_ID_MAX bytes: the id as the audit took
  * it for the ledger's --dedup-key (eos.msgid, the header's value, the
  * record key).  With --dedup-key value-hash the identity is a hash of key
  * and value that nobody types: give its 32 hex digits, as an anomaly's
@@ -24,6 +26,7 @@
 #include "internal.h"
 
 #define HTTP_ID_MAX 255
+#define HTTP_ID_RAW_MAX (3 * HTTP_ID_MAX) /* each byte as %XX */
 #define HTTP_ID_COPIES_MAX 100 /* copies listed; copies_truncated beyond */
 #define HTTP_ID_HASH_LEN 16    /* --dedup-key value-hash */
 
@@ -121,17 +124,51 @@ static json_t *http_ids_first(const struct ledger_id_seen *s)
         return o;
 }
 
+/* The id from the raw path into buf (HTTP_ID_RAW_MAX + 1 bytes); its
+ * length, or -1 with errstr. */
+static long http_ids_id(struct http_api *a, char *buf)
+{
+        static const char prefix[] = "/api/v1/ids/";
+        const char *raw = a->rq->raw_path;
+        size_t n;
+        long len;
+
+        if (strncmp(raw, prefix, sizeof(prefix) - 1)) {
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "the path must begin with %s as it is, the id "
+                         "percent-encoded after it",
+                         prefix);
+                return -1;
+        }
+        raw += sizeof(prefix) - 1;
+        n = strlen(raw);
+        if (n > HTTP_ID_RAW_MAX) {
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "the id must be 1 to %d bytes (percent-encoded in "
+                         "the path), not %zu or more",
+                         HTTP_ID_MAX, n / 3);
+                return -1;
+        }
+        len = http_path_decode(raw, n, buf);
+        if (len < 0)
+                snprintf(a->errstr, sizeof(a->errstr),
+                         "bad percent-encoding (or a NUL byte) in the id");
+        return len;
+}
+
 static json_t *http_api_ids(struct http_api *a)
 {
-        const char *id = a->rq->rest, *topic;
-        size_t len = strlen(id);
+        char idbuf[HTTP_ID_RAW_MAX + 1];
+        const char *id = idbuf, *topic;
+        size_t len;
         unsigned char hash[HTTP_ID_HASH_LEN];
         const void *key_bytes = id;
-        size_t key_len = len;
+        size_t key_len;
         struct ledger_id_seen seen;
         struct http_ids h = {.copies = json_array()};
         char key[64];
         json_t *j, *w;
+        long dl;
         int n;
 
         a->fail_status = 400;
@@ -139,6 +176,9 @@ static json_t *http_api_ids(struct http_api *a)
                 a->fail_status = 500;
                 return NULL;
         }
+        if ((dl = http_ids_id(a, idbuf)) < 0)
+                goto fail;
+        len = key_len = (size_t)dl;
         if (!len || len > HTTP_ID_MAX) {
                 snprintf(a->errstr, sizeof(a->errstr),
                          "the id must be 1 to %d bytes (percent-encoded in "

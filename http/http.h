@@ -190,6 +190,14 @@ int http_query_parse(struct http_query *out, enum http_endpoint ep,
 void http_query_release(struct http_query *q);
 
 /*
+ * Percent-decodes a path segment in[0..len) into out (at least len + 1
+ * bytes; '+' stays '+'), NUL-terminated.  Returns the decoded length, or
+ * -1 for a malformed escape or a NUL byte, raw or %00.  libmicrohttpd's
+ * own decoding leaves a bad escape as it is and cuts the path at a %00.
+ */
+long http_path_decode(const char *in, size_t len, char *out);
+
+/*
  * The producers cursor: "<hex topic>.<partition>.<hex producer>".
  * http_cursor_format() writes it into buf (NUL-terminated) and returns its
  * length, or 0 when buf is too small.

@@ -131,6 +131,7 @@ struct http_request {
         const struct http_conf *conf;  /* the server's copy */
         struct http_readers *readers;
         const char *path;  /* decoded by libmicrohttpd */
+        const char *raw_path; /* as the client sent it (before '?'); "" */
         const char *rest;  /* the path past a prefix route's prefix; "" */
         const char *query; /* raw (percent-encoded) text after '?'; "" */
         size_t query_len;

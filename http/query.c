@@ -71,11 +71,13 @@ static int http_hex_val(char c)
         return -1;
 }
 
-/* Percent-decodes in[0..len) into out ('+' is a space); returns the
- * decoded length, or -1 for a bad escape or a NUL byte, encoded or raw
- * (libmicrohttpd hands us a C string, but http_query_parse() takes
- * bytes: a raw NUL would end a key early or put a NUL in a producer). */
-static long http_pct_decode(const char *in, size_t len, char *out)
+/* Percent-decodes in[0..len) into out (with plus_space, '+' is a space);
+ * returns the decoded length, or -1 for a bad escape or a NUL byte,
+ * encoded or raw (libmicrohttpd hands us a C string, but
+ * http_query_parse() takes bytes: a raw NUL would end a key early or put
+ * a NUL in a producer). */
+static long http_pct_decode_as(const char *in, size_t len, char *out,
+                               int plus_space)
 {
         size_t i, o = 0;
         int hi, lo;
@@ -83,7 +85,7 @@ static long http_pct_decode(const char *in, size_t len, char *out)
         for (i = 0; i < len; i++) {
                 if (!in[i])
                         return -1;
-                if (in[i] == '+') {
+                if (plus_space && in[i] == '+') {
                         out[o++] = ' ';
                 } else if (in[i] != '%') {
                         out[o++] = in[i];
@@ -98,6 +100,16 @@ static long http_pct_decode(const char *in, size_t len, char *out)
         }
         out[o] = '\0';
         return (long)o;
+}
+
+static long http_pct_decode(const char *in, size_t len, char *out)
+{
+        return http_pct_decode_as(in, len, out, 1);
+}
+
+long http_path_decode(const char *in, size_t len, char *out)
+{
+        return http_pct_decode_as(in, len, out, 0);
 }
 
 /* Hex-decodes in[0..len) into out; returns the length, or -1. */

@@ -34,6 +34,7 @@
 
 /* Per request: what the URI log callback saw before MHD decoded it. */
 struct http_req {
+        char *path;       /* raw text before '?'; NULL: out of memory */
         char *query;      /* raw text after '?'; NULL: none */
         size_t query_len;
         int too_long;     /* the request target exceeds HTTP_URI_MAX */
@@ -222,10 +223,12 @@ static void *http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c)
                 return req;
         }
         q = strchr(uri, '?');
+        req->path = strndup(uri, q ? (size_t)(q - uri) : len);
         if (q) {
                 req->query_len = len - (size_t)(q + 1 - uri);
                 req->query = strndup(q + 1, req->query_len);
                 if (!req->query) {
+                        free(req->path);
                         free(req);
                         return NULL;
                 }
@@ -242,6 +245,7 @@ static void http_done_cb(void *cls, struct MHD_Connection *c, void **ctx,
         /* The next request on this connection has a deadline of its own. */
         http_conn_waiting(cls, c, 1);
         if (req) {
+                free(req->path);
                 free(req->query);
                 free(req);
                 *ctx = NULL;
@@ -330,6 +334,7 @@ static void http_dispatch(struct http_server *s, struct MHD_Connection *c,
                 .conf = &s->conf,
                 .readers = &s->readers,
                 .path = url,
+                .raw_path = req->path ? req->path : "",
                 .query = req->query ? req->query : "",
                 .query_len = req->query_len,
         };

@@ -324,6 +324,40 @@ static void test_ids(void **state)
         json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=" T_PLAIN
                                        "&limit=3",
                              400));
+        /* A NUL or a malformed escape is refused, not cut or kept as it
+         * is (libmicrohttpd's decoding answered m-1 for m-1%00x, 200). */
+        for (n = 0; n < 4; n++) {
+                static const char *const bad[] = {"m-1%00x", "%00", "m%zz",
+                                                  "m%2"};
+                snprintf(target, sizeof(target), "/api/v1/ids/%s?topic=%s",
+                         bad[n], T_PLAIN);
+                j = get_json(fx->port, target, 400);
+                assert_non_null(strstr(
+                        json_string_value(json_object_get(j, "error")),
+                        "percent-encoding"));
+                json_decref(j);
+        }
+        /* '+' is itself in a path. */
+        json_decref(get_json(fx->port, "/api/v1/ids/m+1?topic=" T_PLAIN, 404));
+        /* 255 bytes, each escaped (765 in the path), may be asked about;
+         * 256 may not. */
+        for (n = 255; n <= 256; n++) {
+                char big[1024];
+                size_t k;
+
+                i = snprintf(big, sizeof(big), "/api/v1/ids/");
+                for (k = 0; k < n; k++)
+                        i += snprintf(big + i, sizeof(big) - (size_t)i,
+                                      "%%78");
+                snprintf(big + i, sizeof(big) - (size_t)i, "?topic=%s",
+                         T_PLAIN);
+                j = get_json(fx->port, big, n == 255 ? 404 : 400);
+                if (n == 256)
+                        assert_non_null(strstr(
+                                json_string_value(json_object_get(j, "error")),
+                                "1 to 255 bytes"));
+                json_decref(j);
+        }
         /* 255 bytes may be asked about (unknown here), 256 may not. */
         for (n = 255; n <= 256; n++) {
                 i = snprintf(target, sizeof(target), "/api/v1/ids/");
