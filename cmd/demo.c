@@ -205,6 +205,9 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         if (hc.listen) {
                 st = status_new();
                 hc.db_path = db;
+                /* The kcat commands the API gives name the mock brokers,
+                 * as the demo's log does. */
+                hc.brokers = bootstraps;
                 hc.topics = topics;
                 hc.topic_cnt = 1;
                 hc.status = st;
