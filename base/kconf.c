@@ -60,6 +60,15 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
                             errstr_size);
 }
 
+int kconf_has(const rd_kafka_conf_t *conf, const char *key)
+{
+        size_t n = 0;
+
+        /* NULL: only the value's size, its NUL included. */
+        return rd_kafka_conf_get(conf, key, NULL, &n) == RD_KAFKA_CONF_OK &&
+               n > 1;
+}
+
 int kconf_put(rd_kafka_conf_t *conf, const char *key, const char *val,
               char *errstr, size_t errstr_size)
 {

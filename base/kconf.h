@@ -28,6 +28,9 @@
 int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
               size_t errstr_size);
 
+/* Whether key is set to a non-empty value (a default counts). */
+int kconf_has(const rd_kafka_conf_t *conf, const char *key);
+
 /* Sets one property the program itself chooses (no secret check, unlike
  * kconf_set()).  Returns 0, or -1 with librdkafka's message in errstr. */
 int kconf_put(rd_kafka_conf_t *conf, const char *key, const char *val,

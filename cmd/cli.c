@@ -186,10 +186,7 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
         if (brokers && kconf_put(conf, "bootstrap.servers", brokers, errstr,
                                  errstr_size))
                 goto fail;
-        i = 0; /* NULL: only the value's size, its NUL included */
-        if (rd_kafka_conf_get(conf, "bootstrap.servers", NULL, &i) !=
-                    RD_KAFKA_CONF_OK ||
-            i <= 1) {
+        if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
                          "-b BROKERS is required (no bootstrap.servers in "
                          "-F %.200s either)",

@@ -41,7 +41,7 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
                                   char *errstr, size_t errstr_size)
 {
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        size_t i, n;
+        size_t i;
 
         /* A restart after a crash waits for the dead member's session to
          * end before it gets the partitions: keep that short (the broker's
@@ -60,11 +60,7 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
             kconf_put(conf, "bootstrap.servers", o->brokers, errstr,
                       errstr_size))
                 goto fail;
-        n = 0;
-        /* NULL: only the size of the value, its NUL included. */
-        if (rd_kafka_conf_get(conf, "bootstrap.servers", NULL, &n) !=
-                    RD_KAFKA_CONF_OK ||
-            n <= 1) {
+        if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
                          "no brokers: give -b or bootstrap.servers");
                 goto fail;

@@ -573,8 +573,7 @@ rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o,
                 if (kconf_set(conf, o->conf_kv[i], errstr, errstr_size) == -1)
                         goto fail;
 
-        producer_conf_value(conf, "transactional.id", val, sizeof(val));
-        if (*val) {
+        if (kconf_has(conf, "transactional.id")) {
                 snprintf(errstr, errstr_size,
                          "set the transactional id with --transactional-id, "
                          "not as a property");
@@ -584,8 +583,7 @@ rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o,
             producer_conf_put(conf, "bootstrap.servers", o->brokers, errstr,
                               errstr_size) == -1)
                 goto fail;
-        producer_conf_value(conf, "bootstrap.servers", val, sizeof(val));
-        if (!*val) {
+        if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
                          "no brokers: give -b or bootstrap.servers");
                 goto fail;
