@@ -15,11 +15,10 @@
  *                 rd_kafka_message_headers(), every header through
  *                 dedup_hdrs_feed(), eos.msgid hashed with dedup_id_hash()
  *
- * Every consumer is read_committed, from the beginning, with eosaudit's
- * prefetch settings (auditor/audit/settings.c: queued.min.messages
- * 150000, queued.max.messages.kbytes 8192 per consumer, fetch.max.bytes
- * 4194304, fetch.wait.max.ms 100, the 50 ms metadata wake-up), and stops
- * at each partition's end (enable.partition.eof).  Prints one line:
+ * Every consumer has eosaudit's settings (audit_kconf_defaults() and
+ * audit_kconf_apply(): read_committed, its prefetch budget per consumer,
+ * the 50 ms fetch wake-up, enable.partition.eof), reads from the
+ * beginning and stops at each partition's end.  Prints one line:
  * "records SECONDS" (wall clock from before the consumers are made).
  *
  * usage: bench_read -b BROKER -t TOPIC [-m consumers|queues] [-n THREADS]
@@ -35,6 +34,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "../auditor/audit.h"
 #include "../dedup/dedup.h"
 
 #define MAX_THREADS 64
@@ -65,30 +65,20 @@ static void die(const char *what, const char *why)
 
 static rd_kafka_t *consumer(const char *broker)
 {
-        static const char *kv[][2] = {
-                {"isolation.level", "read_committed"},
-                {"enable.partition.eof", "true"},
-                {"queued.min.messages", "150000"},
-                {"queued.max.messages.kbytes", "8192"},
-                {"fetch.max.bytes", "4194304"},
-                {"fetch.wait.max.ms", "100"},
-                {"topic.metadata.refresh.interval.ms", "50"},
-                {"metadata.max.age.ms", "900000"},
-                {"enable.auto.commit", "false"},
-                {"group.id", "bench-read"}, /* never joined: assign() only */
-        };
         char err[512];
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         rd_kafka_t *rk;
-        size_t i;
 
-        if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err,
-                              sizeof(err)) != RD_KAFKA_CONF_OK)
-                die("bootstrap.servers", err);
-        for (i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-                if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], err,
-                                      sizeof(err)) != RD_KAFKA_CONF_OK)
-                        die(kv[i][0], err);
+        /* eosaudit's own consumer settings, from where eosaudit takes
+         * them; group.id only because librdkafka's consumer needs one
+         * (assign() only: the group is never joined). */
+        if (audit_kconf_defaults(conf, err, sizeof(err)) ||
+            rd_kafka_conf_set(conf, "bootstrap.servers", broker, err,
+                              sizeof(err)) != RD_KAFKA_CONF_OK ||
+            rd_kafka_conf_set(conf, "group.id", "bench-read", err,
+                              sizeof(err)) != RD_KAFKA_CONF_OK ||
+            audit_kconf_apply(conf, err, sizeof(err)))
+                die("configuration", err);
         rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
         if (!rk)
                 die("rd_kafka_new", err);
