@@ -128,7 +128,7 @@ static json_t *http_ids_first(const struct ledger_id_seen *s)
  * length, or -1 with errstr. */
 static long http_ids_id(struct http_api *a, char *buf)
 {
-        static const char prefix[] = "/api/v1/ids/";
+        static const char prefix[] = HTTP_IDS_PATH;
         const char *raw = a->rq->raw_path;
         size_t n;
         long len;

@@ -143,6 +143,10 @@ typedef void http_handler_fn(const struct http_request *rq,
 #define HTTP_M_GET 0x1u
 #define HTTP_M_HEAD 0x2u
 
+/* The id endpoint's prefix: routes.c routes on it, api_ids.c finds the id
+ * after it in the raw path. */
+#define HTTP_IDS_PATH "/api/v1/ids/"
+
 #define HTTP_ROUTE_PREFIX 0x1u /* path is a prefix of the request's */
 #define HTTP_ROUTE_PUBLIC 0x2u /* answered without the bearer token */
 

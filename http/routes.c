@@ -23,7 +23,7 @@ static const struct http_route http_routes[] = {
         {HTTP_M_READ, "/api/v1/producers", http_api_producers_handle, 0},
         {HTTP_M_READ, "/api/v1/partitions", http_api_partitions_handle, 0},
         {HTTP_M_READ, "/api/v1/history", http_api_history_handle, 0},
-        {HTTP_M_READ, "/api/v1/ids/", http_api_ids_handle,
+        {HTTP_M_READ, HTTP_IDS_PATH, http_api_ids_handle,
          HTTP_ROUTE_PREFIX},
         {HTTP_M_READ, "/api/v1/flows", http_api_flows_handle, 0},
         {HTTP_M_READ, "/api/v1/group", http_api_group_handle, 0},
