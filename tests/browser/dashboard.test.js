@@ -413,7 +413,15 @@ async function main() {
     check("phone screenshot saved", fs.statSync(pshot).size > 10000, pshot);
     const visible = () => page.$$eval("#anomalies-table tbody tr[data-anomaly-id]",
       (trs) => trs.filter((tr) => tr.offsetHeight > 0).length);
-    const before = await visible();
+    /* Seen once in CI (1 run in 8 that day): no row visible here though
+     * the layout above had measured one, and 25 after the click, which
+     * waits for the button.  Not understood (the dashboard drops an
+     * anomalies answer whose filter changed meanwhile); so the count is
+     * taken once the rows are back, and a wait is logged, not hidden. */
+    const t0 = Date.now();
+    const before = await until("the anomalies listed", 10000, async () => (await visible()) || 0);
+    if (Date.now() - t0 > 300)
+      console.log("  note: the anomalies table showed no row for " + (Date.now() - t0) + " ms");
     await page.click("#more");
     const after = await visible();
     check("phone: the newest 6 anomalies, the rest behind a button",
