@@ -470,6 +470,14 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
 /* ------------------------------------------------------------------ */
 
 #define DEDUP_WINDOW_GENS 16 /* generations per window */
+/*
+ * A window keeps 112 bits of an id's hash: lo and hi & DEDUP_WINDOW_HI_MASK.
+ * Ids that differ only above are one id to it (odds about n / 2^112 for a
+ * new id among n remembered).  The ids it hands out (rows, lookups) are
+ * cut so, and it cuts what it is given, so that a store need keep only
+ * these 14 bytes of each.
+ */
+#define DEDUP_WINDOW_HI_MASK (((uint64_t)1 << 48) - 1)
 
 void dedup_id_hash(const void *p, size_t len, struct dedup_id *out);
 void dedup_id_hash_seeded(const void *p, size_t len, uint32_t seed,

@@ -436,12 +436,23 @@ void dedup_windows_prefetch(const struct dedup_windows *ws, uint32_t window,
                     &ws->rindex[id->lo & (ws->rindex_cap - 1)], 1);
 }
 
+/* What a window keeps of an id (DEDUP_WINDOW_HI_MASK).  The filters
+ * read only these bits: lo for the block, hi's low 48 for the mask. */
+static struct dedup_id id_cut(const struct dedup_id *id)
+{
+        struct dedup_id c = {.lo = id->lo,
+                             .hi = id->hi & DEDUP_WINDOW_HI_MASK};
+
+        return c;
+}
+
 int dedup_windows_check(struct dedup_windows *ws, uint32_t window,
-                        const struct dedup_id *id, uint32_t part,
+                        const struct dedup_id *whole, uint32_t part,
                         int64_t offset, int64_t now_ms, uint32_t *first_part,
                         int64_t *first_offset)
 {
         struct window *w = &ws->win[window];
+        const struct dedup_id cut = id_cut(whole), *id = &cut;
         uint64_t *blk = block_of(w, id);
         uint64_t m = mask_of(id);
         uint32_t maybe = 0; /* bit s: slot s says "maybe" */
@@ -689,8 +700,9 @@ int dedup_windows_gen_restore(struct dedup_windows *ws,
 }
 
 int dedup_windows_id_restore(struct dedup_windows *ws, uint32_t window,
-                             uint64_t gen, const struct dedup_id *id)
+                             uint64_t gen, const struct dedup_id *whole)
 {
+        const struct dedup_id cut = id_cut(whole), *id = &cut;
         struct window *w;
         uint32_t s;
 
@@ -707,6 +719,7 @@ int dedup_windows_id_restore(struct dedup_windows *ws, uint32_t window,
 int dedup_windows_row_restore(struct dedup_windows *ws,
                               const struct dedup_id_row *row)
 {
+        struct dedup_id cut;
         struct window *w;
         uint32_t s;
 
@@ -716,11 +729,11 @@ int dedup_windows_row_restore(struct dedup_windows *ws,
         s = slot_of_gen(w, row->gen);
         if (s == NONE || !w->slot[s].in_memory)
                 return -1;
-        if (row_add(ws, row->window, row->gen, &row->id, row->part,
-                    row->offset))
+        cut = id_cut(&row->id);
+        if (row_add(ws, row->window, row->gen, &cut, row->part, row->offset))
                 return -1;
         ws->persisted = ws->nrows; /* it came from the store */
-        block_of(w, &row->id)[s] |= mask_of(&row->id);
+        block_of(w, &cut)[s] |= mask_of(&cut);
         return 0;
 }
 

@@ -35,6 +35,7 @@ CREATE TABLE msgid_gens (
 
 CREATE INDEX msgid_gens_topic ON msgid_gens (topic, gen);
 
+-- (0012_msgid_entries.sql adds a narrow format of 22 bytes per id.)
 -- Ids are stored packed, 32 bytes each, little-endian: the hash's low half
 -- (8), high half (8), partition (4), zero (4), offset of the first copy (8).
 -- Writes only append: an open generation's ids arrive batch by batch, in

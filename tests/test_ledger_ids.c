@@ -4,6 +4,7 @@
  * The fixture (ledger_fixture.h) is shared with test_ledger.c.
  */
 #include "ledger_fixture.h"
+#include "../auditor/ledger/internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Id windows                                                          */
@@ -84,9 +85,10 @@ static void test_id_windows(void **state)
         /* Two open generations (one per topic), a batch each. */
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
                          2);
+        /* Narrow: a tag byte, then 22 bytes per id. */
         assert_int_equal(
                 db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
-                3 * 32);
+                2 + 3 * 22);
         dedup_tracker_free(tr);
         ledger_close(lg);
 
@@ -262,14 +264,109 @@ static void ids_find_check(const char *path)
         ledger_close(rd);
 }
 
-/* Generations of 300 ids (4800 / 16): 1000 ids, some batches crossing a
- * generation's end, make three closed generations (sorted into chunks of
- * 120) and an open one (in batches).  After a restart every one of the
- * 1000 is found again - closed ones through a chunk lookup - with the
- * offset of its first copy. */
-static void test_id_windows_closed(void **state)
+/* The full hash of each of "i0".."i{n-1}" whose low half is lo. */
+static struct dedup_id full_id(uint64_t lo, int n)
 {
-        struct fx *fx = *state;
+        struct dedup_id h;
+        char id[16];
+        int i;
+
+        for (i = 0; i < n; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                dedup_id_hash(id, strlen(id), &h);
+                if (h.lo == lo)
+                        return h;
+        }
+        fail_msg("no id hashes to %016llx", (unsigned long long)lo);
+        return h;
+}
+
+/* Rewrites the blobs of table (column key1[, key2]) as wide ones with
+ * whole hashes; chunks (h2) keyed by their first id's whole hi. */
+static void widen_table(sqlite3 *db, const char *table, int chunks, int n)
+{
+        char sql[256];
+        sqlite3_stmt *sel = NULL, *upd = NULL;
+        struct {
+                int64_t k1, k2;
+                unsigned char *b;
+                size_t len;
+        } rows[64];
+        size_t nrows = 0, r, i;
+
+        snprintf(sql, sizeof(sql), "SELECT %s, entries FROM %s",
+                 chunks ? "rowid, 0" : "gen, seq", table);
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &sel, NULL),
+                         SQLITE_OK);
+        while (sqlite3_step(sel) == SQLITE_ROW) {
+                struct ledger_entries v;
+                assert_true(nrows < 64);
+                assert_int_equal(
+                        ledger_entries_view(sqlite3_column_blob(sel, 2),
+                                            (size_t)sqlite3_column_bytes(sel,
+                                                                         2),
+                                            &v),
+                        0);
+                assert_int_equal(v.size, LEDGER_ENTRY_NARROW);
+                rows[nrows].k1 = sqlite3_column_int64(sel, 0);
+                rows[nrows].k2 = sqlite3_column_int64(sel, 1);
+                rows[nrows].len = ledger_entries_size(v.n, 0);
+                rows[nrows].b = malloc(rows[nrows].len);
+                assert_non_null(rows[nrows].b);
+                for (i = 0; i < v.n; i++) {
+                        struct dedup_id id;
+                        int32_t part;
+                        int64_t off;
+                        ledger_entries_get(&v, i, &id, &part, &off);
+                        id = full_id(id.lo, n);
+                        ledger_entries_put(rows[nrows].b, 0, i, &id, part,
+                                           off);
+                        if (!i)
+                                rows[nrows].k2 = chunks
+                                        ? (int64_t)(id.hi ^ LEDGER_SIGN)
+                                        : rows[nrows].k2;
+                }
+                nrows++;
+        }
+        sqlite3_finalize(sel);
+        snprintf(sql, sizeof(sql), "UPDATE %s SET entries = ?1%s WHERE %s",
+                 table, chunks ? ", h2 = ?3" : "",
+                 chunks ? "rowid = ?2" : "gen = ?2 AND seq = ?3");
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &upd, NULL),
+                         SQLITE_OK);
+        for (r = 0; r < nrows; r++) {
+                sqlite3_bind_blob(upd, 1, rows[r].b, (int)rows[r].len,
+                                  SQLITE_STATIC);
+                sqlite3_bind_int64(upd, 2, rows[r].k1);
+                sqlite3_bind_int64(upd, 3, rows[r].k2);
+                assert_int_equal(sqlite3_step(upd), SQLITE_DONE);
+                sqlite3_reset(upd);
+                free(rows[r].b);
+        }
+        sqlite3_finalize(upd);
+}
+
+/* Makes the ledger at path as a build before narrow entries wrote it:
+ * every blob wide, with all 128 bits of each id ("i0".."i{n-1}"). */
+static void ledger_widen(const char *path, int n)
+{
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        widen_table(db, "msgid_chunks", 1, n);
+        widen_table(db, "msgid_batches", 0, n);
+        sqlite3_close(db);
+}
+
+/* Generations of 300 ids (4800 / 16): 1000 ids, some batches crossing a
+ * generation's end, make three closed generations (sorted into narrow
+ * chunks of 180 and 120) and an open one (in batches).  After a restart
+ * every one of the 1000 is found again - closed ones through a chunk
+ * lookup - with the offset of its first copy.  wide: the ledger is made
+ * what an earlier build wrote (32-byte entries, all 128 bits) before the
+ * restart, and read the same. */
+static void id_windows_closed(struct fx *fx, int wide)
+{
         struct ledger_part parts[NPARTS];
         struct ledger_anomaly_filter f = {
                 .kind = "redelivered", .since_ms = -1, .limit = -1};
@@ -278,7 +375,6 @@ static void test_id_windows_closed(void **state)
         char id[16], err[256];
         int i;
 
-        (void)state;
         tr = reload_window(fx->a, &lg, parts, 4800);
         dedup_tracker_begin(tr, 1000);
         for (i = 0; i < 1000; i++) {
@@ -294,18 +390,29 @@ static void test_id_windows_closed(void **state)
                 db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
                 3);
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
-                         9);
+                         6);
         assert_int_equal(
                 db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_chunks"),
-                900 * 32);
+                6 + 900 * 22);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
+                         1);
         assert_int_equal(
                 db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
-                100 * 32);
+                1 + 100 * 22);
         assert_int_equal(
                 db_int(fx->a, "SELECT COUNT(DISTINCT gen) FROM msgid_batches"),
                 1);
         dedup_tracker_free(tr);
         ledger_close(lg);
+        if (wide) {
+                ledger_widen(fx->a, 1000);
+                assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) "
+                                               "FROM msgid_chunks"),
+                                 900 * 32);
+                assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) "
+                                               "FROM msgid_batches"),
+                                 100 * 32);
+        }
 
         tr = reload_window(fx->a, &lg, parts, 4800);
         dedup_tracker_begin(tr, 2000);
@@ -342,6 +449,91 @@ static void test_id_windows_closed(void **state)
         dedup_tracker_free(tr);
         ledger_close(lg);
         ids_find_check(fx->a);
+}
+
+static void test_id_windows_closed(void **state)
+{
+        id_windows_closed(*state, 0);
+}
+
+static void test_id_windows_wide(void **state)
+{
+        id_windows_closed(*state, 1);
+}
+
+/* Offsets from 2^48 do not fit narrow: their blobs are wide, and found
+ * again after a restart with their offsets whole.  A blob in neither
+ * format stops the load with a one-line reason. */
+static void test_id_windows_far(void **state)
+{
+        const int64_t base = (int64_t)1 << 48;
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct ledger_anomaly_filter f = {
+                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        static const char *const topics[2] = {"orders", "pay\"ments"};
+        uint32_t windows[2];
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        char id[16], err[256];
+        int i;
+
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 1000);
+        for (i = 0; i < 400; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
+                                            base + i, id),
+                                 DEDUP_V_UNTRACKED);
+        }
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        /* 300 closed (120 + 120 + 60 per wide chunk), 100 open. */
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
+                         3);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) FROM "
+                                       "msgid_chunks"),
+                         300 * 32);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) FROM "
+                                       "msgid_batches"),
+                         100 * 32);
+
+        tr = reload_window(fx->a, &lg, parts, 4800);
+        dedup_tracker_begin(tr, 2000);
+        for (i = 0; i < 400; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 1000 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        commit_ok(lg, tr, parts);
+        for (i = 0; i < 400; i += 23) {
+                struct first_copy fc = {.offset = 1000 + i};
+                if (ledger_anomalies_query(lg, &f, first_copy_cb, &fc, err,
+                                           sizeof(err)))
+                        fail_msg("ledger_anomalies_query: %s", err);
+                assert_int_equal(fc.found, 1);
+                assert_int_equal(fc.partition, i % 2);
+                assert_true(fc.first_offset == base + i);
+        }
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        db_exec(fx->a, "UPDATE msgid_chunks SET entries = x'0201' WHERE "
+                       "rowid = (SELECT MIN(rowid) FROM msgid_chunks)");
+        tr = reload(fx->a, &lg, parts);
+        for (i = 0; i < 2; i++)
+                assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
+        for (i = 0; i < NPARTS; i++)
+                dedup_tracker_part_set_window(tr, (uint32_t)i, i < 2 ? 0 : 1);
+        assert_int_equal(ledger_windows_load(lg, tr, topics, windows, 2,
+                                             parts, NPARTS, "msgid", err,
+                                             sizeof(err)),
+                         -1);
+        assert_non_null(strstr(err, "in neither packed format"));
+        assert_null(strchr(err, '\n'));
+        dedup_tracker_free(tr);
+        ledger_close(lg);
 }
 
 /* A topic recreated: its state is retired in one transaction, the
@@ -510,6 +702,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 T(test_id_windows),
                 T(test_id_windows_closed),
+                T(test_id_windows_wide),
+                T(test_id_windows_far),
                 T(test_topic_incarnation),
         };
 

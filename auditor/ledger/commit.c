@@ -432,34 +432,32 @@ static int ledger_gen_put(void *opaque, const struct dedup_gen_view *gv)
                                 cc->errstr, cc->errstr_size);
 }
 
-/* Makes room for n packed entries in lg->ebuf. */
-static int ledger_ebuf(struct ledger *lg, size_t n)
+/* Makes room for a blob of size bytes in lg->ebuf. */
+static int ledger_ebuf(struct ledger *lg, size_t size)
 {
         unsigned char *b;
 
-        if (n > (size_t)INT32_MAX / LEDGER_ENTRY)
+        if (size > (size_t)INT32_MAX)
                 return -1;
-        if (n * LEDGER_ENTRY <= lg->ebuf_cap)
+        if (size <= lg->ebuf_cap)
                 return 0;
-        b = realloc(lg->ebuf, n * LEDGER_ENTRY);
+        b = realloc(lg->ebuf, size);
         if (!b)
                 return -1;
         lg->ebuf = b;
-        lg->ebuf_cap = n * LEDGER_ENTRY;
+        lg->ebuf_cap = size;
         return 0;
 }
 
-/* Packs rows[0..n) into lg->ebuf (n > 0, all of parts[]). */
-static int ledger_rows_pack(struct ledger_commit_ctx *cc,
-                            const struct dedup_id_row *rows, size_t n)
+/* The partition of each of rows[0..n) (checked: all of parts[]); whether
+ * they all fit a narrow blob. */
+static int ledger_rows_narrow(struct ledger_commit_ctx *cc,
+                              const struct dedup_id_row *rows, size_t n,
+                              int *narrow)
 {
         size_t i;
 
-        if (ledger_ebuf(cc->lg, n)) {
-                snprintf(cc->errstr, cc->errstr_size,
-                         "cannot write ledger ids: %s", strerror(ENOMEM));
-                return -1;
-        }
+        *narrow = 1;
         for (i = 0; i < n; i++) {
                 if (rows[i].part >= cc->nparts) {
                         snprintf(cc->errstr, cc->errstr_size,
@@ -468,35 +466,59 @@ static int ledger_rows_pack(struct ledger_commit_ctx *cc,
                                  rows[i].part, cc->nparts);
                         return -1;
                 }
-                ledger_entry_put(cc->lg->ebuf + i * LEDGER_ENTRY, &rows[i].id,
-                                 cc->parts[rows[i].part].partition,
-                                 rows[i].offset);
+                if (!ledger_entry_narrow(cc->parts[rows[i].part].partition,
+                                         rows[i].offset))
+                        *narrow = 0;
         }
         return 0;
 }
 
-/* dedup_gen_rows_cb: a closed generation's ids, sorted, as chunks; its
- * batches go. */
+/* Packs rows[0..n) (n > 0, checked by ledger_rows_narrow()) into
+ * lg->ebuf: *size bytes. */
+static int ledger_rows_pack(struct ledger_commit_ctx *cc,
+                            const struct dedup_id_row *rows, size_t n,
+                            int narrow, size_t *size)
+{
+        size_t i;
+
+        *size = ledger_entries_size(n, narrow);
+        if (ledger_ebuf(cc->lg, *size)) {
+                snprintf(cc->errstr, cc->errstr_size,
+                         "cannot write ledger ids: %s", strerror(ENOMEM));
+                return -1;
+        }
+        for (i = 0; i < n; i++)
+                ledger_entries_put(cc->lg->ebuf, narrow, i, &rows[i].id,
+                                   cc->parts[rows[i].part].partition,
+                                   rows[i].offset);
+        return 0;
+}
+
+/* dedup_gen_rows_cb: a closed generation's ids, sorted, as chunks (narrow
+ * ones where the ids fit, each in one page); its batches go. */
 static int ledger_gen_closed(void *opaque, const struct dedup_gen_view *gv,
                              const struct dedup_id_row *rows, size_t n)
 {
         struct ledger_commit_ctx *cc = opaque;
         struct ledger *lg = cc->lg;
         sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_PUT];
-        size_t i, k;
-        int brc;
+        size_t i, k, size;
+        int brc, narrow;
 
         for (i = 0; i < n; i += k) {
-                k = n - i < LEDGER_CHUNK_IDS ? n - i : LEDGER_CHUNK_IDS;
-                if (ledger_rows_pack(cc, rows + i, k))
+                k = n - i < LEDGER_CHUNK_NARROW ? n - i : LEDGER_CHUNK_NARROW;
+                if (ledger_rows_narrow(cc, rows + i, k, &narrow))
+                        return -1;
+                if (!narrow && k > LEDGER_CHUNK_WIDE)
+                        k = LEDGER_CHUNK_WIDE;
+                if (ledger_rows_pack(cc, rows + i, k, narrow, &size))
                         return -1;
                 brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
                 brc |= sqlite3_bind_int64(
                         st, 2, (int64_t)(rows[i].id.lo ^ LEDGER_SIGN));
                 brc |= sqlite3_bind_int64(
                         st, 3, (int64_t)(rows[i].id.hi ^ LEDGER_SIGN));
-                brc |= sqlite3_bind_blob(st, 4, lg->ebuf,
-                                         (int)(k * LEDGER_ENTRY),
+                brc |= sqlite3_bind_blob(st, 4, lg->ebuf, (int)size,
                                          SQLITE_STATIC);
                 if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
                                      cc->errstr, cc->errstr_size))
@@ -519,8 +541,8 @@ static int ledger_windows_put(struct ledger_commit_ctx *cc,
         sqlite3_stmt *st = lg->st[LEDGER_ST_BATCH_PUT];
         const struct dedup_id_row *rows;
         const uint64_t *dropped;
-        size_t n, i, j;
-        int brc, rc;
+        size_t n, i, j, size;
+        int brc, rc, narrow;
 
         if (dedup_tracker_gens_dirty_foreach(tr, ledger_gen_put, cc))
                 return -1;
@@ -532,12 +554,12 @@ static int ledger_windows_put(struct ledger_commit_ctx *cc,
                  * into chunks below; a dropped one is deleted. */
                 if (!dedup_tracker_gen_open(tr, rows[i].window, rows[i].gen))
                         continue;
-                if (ledger_rows_pack(cc, rows + i, j - i))
+                if (ledger_rows_narrow(cc, rows + i, j - i, &narrow) ||
+                    ledger_rows_pack(cc, rows + i, j - i, narrow, &size))
                         return -1;
                 brc = sqlite3_bind_int64(st, 1, (int64_t)rows[i].gen);
                 brc |= sqlite3_bind_int64(st, 2, ++lg->batch_seq);
-                brc |= sqlite3_bind_blob(st, 3, lg->ebuf,
-                                         (int)((j - i) * LEDGER_ENTRY),
+                brc |= sqlite3_bind_blob(st, 3, lg->ebuf, (int)size,
                                          SQLITE_STATIC);
                 if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
                                      cc->errstr, cc->errstr_size))

@@ -1,7 +1,7 @@
 /*
- * ids.c - the id windows in the ledger: the packed id format
- * (schema/0002_msgids.sql), loading generations and their ids into a
- * tracker, the tracker's id lookups, and deleting generations.
+ * ids.c - the id windows in the ledger (schema/0002_msgids.sql): loading
+ * generations and their ids into a tracker, the tracker's id lookups, and
+ * deleting generations.  The packed ids themselves are entries.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,25 +10,6 @@
 
 #include "../../base/le.h"
 #include "internal.h"
-
-void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
-                      int32_t partition, int64_t offset)
-{
-        le64_put(p, id->lo);
-        le64_put(p + 8, id->hi);
-        /* partition (4 bytes), then 4 zero bytes */
-        le64_put(p + 16, (uint64_t)(uint32_t)partition);
-        le64_put(p + 24, (uint64_t)offset);
-}
-
-void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
-                      int32_t *partition, int64_t *offset)
-{
-        id->lo = le64_get(p);
-        id->hi = le64_get(p + 8);
-        *partition = (int32_t)(uint32_t)le64_get(p + 16);
-        *offset = (int64_t)le64_get(p + 24);
-}
 
 /* The part of partition in window w, or UINT32_MAX (not audited now). */
 static uint32_t ledger_part_of(const struct ledger_window *w,
@@ -49,15 +30,17 @@ static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
 {
         struct ledger *lg = opaque;
         sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_GET];
-        const unsigned char *e;
-        size_t lo = 0, hi;
+        struct ledger_entries v;
+        int64_t h1, h2, off;
+        int32_t partition;
         int brc, src, rc = -1;
 
         if (window >= lg->nwin)
                 goto out;
+        ledger_chunk_bound(id, &h1, &h2);
         brc = sqlite3_bind_int64(st, 1, (int64_t)gen);
-        brc |= sqlite3_bind_int64(st, 2, (int64_t)(id->lo ^ LEDGER_SIGN));
-        brc |= sqlite3_bind_int64(st, 3, (int64_t)(id->hi ^ LEDGER_SIGN));
+        brc |= sqlite3_bind_int64(st, 2, h1);
+        brc |= sqlite3_bind_int64(st, 3, h2);
         if (brc != SQLITE_OK)
                 goto out;
         src = sqlite3_step(st);
@@ -65,27 +48,14 @@ static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
                 rc = 0;
                 goto out;
         }
-        if (src != SQLITE_ROW)
+        if (src != SQLITE_ROW ||
+            ledger_entries_view(sqlite3_column_blob(st, 0),
+                                (size_t)sqlite3_column_bytes(st, 0), &v))
                 goto out;
-        e = sqlite3_column_blob(st, 0);
-        hi = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
-        rc = 0;
-        while (e && lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                struct dedup_id x;
-                int32_t partition;
-                int64_t off;
-                ledger_entry_get(e + mid * LEDGER_ENTRY, &x, &partition, &off);
-                if (x.lo == id->lo && x.hi == id->hi) {
-                        *part = ledger_part_of(&lg->win[window], partition);
-                        *offset = *part == UINT32_MAX ? -1 : off;
-                        rc = 1;
-                        break;
-                }
-                if (x.lo < id->lo || (x.lo == id->lo && x.hi < id->hi))
-                        lo = mid + 1;
-                else
-                        hi = mid;
+        rc = ledger_entries_find(&v, 1, id, &partition, &off);
+        if (rc) {
+                *part = ledger_part_of(&lg->win[window], partition);
+                *offset = *part == UINT32_MAX ? -1 : off;
         }
 out:
         if (rc < 0 && !lg->lookup_failed) {
@@ -124,22 +94,36 @@ static int ledger_window_map(struct ledger_window *w,
  * generation's into its filter, an open one's into memory too. */
 static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
                               sqlite3_stmt *st, uint32_t window,
-                              uint64_t gen, int closed)
+                              uint64_t gen, int closed, char *errstr,
+                              size_t errstr_size)
 {
+        static const char *const what = "cannot read ledger id windows";
         const struct ledger_window *w = &lg->win[window];
         int src;
 
-        if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK)
+        if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK) {
+                ledger_err(lg, what, errstr, errstr_size);
                 return -1;
+        }
         while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-                const unsigned char *e = sqlite3_column_blob(st, 0);
-                size_t n = (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY;
+                struct ledger_entries v;
                 size_t i;
-                for (i = 0; e && i < n; i++) {
+                if (ledger_entries_view(sqlite3_column_blob(st, 0),
+                                        (size_t)sqlite3_column_bytes(st, 0),
+                                        &v)) {
+                        snprintf(errstr, errstr_size,
+                                 "%s: ids of generation %llu (topic %s) are "
+                                 "%d bytes, in neither packed format",
+                                 what, (unsigned long long)gen, w->topic,
+                                 sqlite3_column_bytes(st, 0));
+                        sqlite3_reset(st);
+                        return -1;
+                }
+                for (i = 0; i < v.n; i++) {
                         struct dedup_id_row r = {.gen = gen, .window = window};
                         int32_t partition;
-                        ledger_entry_get(e + i * LEDGER_ENTRY, &r.id,
-                                         &partition, &r.offset);
+                        ledger_entries_get(&v, i, &r.id, &partition,
+                                           &r.offset);
                         r.part = ledger_part_of(w, partition);
                         /* An id whose partition is not audited now (it
                          * cannot be written back) is left out.  A
@@ -154,6 +138,8 @@ static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
                         }
                 }
         }
+        if (src != SQLITE_DONE)
+                ledger_err(lg, what, errstr, errstr_size);
         sqlite3_reset(st);
         return src == SQLITE_DONE ? 0 : -1;
 }
@@ -219,10 +205,9 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                  * closed in memory and never persisted so too. */
                 if (ledger_ids_restore(lg, tr,
                                        gens[i].closed ? chunk_st : batch_st,
-                                       window, gens[i].gen, gens[i].closed)) {
-                        ledger_err(lg, what, errstr, errstr_size);
+                                       window, gens[i].gen, gens[i].closed,
+                                       errstr, errstr_size))
                         goto out;
-                }
         }
         rc = 0;
 out:

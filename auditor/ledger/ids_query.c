@@ -41,40 +41,6 @@ out:
         return rc;
 }
 
-/* Is id among the n packed entries at e (sorted when sorted, else in
- * any order)?  1 and where, or 0. */
-static int ledger_entries_find(const unsigned char *e, size_t n, int sorted,
-                               const struct dedup_id *id, int32_t *partition,
-                               int64_t *offset)
-{
-        struct dedup_id x;
-        size_t lo = 0, hi = n, i;
-
-        if (!e)
-                return 0;
-        if (!sorted) {
-                for (i = 0; i < n; i++) {
-                        ledger_entry_get(e + i * LEDGER_ENTRY, &x, partition,
-                                         offset);
-                        if (x.lo == id->lo && x.hi == id->hi)
-                                return 1;
-                }
-                return 0;
-        }
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                ledger_entry_get(e + mid * LEDGER_ENTRY, &x, partition,
-                                 offset);
-                if (x.lo == id->lo && x.hi == id->hi)
-                        return 1;
-                if (x.lo < id->lo || (x.lo == id->lo && x.hi < id->hi))
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return 0;
-}
-
 /* Looks id up in generation gen: a closed one's chunk (the last whose
  * first id is not above id, as the audit's own lookup), or every batch of
  * an open one.  1 found, 0 not, -1 an error. */
@@ -83,24 +49,27 @@ static int ledger_gen_find(sqlite3_stmt *chunk_st, sqlite3_stmt *batch_st,
                            int32_t *partition, int64_t *offset)
 {
         sqlite3_stmt *st = closed ? chunk_st : batch_st;
+        struct ledger_entries v;
         int32_t part = -1;
-        int64_t off = -1;
+        int64_t off = -1, h1, h2;
         int brc, src, found = 0;
 
         brc = sqlite3_bind_int64(st, 1, gen);
         if (closed) {
-                brc |= sqlite3_bind_int64(st, 2,
-                                          (int64_t)(id->lo ^ LEDGER_SIGN));
-                brc |= sqlite3_bind_int64(st, 3,
-                                          (int64_t)(id->hi ^ LEDGER_SIGN));
+                ledger_chunk_bound(id, &h1, &h2);
+                brc |= sqlite3_bind_int64(st, 2, h1);
+                brc |= sqlite3_bind_int64(st, 3, h2);
         }
         if (brc != SQLITE_OK)
                 return -1;
-        while (!found && (src = sqlite3_step(st)) == SQLITE_ROW)
-                found = ledger_entries_find(
-                        sqlite3_column_blob(st, 0),
-                        (size_t)sqlite3_column_bytes(st, 0) / LEDGER_ENTRY,
-                        closed, id, &part, &off);
+        while (!found && (src = sqlite3_step(st)) == SQLITE_ROW) {
+                /* A blob in neither format holds nothing to find. */
+                if (ledger_entries_view(sqlite3_column_blob(st, 0),
+                                        (size_t)sqlite3_column_bytes(st, 0),
+                                        &v))
+                        continue;
+                found = ledger_entries_find(&v, closed, id, &part, &off);
+        }
         sqlite3_reset(st);
         if (found) {
                 *partition = part;

@@ -93,9 +93,14 @@ enum ledger_stmt {
         LEDGER_ST__CNT
 };
 
-/* Packed ids (see schema/0002_msgids.sql): 32 bytes, little-endian. */
-#define LEDGER_ENTRY 32
-#define LEDGER_CHUNK_IDS 120 /* 3840 bytes: one page, no overflow */
+/* Packed ids (entries.c, schema/0012_msgid_entries.sql), little-endian:
+ * narrow blobs (a tag byte, then 22 bytes per id) or wide ones (32). */
+#define LEDGER_ENTRY_NARROW 22
+#define LEDGER_ENTRY_WIDE 32
+/* Ids per chunk: 3961 or 3840 bytes, each in one 4096-byte page with its
+ * row, no overflow page. */
+#define LEDGER_CHUNK_NARROW 180
+#define LEDGER_CHUNK_WIDE 120
 #define LEDGER_SIGN ((uint64_t)1 << 63)
 
 /* What the ledger knows of one id window (ledger_windows_load). */
@@ -184,11 +189,37 @@ int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
                         const struct ledger_counts *c, char *errstr,
                         size_t errstr_size);
 
+/* entries.c: a blob of packed ids.  Writing: ledger_entry_narrow() says
+ * whether an id at partition and offset fits narrow (a blob is narrow
+ * when all of its ids do), the blob
+ * takes ledger_entries_size() bytes, ledger_entries_put() fills entry i.
+ * Reading: a view (-1: the blob is neither format), entry i (hi cut to
+ * DEDUP_WINDOW_HI_MASK, as a window compares ids), or id's entry: 1 and
+ * where, or 0.  sorted: the blob is sorted by id (a closed generation's
+ * chunk), else searched whole (a batch). */
+struct ledger_entries {
+        const unsigned char *p; /* the first entry */
+        size_t n;
+        size_t size; /* LEDGER_ENTRY_NARROW or LEDGER_ENTRY_WIDE */
+};
+int ledger_entry_narrow(int32_t partition, int64_t offset);
+size_t ledger_entries_size(size_t n, int narrow);
+void ledger_entries_put(unsigned char *blob, int narrow, size_t i,
+                        const struct dedup_id *id, int32_t partition,
+                        int64_t offset);
+int ledger_entries_view(const void *blob, size_t len,
+                        struct ledger_entries *v);
+void ledger_entries_get(const struct ledger_entries *v, size_t i,
+                        struct dedup_id *id, int32_t *partition,
+                        int64_t *offset);
+int ledger_entries_find(const struct ledger_entries *v, int sorted,
+                        const struct dedup_id *id, int32_t *partition,
+                        int64_t *offset);
+/* The key (h1, h2) to look id's chunk up by: the last chunk of its
+ * generation whose (h1, h2) is not above it. */
+void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
+
 /* ids.c */
-void ledger_entry_put(unsigned char *p, const struct dedup_id *id,
-                      int32_t partition, int64_t offset);
-void ledger_entry_get(const unsigned char *p, struct dedup_id *id,
-                      int32_t *partition, int64_t *offset);
 void ledger_windows_free(struct ledger *lg);
 int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);

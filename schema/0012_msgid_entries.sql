@@ -1,0 +1,21 @@
+-- 0012_msgid_entries.sql - narrow packed ids: 22 bytes each, not 32.
+--
+-- The entries of msgid_batches and msgid_chunks (0002_msgids.sql) may now
+-- be narrow.  A narrow blob is one tag byte (1), then per id, little-endian:
+-- the hash's low half (8), the high half's low 48 bits and the partition
+-- in the top 16 (8: (hi & (2^48 - 1)) | partition << 48), the offset of
+-- the first copy (6).  Its length is odd; a wide blob's (0002's 32-byte
+-- entries) is even, so the length tells them apart.  An id window
+-- compares 112 bits of an id's hash (dedup/dedup.h, DEDUP_WINDOW_HI_MASK),
+-- all a narrow entry keeps; it reads wide entries cut to them.  A blob is
+-- wide when one of its ids does not fit narrow (a partition above 65535,
+-- an offset from 2^48).  A closed generation's chunk holds up to 180
+-- narrow ids (3961 bytes) or 120 wide ones (3840), one page either way.
+-- A chunk's (h1, h2) is its first id as written: narrow ones cut.
+--
+-- Why: a scan's id windows wrote each id's 32 bytes twice (the WAL, then
+-- the database), and that volume, not the lookups, was what ids cost a
+-- scan (BENCHMARKS.md, section 1).  No row changes here: the version
+-- stops a build that reads only wide blobs from opening a ledger with
+-- narrow ones.
+SELECT 1;
