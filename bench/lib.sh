@@ -102,7 +102,7 @@ bench_topic_prepare() {
 
 # A ledger path; bench_db_rm removes it with its WAL and lock files.
 bench_db() { echo "${2:-$BENCH_TMP}/eosaudit-bench-$$-$1.db"; }
-bench_db_rm() { rm -f "$1" "$1-wal" "$1-shm" "$1-lock" "$1-journal"; }
+bench_db_rm() { rm -f "$1" "$1-wal" "$1-shm" "$1-lock" "$1-journal"; rm -rf "$1-ids"; }
 
 # Scratch space and clean-up.  bench_work makes $work and arranges, at exit:
 # SIGKILL to the pids held in the variables named in BENCH_PIDS (say

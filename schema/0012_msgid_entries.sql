@@ -9,9 +9,9 @@
 -- compares 112 bits of an id's hash (dedup/dedup.h, DEDUP_WINDOW_HI_MASK),
 -- all a narrow entry keeps; it reads wide entries cut to them.  A blob is
 -- wide when one of its ids does not fit narrow (a partition above 65535,
--- an offset from 2^48).  A closed generation's chunk holds up to 180
--- narrow ids (3961 bytes) or 120 wide ones (3840), one page either way.
--- A chunk's (h1, h2) is its first id as written: narrow ones cut.
+-- an offset from 2^48).  Closed generations' chunks stay as written
+-- (wide); 0013_msgid_files.sql moves closed generations out of the
+-- database.
 --
 -- Why: a scan's id windows wrote each id's 32 bytes twice (the WAL, then
 -- the database), and that volume, not the lookups, was what ids cost a

@@ -264,6 +264,38 @@ static void ids_find_check(const char *path)
         ledger_close(rd);
 }
 
+/* How many "<gen>.ids" files the ledger at path has; check: each is as
+ * long as its row says. */
+static int ids_files(const char *path, int check)
+{
+        char dir[512], sql[128];
+        struct dirent *de;
+        struct stat sb;
+        int n = 0;
+        DIR *d;
+
+        snprintf(dir, sizeof(dir), "%s-ids", path);
+        d = opendir(dir);
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                char f[1024];
+                size_t len = strlen(de->d_name);
+                if (len < 5 || strcmp(de->d_name + len - 4, ".ids"))
+                        continue;
+                n++;
+                if (!check)
+                        continue;
+                snprintf(f, sizeof(f), "%s/%s", dir, de->d_name);
+                assert_int_equal(stat(f, &sb), 0);
+                snprintf(sql, sizeof(sql),
+                         "SELECT file_bytes FROM msgid_gens WHERE gen = %lld",
+                         strtoll(de->d_name, NULL, 10));
+                assert_int_equal(db_int(path, sql), sb.st_size);
+        }
+        closedir(d);
+        return n;
+}
+
 /* The full hash of each of "i0".."i{n-1}" whose low half is lo. */
 static struct dedup_id full_id(uint64_t lo, int n)
 {
@@ -346,14 +378,85 @@ static void widen_table(sqlite3 *db, const char *table, int chunks, int n)
         sqlite3_finalize(upd);
 }
 
-/* Makes the ledger at path as a build before narrow entries wrote it:
- * every blob wide, with all 128 bits of each id ("i0".."i{n-1}"). */
+/* Moves each closed generation's file into wide chunks of 120 ids with
+ * whole hashes, keyed by their first id, as builds before 0012 wrote
+ * them. */
+static void files_to_chunks(sqlite3 *db, const char *path, int n)
+{
+        sqlite3_stmt *sel = NULL, *put = NULL;
+        char file[512];
+        static unsigned char buf[1 << 16], chunk[120 * 32];
+
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT gen, file_bytes FROM "
+                                            "msgid_gens WHERE file_bytes IS "
+                                            "NOT NULL",
+                                            -1, &sel, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "INSERT INTO msgid_chunks (gen, "
+                                            "h1, h2, entries) VALUES (?1, "
+                                            "?2, ?3, ?4)",
+                                            -1, &put, NULL),
+                         SQLITE_OK);
+        while (sqlite3_step(sel) == SQLITE_ROW) {
+                int64_t gen = sqlite3_column_int64(sel, 0);
+                struct ledger_entries v;
+                size_t len, i, k;
+                FILE *f;
+                snprintf(file, sizeof(file), "%s-ids/%lld.ids", path,
+                         (long long)gen);
+                f = fopen(file, "rb");
+                assert_non_null(f);
+                len = fread(buf, 1, sizeof(buf), f);
+                fclose(f);
+                assert_int_equal(len, sqlite3_column_int64(sel, 1));
+                assert_int_equal(ledger_entries_view(buf, len, &v), 0);
+                for (i = 0; i < v.n; i += k) {
+                        struct dedup_id first = {0, 0};
+                        k = v.n - i < 120 ? v.n - i : 120;
+                        for (size_t j = 0; j < k; j++) {
+                                struct dedup_id id;
+                                int32_t part;
+                                int64_t off;
+                                ledger_entries_get(&v, i + j, &id, &part,
+                                                   &off);
+                                id = full_id(id.lo, n);
+                                if (!j)
+                                        first = id;
+                                ledger_entries_put(chunk, 0, j, &id, part,
+                                                   off);
+                        }
+                        sqlite3_bind_int64(put, 1, gen);
+                        sqlite3_bind_int64(put, 2,
+                                           (int64_t)(first.lo ^ LEDGER_SIGN));
+                        sqlite3_bind_int64(put, 3,
+                                           (int64_t)(first.hi ^ LEDGER_SIGN));
+                        sqlite3_bind_blob(put, 4, chunk, (int)(k * 32),
+                                          SQLITE_STATIC);
+                        assert_int_equal(sqlite3_step(put), SQLITE_DONE);
+                        sqlite3_reset(put);
+                }
+                assert_int_equal(unlink(file), 0);
+        }
+        sqlite3_finalize(sel);
+        sqlite3_finalize(put);
+        assert_int_equal(sqlite3_exec(db,
+                                      "UPDATE msgid_gens SET file_bytes = "
+                                      "NULL",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+}
+
+/* Makes the ledger at path as a build before 0012 wrote it: closed
+ * generations in chunks, every blob wide, with all 128 bits of each id
+ * ("i0".."i{n-1}"). */
 static void ledger_widen(const char *path, int n)
 {
         sqlite3 *db = NULL;
 
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-        widen_table(db, "msgid_chunks", 1, n);
+        files_to_chunks(db, path, n);
         widen_table(db, "msgid_batches", 0, n);
         sqlite3_close(db);
 }
@@ -389,11 +492,13 @@ static void id_windows_closed(struct fx *fx, int wide)
         assert_int_equal(
                 db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
                 3);
+        /* Closed: a narrow file each, none in chunks. */
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
-                         6);
-        assert_int_equal(
-                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_chunks"),
-                6 + 900 * 22);
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT SUM(file_bytes) FROM "
+                                       "msgid_gens WHERE closed"),
+                         3 + 900 * 22);
+        assert_int_equal(ids_files(fx->a, 1), 3);
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
                          1);
         assert_int_equal(
@@ -406,6 +511,10 @@ static void id_windows_closed(struct fx *fx, int wide)
         ledger_close(lg);
         if (wide) {
                 ledger_widen(fx->a, 1000);
+                assert_int_equal(ids_files(fx->a, 0), 0);
+                assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM "
+                                               "msgid_chunks"),
+                                 9);
                 assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) "
                                                "FROM msgid_chunks"),
                                  900 * 32);
@@ -489,12 +598,11 @@ static void test_id_windows_far(void **state)
         commit_ok(lg, tr, parts);
         dedup_tracker_free(tr);
         ledger_close(lg);
-        /* 300 closed (120 + 120 + 60 per wide chunk), 100 open. */
-        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
-                         3);
-        assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) FROM "
-                                       "msgid_chunks"),
+        /* 300 closed (a wide file), 100 open. */
+        assert_int_equal(db_int(fx->a, "SELECT SUM(file_bytes) FROM "
+                                       "msgid_gens"),
                          300 * 32);
+        assert_int_equal(ids_files(fx->a, 1), 1);
         assert_int_equal(db_int(fx->a, "SELECT SUM(length(entries)) FROM "
                                        "msgid_batches"),
                          100 * 32);
@@ -519,8 +627,7 @@ static void test_id_windows_far(void **state)
         dedup_tracker_free(tr);
         ledger_close(lg);
 
-        db_exec(fx->a, "UPDATE msgid_chunks SET entries = x'0201' WHERE "
-                       "rowid = (SELECT MIN(rowid) FROM msgid_chunks)");
+        db_exec(fx->a, "UPDATE msgid_batches SET entries = x'0201'");
         tr = reload(fx->a, &lg, parts);
         for (i = 0; i < 2; i++)
                 assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
@@ -695,6 +802,132 @@ static void test_topic_incarnation(void **state)
         ledger_close(rd);
 }
 
+/* Opens path's windows into tr, expecting the load to fail; the one-line
+ * reason in err. */
+static void windows_refused(const char *path, char *err, size_t err_size)
+{
+        static const char *const topics[2] = {"orders", "pay\"ments"};
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        uint32_t windows[2], i;
+
+        tr = reload(path, &lg, parts);
+        for (i = 0; i < 2; i++)
+                assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
+        for (i = 0; i < NPARTS; i++)
+                dedup_tracker_part_set_window(tr, i, i < 2 ? 0 : 1);
+        assert_int_equal(ledger_windows_load(lg, tr, topics, windows, 2,
+                                             parts, NPARTS, "msgid", err,
+                                             err_size),
+                         -1);
+        assert_null(strchr(err, '\n'));
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
+/*
+ * Closed generations' files: gone with their generation once its drop is
+ * committed; a file no row names (a crash between a file and its commit)
+ * removed at the next load, other files left alone; one of the wrong
+ * length refused with its path; a retired topic's removed with it.
+ */
+static void test_id_files(void **state)
+{
+        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0};
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+        char id[16], err[1024], leftover[512], other[512], file[512];
+        static unsigned char saved[4096];
+        int64_t inc = -1, gen, bytes;
+        FILE *f;
+        int i;
+
+        /* A window of 160 ids: generations of 10, 16 live; 400 ids make
+         * 40, the last open and 15 closed ones live. */
+        tr = reload_window(fx->a, &lg, parts, 160);
+        dedup_tracker_begin(tr, 1000);
+        for (i = 0; i < 400; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
+                                            100 + i, id),
+                                 DEDUP_V_UNTRACKED);
+                if (i % 25 == 24)
+                        commit_ok(lg, tr, parts);
+        }
+        commit_ok(lg, tr, parts);
+        /* In the same run: found in the file just written. */
+        assert_int_equal(observe_id(tr, parts, 1, 900, "i300"),
+                         DEDUP_V_REDELIVERED);
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens "
+                                       "WHERE file_bytes IS NOT NULL"),
+                         15);
+        assert_int_equal(ids_files(fx->a, 1), 15);
+
+        snprintf(leftover, sizeof(leftover), "%s-ids/999999.ids", fx->a);
+        snprintf(other, sizeof(other), "%s-ids/notes.txt", fx->a);
+        for (i = 0; i < 2; i++) {
+                f = fopen(i ? other : leftover, "w");
+                assert_non_null(f);
+                fputs("x", f);
+                fclose(f);
+        }
+        tr = reload_window(fx->a, &lg, parts, 160);
+        assert_int_equal(access(leftover, F_OK), -1);
+        assert_int_equal(access(other, F_OK), 0);
+        assert_int_equal(unlink(other), 0);
+        assert_int_equal(ids_files(fx->a, 1), 15);
+        /* Ids 240..399 are in the live generations, 240..389 in files. */
+        dedup_tracker_begin(tr, 2000);
+        for (i = 240; i < 400; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, 0, 1000 + i, id),
+                                 DEDUP_V_REDELIVERED);
+        }
+        commit_ok(lg, tr, parts);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+
+        gen = db_int(fx->a, "SELECT MIN(gen) FROM msgid_gens WHERE "
+                            "file_bytes IS NOT NULL");
+        bytes = db_int(fx->a, "SELECT file_bytes FROM msgid_gens WHERE gen = "
+                              "(SELECT MIN(gen) FROM msgid_gens WHERE "
+                              "file_bytes IS NOT NULL)");
+        snprintf(file, sizeof(file), "%s-ids/%lld.ids", fx->a,
+                 (long long)gen);
+        f = fopen(file, "rb");
+        assert_non_null(f);
+        assert_true(bytes <= (int64_t)sizeof(saved));
+        assert_int_equal(fread(saved, 1, sizeof(saved), f), bytes);
+        fclose(f);
+        assert_int_equal(truncate(file, bytes - 1), 0);
+        windows_refused(fx->a, err, sizeof(err));
+        assert_non_null(strstr(err, file));
+        assert_non_null(strstr(err, "the ledger says"));
+        assert_int_equal(unlink(file), 0);
+        windows_refused(fx->a, err, sizeof(err));
+        assert_non_null(strstr(err, file));
+        assert_non_null(strstr(err, "No such file"));
+
+        /* Whole again. */
+        f = fopen(file, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(saved, 1, (size_t)bytes, f), bytes);
+        fclose(f);
+        tr = reload_window(fx->a, &lg, parts, 160);
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(ids_files(fx->a, 0), 0);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int main(void)
@@ -704,6 +937,7 @@ int main(void)
                 T(test_id_windows_closed),
                 T(test_id_windows_wide),
                 T(test_id_windows_far),
+                T(test_id_files),
                 T(test_topic_incarnation),
         };
 

@@ -494,36 +494,29 @@ static int ledger_rows_pack(struct ledger_commit_ctx *cc,
         return 0;
 }
 
-/* dedup_gen_rows_cb: a closed generation's ids, sorted, as chunks (narrow
- * ones where the ids fit, each in one page); its batches go. */
+/* dedup_gen_rows_cb: a closed generation's ids, sorted, into a file of
+ * their own (idfiles.c), durable before this transaction names it; its
+ * batches go. */
 static int ledger_gen_closed(void *opaque, const struct dedup_gen_view *gv,
                              const struct dedup_id_row *rows, size_t n)
 {
         struct ledger_commit_ctx *cc = opaque;
         struct ledger *lg = cc->lg;
-        sqlite3_stmt *st = lg->st[LEDGER_ST_CHUNK_PUT];
-        size_t i, k, size;
+        sqlite3_stmt *st = lg->st[LEDGER_ST_GEN_FILE];
+        size_t size = 0;
         int brc, narrow;
 
-        for (i = 0; i < n; i += k) {
-                k = n - i < LEDGER_CHUNK_NARROW ? n - i : LEDGER_CHUNK_NARROW;
-                if (ledger_rows_narrow(cc, rows + i, k, &narrow))
-                        return -1;
-                if (!narrow && k > LEDGER_CHUNK_WIDE)
-                        k = LEDGER_CHUNK_WIDE;
-                if (ledger_rows_pack(cc, rows + i, k, narrow, &size))
-                        return -1;
-                brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
-                brc |= sqlite3_bind_int64(
-                        st, 2, (int64_t)(rows[i].id.lo ^ LEDGER_SIGN));
-                brc |= sqlite3_bind_int64(
-                        st, 3, (int64_t)(rows[i].id.hi ^ LEDGER_SIGN));
-                brc |= sqlite3_bind_blob(st, 4, lg->ebuf, (int)size,
-                                         SQLITE_STATIC);
-                if (ledger_step_done(lg, st, brc, "cannot write ledger ids",
-                                     cc->errstr, cc->errstr_size))
-                        return -1;
-        }
+        if (n && (ledger_rows_narrow(cc, rows, n, &narrow) ||
+                  ledger_rows_pack(cc, rows, n, narrow, &size)))
+                return -1;
+        if (ledger_idfile_write(lg, gv->gen, lg->ebuf, size, cc->errstr,
+                                cc->errstr_size))
+                return -1;
+        brc = sqlite3_bind_int64(st, 1, (int64_t)gv->gen);
+        brc |= sqlite3_bind_int64(st, 2, (int64_t)size);
+        if (ledger_step_done(lg, st, brc, "cannot write ledger id generation",
+                             cc->errstr, cc->errstr_size))
+                return -1;
         return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gv->gen,
                                "cannot delete ledger ids", cc->errstr,
                                cc->errstr_size);

@@ -106,6 +106,10 @@ void ledger_rollback(struct ledger *lg)
 {
         if (!sqlite3_get_autocommit(lg->db))
                 sqlite3_exec(lg->db, "ROLLBACK", NULL, NULL, NULL);
+        /* After a COMMIT nothing is dropped any more; otherwise what the
+         * transaction dropped stays (a failed COMMIT may have rolled back
+         * by itself). */
+        ledger_idfiles_txn_end(lg, 0);
 }
 
 int ledger_prepare(struct ledger *lg, const char *sql,
@@ -136,8 +140,12 @@ int ledger_query_row(struct ledger *lg, const char *sql,
 int ledger_txn(struct ledger *lg, enum ledger_stmt which,
                const char *what, char *errstr, size_t errstr_size)
 {
-        return ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
-                                errstr_size);
+        if (ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
+                             errstr_size))
+                return -1;
+        if (which == LEDGER_ST_COMMIT)
+                ledger_idfiles_txn_end(lg, 1);
+        return 0;
 }
 
 /* parts[i].part must be i: events and pairs name parts by that index. */

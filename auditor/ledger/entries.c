@@ -126,15 +126,20 @@ int ledger_entries_find(const struct ledger_entries *v, int sorted,
 {
         uint64_t hi = id->hi & DEDUP_WINDOW_HI_MASK;
         struct dedup_id x;
+        int32_t part;
+        int64_t off;
         size_t i;
 
         /* Sorted by (lo, hi), but a wide blob's by all of hi, which is
          * not the order of what is compared: among entries of one lo
          * (hardly ever more than one), look at each. */
         for (i = sorted ? lower_bound(v, id->lo) : 0; i < v->n; i++) {
-                ledger_entries_get(v, i, &x, partition, offset);
-                if (x.lo == id->lo && x.hi == hi)
+                ledger_entries_get(v, i, &x, &part, &off);
+                if (x.lo == id->lo && x.hi == hi) {
+                        *partition = part;
+                        *offset = off;
                         return 1;
+                }
                 if (sorted && x.lo != id->lo)
                         break;
         }

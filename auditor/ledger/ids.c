@@ -21,9 +21,10 @@ static uint32_t ledger_part_of(const struct ledger_window *w,
         return UINT32_MAX;
 }
 
-/* dedup_id_lookup_cb: is id in the closed generation gen?  One chunk read
- * and a binary search in it.  On the writer handle, so it sees what this
- * process committed. */
+/* dedup_id_lookup_cb: is id in the closed generation gen?  A binary search
+ * in its file, or (closed before files) one chunk read and a binary
+ * search in it.  On the writer handle, so it sees what this process
+ * committed. */
 static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
                             const struct dedup_id *id, uint32_t *part,
                             int64_t *offset)
@@ -37,6 +38,17 @@ static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
 
         if (window >= lg->nwin)
                 goto out;
+        if (ledger_idfile_is(lg, gen)) {
+                char err[sizeof(lg->lookup_err) / 2];
+                rc = ledger_idfile_find(lg, gen, id, &partition, &off, err,
+                                        sizeof(err));
+                if (rc < 0 && !lg->lookup_failed) {
+                        lg->lookup_failed = 1;
+                        snprintf(lg->lookup_err, sizeof(lg->lookup_err),
+                                 "cannot look up a message id: %s", err);
+                }
+                goto found;
+        }
         ledger_chunk_bound(id, &h1, &h2);
         brc = sqlite3_bind_int64(st, 1, (int64_t)gen);
         brc |= sqlite3_bind_int64(st, 2, h1);
@@ -53,7 +65,8 @@ static int ledger_id_lookup(void *opaque, uint32_t window, uint64_t gen,
                                 (size_t)sqlite3_column_bytes(st, 0), &v))
                 goto out;
         rc = ledger_entries_find(&v, 1, id, &partition, &off);
-        if (rc) {
+found:
+        if (rc > 0) {
                 *part = ledger_part_of(&lg->win[window], partition);
                 *offset = *part == UINT32_MAX ? -1 : off;
         }
@@ -144,6 +157,39 @@ static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
         return src == SQLITE_DONE ? 0 : -1;
 }
 
+/* Restores the ids of gen, closed into a file of bytes, into tr's filter,
+ * and makes the file known for lookups. */
+static int ledger_file_restore(struct ledger *lg, struct dedup_tracker *tr,
+                               uint32_t window, uint64_t gen, size_t bytes,
+                               char *errstr, size_t errstr_size)
+{
+        struct ledger_entries v;
+        void *map;
+        size_t i;
+
+        if (ledger_idfile_view(lg, gen, bytes, &map, &v, errstr,
+                               errstr_size))
+                return -1;
+        for (i = 0; i < v.n; i++) {
+                struct dedup_id id;
+                int32_t partition;
+                int64_t off;
+                ledger_entries_get(&v, i, &id, &partition, &off);
+                /* A generation the tracker refuses (pushed out by a later
+                 * one) is skipped whole. */
+                if (dedup_tracker_id_restore(tr, window, gen, &id))
+                        break;
+        }
+        ledger_idfile_unmap(map, bytes);
+        if (ledger_idfile_add(lg, gen, bytes)) {
+                snprintf(errstr, errstr_size,
+                         "cannot load ledger id windows: %s",
+                         strerror(ENOMEM));
+                return -1;
+        }
+        return 0;
+}
+
 /* Restores the generations of window (topic) and their ids into tr. */
 static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                               sqlite3_stmt *gen_st, sqlite3_stmt *batch_st,
@@ -152,6 +198,7 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
 {
         static const char *const what = "cannot read ledger id windows";
         struct dedup_gen_view *gens = NULL;
+        int64_t *bytes = NULL; /* file_bytes of each, -1 NULL */
         size_t ngens = 0, cap = 0, i;
         int src, rc = -1;
 
@@ -173,14 +220,19 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                         size_t ncap = cap ? cap * 2 : 64;
                         struct dedup_gen_view *n =
                                 realloc(gens, ncap * sizeof(*n));
-                        if (!n) {
+                        int64_t *nb;
+                        if (n)
+                                gens = n;
+                        nb = n ? realloc(bytes, ncap * sizeof(*nb)) : NULL;
+                        if (!nb) {
                                 snprintf(errstr, errstr_size, "%s: %s", what,
                                          strerror(ENOMEM));
                                 goto out;
                         }
-                        gens = n;
+                        bytes = nb;
                         cap = ncap;
                 }
+                bytes[ngens] = ledger_col_opt(gen_st, 5);
                 gens[ngens++] = gv;
         }
         if (src != SQLITE_DONE) {
@@ -201,8 +253,16 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
                 }
         }
         for (i = 0; i < ngens; i++) {
+                if (gens[i].closed && bytes[i] >= 0) {
+                        if (ledger_file_restore(lg, tr, window, gens[i].gen,
+                                                (size_t)bytes[i], errstr,
+                                                errstr_size))
+                                goto out;
+                        continue;
+                }
                 /* Ids of an open generation sit in batches; a generation
-                 * closed in memory and never persisted so too. */
+                 * closed in memory and never persisted so too; one closed
+                 * before files in chunks. */
                 if (ledger_ids_restore(lg, tr,
                                        gens[i].closed ? chunk_st : batch_st,
                                        window, gens[i].gen, gens[i].closed,
@@ -213,6 +273,7 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
 out:
         sqlite3_reset(gen_st);
         free(gens);
+        free(bytes);
         return rc;
 }
 
@@ -244,6 +305,7 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
         int rc = -1;
 
         ledger_windows_free(lg);
+        ledger_idfiles_free(lg);
         lg->dedup_key = strdup(dedup_key);
         lg->win = calloc(ntopics ? ntopics : 1, sizeof(*lg->win));
         if (!lg->dedup_key || !lg->win) {
@@ -273,8 +335,9 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                            "dedup_key <> ?2",
                            &stale_st, errstr, errstr_size) ||
             ledger_prepare(lg,
-                           "SELECT gen, first_ms, last_ms, ids, closed FROM "
-                           "msgid_gens WHERE topic = ?1 ORDER BY gen",
+                           "SELECT gen, first_ms, last_ms, ids, closed, "
+                           "file_bytes FROM msgid_gens WHERE topic = ?1 "
+                           "ORDER BY gen",
                            &gen_st, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT entries FROM msgid_batches WHERE gen = ?1",
@@ -322,6 +385,10 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_txn(lg, LEDGER_ST_COMMIT, "cannot load ledger id windows",
                        errstr, errstr_size))
                 goto out;
+        /* After the commit: the stale generations' files are gone now,
+         * and a leftover of a crash is named by no row. */
+        if (ledger_idfiles_sweep(lg, errstr, errstr_size))
+                goto out;
         dedup_tracker_set_id_lookup(tr, ledger_id_lookup, lg);
         rc = 0;
 out:
@@ -346,10 +413,16 @@ int ledger_gen_step(struct ledger *lg, enum ledger_stmt which,
                                 errstr, errstr_size);
 }
 
-/* Deletes generation gen and its ids. */
+/* Deletes generation gen and its ids (a file once the transaction
+ * commits). */
 int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                    size_t errstr_size)
 {
+        if (ledger_idfile_drop(lg, gen)) {
+                snprintf(errstr, errstr_size, "cannot delete ledger ids: %s",
+                         strerror(ENOMEM));
+                return -1;
+        }
         return ledger_gen_step(lg, LEDGER_ST_GEN_BATCHES_DEL, gen,
                                "cannot delete ledger ids", errstr,
                                errstr_size) ||

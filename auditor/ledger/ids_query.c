@@ -79,6 +79,26 @@ static int ledger_gen_find(sqlite3_stmt *chunk_st, sqlite3_stmt *batch_st,
         return src == SQLITE_DONE ? 0 : -1;
 }
 
+/* Looks id up in generation gen's file of bytes.  A file that cannot be
+ * read (the writer dropped the generation since this read began; a
+ * damaged one stops the writer's load instead) holds nothing to find. */
+static int ledger_file_find(struct ledger *lg, int64_t gen, size_t bytes,
+                            const struct dedup_id *id, int32_t *partition,
+                            int64_t *offset)
+{
+        struct ledger_entries v;
+        char err[512];
+        void *map;
+        int found;
+
+        if (ledger_idfile_view(lg, (uint64_t)gen, bytes, &map, &v, err,
+                               sizeof(err)))
+                return 0;
+        found = ledger_entries_find(&v, 1, id, partition, offset);
+        ledger_idfile_unmap(map, bytes);
+        return found;
+}
+
 /* Fills the window part of *seen: the generations of topic, oldest
  * first, and the first that holds id. */
 static int ledger_window_find(struct ledger *lg, const char *topic,
@@ -87,12 +107,13 @@ static int ledger_window_find(struct ledger *lg, const char *topic,
 {
         sqlite3_stmt *gen_st = NULL, *chunk_st = NULL, *batch_st = NULL;
         const unsigned char *key;
+        int64_t bytes;
         int src = SQLITE_DONE, f, rc = -1;
 
         if (sqlite3_prepare_v2(lg->db,
                                "SELECT gen, closed, first_ms, last_ms, "
-                               "dedup_key FROM msgid_gens WHERE topic = ?1 "
-                               "ORDER BY gen",
+                               "dedup_key, file_bytes FROM msgid_gens WHERE "
+                               "topic = ?1 ORDER BY gen",
                                -1, &gen_st, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(lg->db,
                                "SELECT entries FROM msgid_chunks WHERE gen = "
@@ -117,8 +138,14 @@ static int ledger_window_find(struct ledger *lg, const char *topic,
                          key ? (const char *)key : "");
                 if (seen->in_window)
                         continue;
-                f = ledger_gen_find(chunk_st, batch_st, gen, closed, id,
-                                    &seen->partition, &seen->offset);
+                bytes = ledger_col_opt(gen_st, 5);
+                f = closed && bytes >= 0
+                            ? ledger_file_find(lg, gen, (size_t)bytes, id,
+                                               &seen->partition,
+                                               &seen->offset)
+                            : ledger_gen_find(chunk_st, batch_st, gen, closed,
+                                              id, &seen->partition,
+                                              &seen->offset);
                 if (f < 0)
                         goto out;
                 if (f) {

@@ -69,9 +69,9 @@ enum ledger_stmt {
         LEDGER_ST_ANOMALY_PUT,
         LEDGER_ST_COVERAGE_PUT,
         LEDGER_ST_BATCH_PUT,
-        LEDGER_ST_CHUNK_PUT,
         LEDGER_ST_CHUNK_GET,
         LEDGER_ST_GEN_PUT,
+        LEDGER_ST_GEN_FILE,
         LEDGER_ST_GEN_BATCHES_DEL,
         LEDGER_ST_GEN_CHUNKS_DEL,
         LEDGER_ST_GEN_DEL,
@@ -97,11 +97,16 @@ enum ledger_stmt {
  * narrow blobs (a tag byte, then 22 bytes per id) or wide ones (32). */
 #define LEDGER_ENTRY_NARROW 22
 #define LEDGER_ENTRY_WIDE 32
-/* Ids per chunk: 3961 or 3840 bytes, each in one 4096-byte page with its
- * row, no overflow page. */
-#define LEDGER_CHUNK_NARROW 180
-#define LEDGER_CHUNK_WIDE 120
 #define LEDGER_SIGN ((uint64_t)1 << 63)
+
+/* A closed generation whose ids are in a file (idfiles.c). */
+struct ledger_idfile {
+        uint64_t gen;
+        size_t bytes;
+        void *map;   /* bytes long, or NULL until looked up */
+        int named;   /* its row names its file (file_bytes) */
+        int dropped; /* its row is deleted by the open transaction */
+};
 
 /* What the ledger knows of one id window (ledger_windows_load). */
 struct ledger_window {
@@ -125,7 +130,13 @@ struct ledger {
         unsigned char *ebuf;    /* packed entries being written */
         size_t ebuf_cap;
         int lookup_failed; /* a lookup failed: say why at commit */
-        char lookup_err[256];
+        char lookup_err[512];
+        /* Closed generations in files (idfiles.c): "<path>-ids", and the
+         * writer's file generations of its windows plus those the open
+         * transaction deletes. */
+        char *ids_dir;
+        struct ledger_idfile *idf;
+        size_t nidf, idf_cap;
         /* The flow audit (flow.c), attached by ledger_flow_load(): written
          * by every commit.  NULL: none. */
         struct dedup_flow *flow;
@@ -195,7 +206,7 @@ int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
  * takes ledger_entries_size() bytes, ledger_entries_put() fills entry i.
  * Reading: a view (-1: the blob is neither format), entry i (hi cut to
  * DEDUP_WINDOW_HI_MASK, as a window compares ids), or id's entry: 1 and
- * where, or 0.  sorted: the blob is sorted by id (a closed generation's
+ * where, or 0 (*partition, *offset untouched).  sorted: the blob is sorted by id (a closed generation's
  * chunk), else searched whole (a batch). */
 struct ledger_entries {
         const unsigned char *p; /* the first entry */
@@ -218,6 +229,34 @@ int ledger_entries_find(const struct ledger_entries *v, int sorted,
 /* The key (h1, h2) to look id's chunk up by: the last chunk of its
  * generation whose (h1, h2) is not above it. */
 void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
+
+/* idfiles.c: closed generations in files of their own.  init names the
+ * directory (and a writer creates it); write makes gen's file durable and
+ * known (call before the commit that names it); add makes a file known
+ * (at load); is: whether gen's ids are in a known file; find looks an id
+ * up in one (1, 0, -1 with errstr); view maps any gen's file for one
+ * reading (readers; *map NULL for 0 bytes), unmap undoes it; drop: gen's
+ * row is being deleted, its file goes once the transaction commits.
+ * txn_end (ledger_txn()'s COMMIT and ledger_rollback() call it) unlinks
+ * or keeps what was dropped; sweep removes files no row names. */
+int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
+                        size_t errstr_size);
+int ledger_idfile_write(struct ledger *lg, uint64_t gen,
+                        const unsigned char *blob, size_t len, char *errstr,
+                        size_t errstr_size);
+int ledger_idfile_add(struct ledger *lg, uint64_t gen, size_t bytes);
+int ledger_idfile_is(struct ledger *lg, uint64_t gen);
+int ledger_idfile_find(struct ledger *lg, uint64_t gen,
+                       const struct dedup_id *id, int32_t *partition,
+                       int64_t *offset, char *errstr, size_t errstr_size);
+int ledger_idfile_view(struct ledger *lg, uint64_t gen, size_t bytes,
+                       void **map, struct ledger_entries *v, char *errstr,
+                       size_t errstr_size);
+void ledger_idfile_unmap(void *map, size_t bytes);
+int ledger_idfile_drop(struct ledger *lg, uint64_t gen);
+void ledger_idfiles_txn_end(struct ledger *lg, int committed);
+int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size);
+void ledger_idfiles_free(struct ledger *lg);
 
 /* ids.c */
 void ledger_windows_free(struct ledger *lg);

@@ -115,15 +115,19 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "ON CONFLICT DO NOTHING",
         [LEDGER_ST_BATCH_PUT] = "INSERT INTO msgid_batches (gen, seq, "
                                 "entries) VALUES (?1, ?2, ?3)",
-        [LEDGER_ST_CHUNK_PUT] = "INSERT INTO msgid_chunks (gen, h1, h2, "
-                                "entries) VALUES (?1, ?2, ?3, ?4)",
         [LEDGER_ST_CHUNK_GET] =
                 "SELECT entries FROM msgid_chunks WHERE gen = ?1 AND "
                 "(h1, h2) <= (?2, ?3) ORDER BY h1 DESC, h2 DESC LIMIT 1",
+        /* An upsert, not a replace: file_bytes stays. */
         [LEDGER_ST_GEN_PUT] =
-                "INSERT OR REPLACE INTO msgid_gens (gen, topic, dedup_key, "
-                "first_ms, last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, "
-                "?5, ?6, ?7)",
+                "INSERT INTO msgid_gens (gen, topic, dedup_key, first_ms, "
+                "last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                "ON CONFLICT (gen) DO UPDATE SET topic = excluded.topic, "
+                "dedup_key = excluded.dedup_key, first_ms = "
+                "excluded.first_ms, last_ms = excluded.last_ms, ids = "
+                "excluded.ids, closed = excluded.closed",
+        [LEDGER_ST_GEN_FILE] =
+                "UPDATE msgid_gens SET file_bytes = ?2 WHERE gen = ?1",
         [LEDGER_ST_GEN_BATCHES_DEL] =
                 "DELETE FROM msgid_batches WHERE gen = ?1",
         [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
@@ -513,8 +517,9 @@ static int ledger_open_as(struct ledger **out, const char *path,
         }
         lg->lock_fd = -1;
         lg->readonly = readonly;
-        if (readonly ? ledger_reader_init(lg, path, errstr, errstr_size)
-                     : ledger_writer_init(lg, path, errstr, errstr_size))
+        if ((readonly ? ledger_reader_init(lg, path, errstr, errstr_size)
+                      : ledger_writer_init(lg, path, errstr, errstr_size)) ||
+            ledger_idfiles_init(lg, path, errstr, errstr_size))
                 goto out;
         *out = lg;
         lg = NULL;
@@ -543,6 +548,8 @@ void ledger_close(struct ledger *lg)
         if (!lg)
                 return;
         ledger_windows_free(lg);
+        ledger_idfiles_free(lg);
+        free(lg->ids_dir);
         for (i = 0; i < LEDGER_ST__CNT; i++)
                 sqlite3_finalize(lg->st[i]);
         /* Close (and checkpoint) before the lock goes, so that the next

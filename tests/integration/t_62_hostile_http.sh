@@ -106,7 +106,7 @@ attack_run() {
         log "ingest under attack: $rate records/s (10 % to 90 % of the topic)"
         [ "$rate" -gt 0 ] || die "no ingest rate measured"
         check_attack 1
-        rm -f "$db" "$db-wal" "$db-shm" "$db-lock"
+        rm -f "$db" "$db-wal" "$db-shm" "$db-lock"; rm -rf "$db-ids"
 }
 
 # check_attack I: what the attack tool saw in run I.

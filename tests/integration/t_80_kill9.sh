@@ -40,8 +40,12 @@ N_LIVE=15000 RATE_LIVE=700 # x2, while serve is killed and restarted
 N_ZOMBIE=4000 RATE_ZOMBIE=190 # + N_ZOMBIE/10 stale-session writes
 T="$(name main)"
 DB="$IT_TMP/ledger.db"
+# A window of 16,000 ids (generations of 1,000): about 50 generations
+# close into files of their own and most are dropped again while the kills
+# go on, so the files' order (durable before the commit that names them,
+# unlinked after the one that deletes them) is killed at too.
 SERVE_ARGS=(-b "$BOOTSTRAP" -t "$T" --db "$DB" --commit-records 2000
-        --commit-interval-ms 100)
+        --commit-interval-ms 100 --id-window 16000)
 create_topic "$T" "$PARTS"
 
 # The manifest (lib.sh): sums of what the producers reported.
@@ -180,6 +184,14 @@ assert_eq "sum of next_offset (every offset once)" "$M_DELIVERED" \
         "$(ledger_q "SELECT SUM(next_offset) FROM partitions WHERE topic = '$T'")"
 
 assert_eq "PRAGMA integrity_check" ok "$(sqlite3 "$DB" 'PRAGMA integrity_check')"
+# Closed generations' files: one per row that names one, as long as it
+# says, and no other.
+nfiles="$(ledger_q "SELECT COUNT(*) FROM msgid_gens WHERE file_bytes IS NOT NULL")"
+assert_true "closed id generations in files ($nfiles) >= 1" test "$nfiles" -ge 1
+assert_eq "files in $DB-ids" "$nfiles" "$(find "$DB-ids" -name '*.ids' | wc -l)"
+while IFS='|' read -r gen bytes; do
+        assert_eq "size of $gen.ids" "$bytes" "$(stat -c %s "$DB-ids/$gen.ids" 2>&1)"
+done < <(ledger_q "SELECT gen, file_bytes FROM msgid_gens WHERE file_bytes IS NOT NULL")
 assert_eq "anomaly rows stored twice" 0 \
         "$(ledger_q "SELECT COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT
                 topic, partition, kind, producer, epoch, seq_lo, offset_lo

@@ -1,0 +1,17 @@
+-- 0013_msgid_files.sql - a closed id generation's ids in a file of its own.
+--
+-- A generation closed from now on is written sorted, as one blob in the
+-- format of 0012_msgid_entries.sql, to "<ledger>-ids/<gen>.ids" beside the
+-- ledger, not into msgid_chunks: once, without the WAL's second copy or a
+-- B-tree's pages.  file_bytes is that file's length; NULL: the
+-- generation's ids are in msgid_chunks (closed before this version) or in
+-- msgid_batches (open).
+--
+-- The order that keeps a kill -9 (or a power loss) from losing ids: the
+-- file is written whole and made durable (fdatasync, then the directory)
+-- before the transaction that sets file_bytes and deletes the batches
+-- commits; a file is unlinked only after the transaction that deletes its
+-- row has committed.  A file that no row names (a crash between the two)
+-- is removed when a writer next loads the windows; a row whose file is
+-- missing or of another length stops the load with the path to restore.
+ALTER TABLE msgid_gens ADD COLUMN file_bytes INTEGER CHECK (file_bytes >= 0);
