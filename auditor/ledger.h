@@ -83,6 +83,13 @@ int ledger_open_reader(struct ledger **out, const char *path, char *errstr,
 void ledger_close(struct ledger *lg);
 
 /*
+ * Removes the ledger at path, closed, and what lives beside it: its WAL,
+ * shared memory, lock and journal files and its directory of id files
+ * ("<path>-ids").  Best effort: what cannot be removed stays.
+ */
+void ledger_remove(const char *path);
+
+/*
  * Loads the stored state of parts[0..nparts) into tr (which must already
  * have each part added): next_offset, from_log_start and counters of each
  * part (a part the ledger has never seen keeps next_offset -1), and every

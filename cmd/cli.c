@@ -369,16 +369,8 @@ int cli_tmpdb_make(struct cli_tmpdb *t)
 
 void cli_tmpdb_remove(struct cli_tmpdb *t)
 {
-        static const char *const suffix[] = {"", "-wal", "-shm", "-lock",
-                                             "-journal"};
-        char p[sizeof(t->path) + 16];
-        size_t i;
-
         if (!t->path[0])
                 return;
-        for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", t->path, suffix[i]);
-                unlink(p);
-        }
+        ledger_remove(t->path);
         rmdir(t->dir);
 }

@@ -88,7 +88,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                         CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
                         NULL, NULL, CONF_ALL,
                         "ids remembered per topic for redelivery checks "
-                        "(about 16 bytes of memory and 34 of ledger each); "
+                        "(about 16 bytes of memory and 22 of disk each); "
                         "the oldest 1/16 is dropped at a time; 0 = no "
                         "redelivery checks"},
     [CONF_ID_WINDOW_AGE_MS] = {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms",

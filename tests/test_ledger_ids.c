@@ -470,6 +470,7 @@ static void ledger_widen(const char *path, int n)
  * restart, and read the same. */
 static void id_windows_closed(struct fx *fx, int wide)
 {
+        char dir[512];
         struct ledger_part parts[NPARTS];
         struct ledger_anomaly_filter f = {
                 .kind = "redelivered", .since_ms = -1, .limit = -1};
@@ -558,6 +559,13 @@ static void id_windows_closed(struct fx *fx, int wide)
         dedup_tracker_free(tr);
         ledger_close(lg);
         ids_find_check(fx->a);
+
+        /* ledger_remove() takes the files and their directory too. */
+        snprintf(dir, sizeof(dir), "%s-ids", fx->a);
+        assert_true(wide || ids_files(fx->a, 0) > 0);
+        ledger_remove(fx->a);
+        assert_int_equal(access(fx->a, F_OK), -1);
+        assert_int_equal(access(dir, F_OK), -1);
 }
 
 static void test_id_windows_closed(void **state)

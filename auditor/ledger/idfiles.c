@@ -11,8 +11,9 @@
  * leaves last, every file it names is there and whole.
  *
  * The writer keeps the file generations of its windows in lg->idf, each
- * mapped at its first lookup (a lookup is rare: a filter's "maybe" for a
- * closed generation); readers map a file for one lookup.
+ * with a sparse index in memory (8 bytes per LEDGER_IDFILE_STEP ids): a
+ * lookup (rare: a filter's "maybe" for a closed generation) is one
+ * pread() of two steps' entries.  Readers map a file for one lookup.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -69,17 +70,43 @@ static struct ledger_idfile *idfile_of(struct ledger *lg, uint64_t gen)
         return NULL;
 }
 
-/* An entry for gen (named: its row names its file). */
+/* Indexes f from its entries v (NULL: none). */
+static int idfile_index(struct ledger_idfile *f,
+                        const struct ledger_entries *v)
+{
+        size_t i, k = v ? (v->n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP
+                        : 0;
+        uint64_t *lo = k ? malloc(k * sizeof(*lo)) : NULL;
+
+        if (k && !lo)
+                return -1;
+        for (i = 0; i < k; i++) {
+                struct dedup_id id;
+                int32_t part;
+                int64_t off;
+                ledger_entries_get(v, i * LEDGER_IDFILE_STEP, &id, &part,
+                                   &off);
+                lo[i] = id.lo;
+        }
+        free(f->lo);
+        f->lo = lo;
+        f->n = v ? v->n : 0;
+        f->size = v ? v->size : LEDGER_ENTRY_WIDE;
+        f->head = v && v->n ? f->bytes - v->n * v->size : 0;
+        return 0;
+}
+
+/* An entry for gen (named: its row names its file), indexed from v. */
 static struct ledger_idfile *idfile_add(struct ledger *lg, uint64_t gen,
-                                        size_t bytes, int named)
+                                        size_t bytes, int named,
+                                        const struct ledger_entries *v)
 {
         struct ledger_idfile *f = idfile_of(lg, gen);
 
         if (f) {
-                if (f->map)
-                        munmap(f->map, f->bytes);
-                f->map = NULL;
                 f->bytes = bytes;
+                if (idfile_index(f, v))
+                        return NULL;
                 f->named = named;
                 return f;
         }
@@ -92,17 +119,21 @@ static struct ledger_idfile *idfile_add(struct ledger *lg, uint64_t gen,
                 lg->idf = n;
                 lg->idf_cap = ncap;
         }
-        f = &lg->idf[lg->nidf++];
+        f = &lg->idf[lg->nidf];
         memset(f, 0, sizeof(*f));
         f->gen = gen;
         f->bytes = bytes;
+        if (idfile_index(f, v))
+                return NULL;
         f->named = named;
+        lg->nidf++;
         return f;
 }
 
-int ledger_idfile_add(struct ledger *lg, uint64_t gen, size_t bytes)
+int ledger_idfile_add(struct ledger *lg, uint64_t gen, size_t bytes,
+                      const struct ledger_entries *v)
 {
-        return idfile_add(lg, gen, bytes, 1) ? 0 : -1;
+        return idfile_add(lg, gen, bytes, 1, v) ? 0 : -1;
 }
 
 int ledger_idfile_is(struct ledger *lg, uint64_t gen)
@@ -133,6 +164,7 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                         const unsigned char *blob, size_t len, char *errstr,
                         size_t errstr_size)
 {
+        struct ledger_entries v;
         char path[4096];
         size_t done = 0;
         int fd = -1, rc = -1;
@@ -166,7 +198,12 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                 goto fail;
         if (dir_sync(lg, errstr, errstr_size))
                 return -1;
-        if (!idfile_add(lg, gen, len, 1)) {
+        if (ledger_entries_view(blob, len, &v)) {
+                snprintf(errstr, errstr_size,
+                         "cannot write ledger ids: a blob of %zu bytes", len);
+                return -1;
+        }
+        if (!idfile_add(lg, gen, len, 1, &v)) {
                 snprintf(errstr, errstr_size, "cannot write ledger ids: %s",
                          strerror(ENOMEM));
                 return -1;
@@ -252,7 +289,11 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
                        int64_t *offset, char *errstr, size_t errstr_size)
 {
         struct ledger_idfile *f = idfile_of(lg, gen);
+        unsigned char buf[2 * LEDGER_IDFILE_STEP * LEDGER_ENTRY_WIDE];
         struct ledger_entries v;
+        size_t a = 0, b, first, cnt, want, done = 0;
+        char path[4096];
+        int fd;
 
         if (!f || !f->named) {
                 snprintf(errstr, errstr_size,
@@ -260,17 +301,52 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
                          (unsigned long long)gen, lg->ids_dir);
                 return -1;
         }
-        if (!f->bytes)
+        if (!f->n)
                 return 0;
-        if (!f->map &&
-            !(f->map = idfile_map(lg, gen, f->bytes, errstr, errstr_size)))
-                return -1;
-        if (ledger_entries_view(f->map, f->bytes, &v)) {
-                snprintf(errstr, errstr_size,
-                         "ledger ids %s/%llu.ids: in neither packed format",
-                         lg->ids_dir, (unsigned long long)gen);
+        /* The last step that starts below id's lo: the entries of that lo
+         * begin in it or at the next step's start, so two steps hold them
+         * (a run of one lo longer than a step: odds about 2^-64). */
+        b = (f->n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP;
+        while (a < b) {
+                size_t mid = a + (b - a) / 2;
+                if (f->lo[mid] < id->lo)
+                        a = mid + 1;
+                else
+                        b = mid;
+        }
+        first = (a ? a - 1 : 0) * LEDGER_IDFILE_STEP;
+        cnt = f->n - first < 2 * LEDGER_IDFILE_STEP ? f->n - first
+                                                     : 2 * LEDGER_IDFILE_STEP;
+        want = cnt * f->size;
+        if (idfile_path(lg, gen, path, sizeof(path))) {
+                snprintf(errstr, errstr_size, "ledger id directory %s: %s",
+                         lg->ids_dir, strerror(ENAMETOOLONG));
                 return -1;
         }
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        while (fd >= 0 && done < want) {
+                ssize_t n = pread(fd, buf + done, want - done,
+                                  (off_t)(f->head + first * f->size + done));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        if (!n)
+                                errno = EIO; /* shorter than its row says */
+                        break;
+                }
+                done += (size_t)n;
+        }
+        if (fd < 0 || done < want) {
+                snprintf(errstr, errstr_size, "cannot read ledger ids %s: %s",
+                         path, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        close(fd);
+        v.p = buf;
+        v.n = cnt;
+        v.size = f->size;
         return ledger_entries_find(&v, 1, id, partition, offset);
 }
 
@@ -281,7 +357,7 @@ int ledger_idfile_drop(struct ledger *lg, uint64_t gen)
         /* One not among the loaded windows' (another topic's, a stale
          * key's, or in chunks) is unlinked after the commit all the same:
          * an unnamed entry, forgotten if the transaction rolls back. */
-        if (!f && !(f = idfile_add(lg, gen, 0, 0)))
+        if (!f && !(f = idfile_add(lg, gen, 0, 0, NULL)))
                 return -1;
         f->dropped = 1;
         return 0;
@@ -298,14 +374,14 @@ void ledger_idfiles_txn_end(struct ledger *lg, int committed)
                         lg->idf[k++] = *f;
                         continue;
                 }
-                if (!committed) {
+                if (!committed && f->named) {
                         f->dropped = 0;
-                        if (f->named)
-                                lg->idf[k++] = *f;
+                        lg->idf[k++] = *f;
                         continue;
                 }
-                if (f->map)
-                        munmap(f->map, f->bytes);
+                free(f->lo);
+                if (!committed)
+                        continue;
                 /* A file left behind (unlink failed) is swept at the next
                  * load: no row names it any more. */
                 if (!idfile_path(lg, f->gen, path, sizeof(path)))
@@ -385,9 +461,36 @@ void ledger_idfiles_free(struct ledger *lg)
         size_t i;
 
         for (i = 0; i < lg->nidf; i++)
-                if (lg->idf[i].map)
-                        munmap(lg->idf[i].map, lg->idf[i].bytes);
+                free(lg->idf[i].lo);
         free(lg->idf);
         lg->idf = NULL;
         lg->nidf = lg->idf_cap = 0;
+}
+
+void ledger_remove(const char *path)
+{
+        static const char *const suffix[] = {"", "-wal", "-shm", "-lock",
+                                             "-journal"};
+        char p[4096], f[4096 + 300];
+        struct dirent *de;
+        size_t i;
+        DIR *d;
+
+        for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++)
+                if (snprintf(p, sizeof(p), "%s%s", path, suffix[i]) <
+                    (int)sizeof(p))
+                        unlink(p);
+        if (snprintf(p, sizeof(p), "%s-ids", path) >= (int)sizeof(p))
+                return;
+        d = opendir(p);
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                if (!idfile_gen(de->d_name))
+                        continue;
+                snprintf(f, sizeof(f), "%s/%s", p, de->d_name);
+                unlink(f);
+        }
+        closedir(d);
+        rmdir(p);
 }

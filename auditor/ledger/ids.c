@@ -166,6 +166,7 @@ static int ledger_file_restore(struct ledger *lg, struct dedup_tracker *tr,
         struct ledger_entries v;
         void *map;
         size_t i;
+        int rc;
 
         if (ledger_idfile_view(lg, gen, bytes, &map, &v, errstr,
                                errstr_size))
@@ -180,14 +181,13 @@ static int ledger_file_restore(struct ledger *lg, struct dedup_tracker *tr,
                 if (dedup_tracker_id_restore(tr, window, gen, &id))
                         break;
         }
+        rc = ledger_idfile_add(lg, gen, bytes, &v);
         ledger_idfile_unmap(map, bytes);
-        if (ledger_idfile_add(lg, gen, bytes)) {
+        if (rc)
                 snprintf(errstr, errstr_size,
                          "cannot load ledger id windows: %s",
                          strerror(ENOMEM));
-                return -1;
-        }
-        return 0;
+        return rc;
 }
 
 /* Restores the generations of window (topic) and their ids into tr. */

@@ -99,11 +99,16 @@ enum ledger_stmt {
 #define LEDGER_ENTRY_WIDE 32
 #define LEDGER_SIGN ((uint64_t)1 << 63)
 
-/* A closed generation whose ids are in a file (idfiles.c). */
+/* A closed generation whose ids are in a file (idfiles.c): lo of every
+ * LEDGER_IDFILE_STEP-th entry, so that a lookup reads two steps' entries
+ * with one pread() (never a mapping: mapped pages would count as the
+ * process's memory, up to the window's whole size). */
+#define LEDGER_IDFILE_STEP 128
 struct ledger_idfile {
         uint64_t gen;
         size_t bytes;
-        void *map;   /* bytes long, or NULL until looked up */
+        size_t head, size, n; /* the blob: header bytes, entry size, ids */
+        uint64_t *lo;         /* n / STEP rounded up */
         int named;   /* its row names its file (file_bytes) */
         int dropped; /* its row is deleted by the open transaction */
 };
@@ -232,10 +237,11 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
 
 /* idfiles.c: closed generations in files of their own.  init names the
  * directory (and a writer creates it); write makes gen's file durable and
- * known (call before the commit that names it); add makes a file known
- * (at load); is: whether gen's ids are in a known file; find looks an id
- * up in one (1, 0, -1 with errstr); view maps any gen's file for one
- * reading (readers; *map NULL for 0 bytes), unmap undoes it; drop: gen's
+ * known (call before the commit that names it); add makes a file of
+ * bytes whose entries v shows known (at load); is: whether gen's ids are
+ * in a known file; find looks an id up in one (1, 0, -1 with errstr);
+ * view maps any gen's file for one reading (the load, readers; *map NULL
+ * for 0 bytes), unmap undoes it; drop: gen's
  * row is being deleted, its file goes once the transaction commits.
  * txn_end (ledger_txn()'s COMMIT and ledger_rollback() call it) unlinks
  * or keeps what was dropped; sweep removes files no row names. */
@@ -244,7 +250,8 @@ int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                         const unsigned char *blob, size_t len, char *errstr,
                         size_t errstr_size);
-int ledger_idfile_add(struct ledger *lg, uint64_t gen, size_t bytes);
+int ledger_idfile_add(struct ledger *lg, uint64_t gen, size_t bytes,
+                      const struct ledger_entries *v);
 int ledger_idfile_is(struct ledger *lg, uint64_t gen);
 int ledger_idfile_find(struct ledger *lg, uint64_t gen,
                        const struct dedup_id *id, int32_t *partition,

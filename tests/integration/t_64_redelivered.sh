@@ -64,6 +64,15 @@ assert_scan anomalies.gap 0
 assert_scan missing_records 0
 # Every checked id but the in-session duplicates' (reported as such).
 assert_scan ids_checked $((checked - DUPS))
+# A scan's temporary ledger goes whole at exit, the files of the id
+# generations it closed too (a window of 64 ids closes one every 4).
+SCAN_TMP="$IT_TMP/scan-tmpdir"
+mkdir -p "$SCAN_TMP"
+SAVED_JSON="$SCAN_JSON"
+TMPDIR="$SCAN_TMP" scan_json -t "$T" --id-window 64
+assert_eq "left in TMPDIR by a scan with closed id generations" "" \
+        "$(ls -A "$SCAN_TMP")"
+SCAN_JSON="$SAVED_JSON"
 # The evidence: each redelivered event names its first copies, on the same
 # partition (same key), at lower offsets, and an id of this producer.
 python3 - "$SCAN_JSON" "$(name p-idem)" <<'EOF' || die "bad redelivered evidence"
