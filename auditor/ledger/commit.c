@@ -525,7 +525,7 @@ static int ledger_gen_closed(void *opaque, const struct dedup_gen_view *gv,
 /*
  * The batch's id window changes: generations written, new ids (one packed
  * row per open generation they went to), closed generations sorted into
- * chunks (their new ids with them), dropped ones deleted.
+ * files of their own (their new ids with them), dropped ones deleted.
  */
 static int ledger_windows_put(struct ledger_commit_ctx *cc,
                               struct dedup_tracker *tr)
@@ -544,7 +544,7 @@ static int ledger_windows_put(struct ledger_commit_ctx *cc,
                 for (j = i + 1; j < n && rows[j].gen == rows[i].gen; j++)
                         ;
                 /* A generation closed by this batch gets its ids sorted
-                 * into chunks below; a dropped one is deleted. */
+                 * into its file below; a dropped one is deleted. */
                 if (!dedup_tracker_gen_open(tr, rows[i].window, rows[i].gen))
                         continue;
                 if (ledger_rows_narrow(cc, rows + i, j - i, &narrow) ||
