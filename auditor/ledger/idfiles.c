@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../base/kconf.h"
 #include "internal.h"
 
 /* "<dir>/<gen>.ids" into buf; -1 if it does not fit. */
@@ -393,15 +394,16 @@ void ledger_idfiles_txn_end(struct ledger *lg, int committed)
 /* The generation number of a file name "<gen>.ids", or 0. */
 static uint64_t idfile_gen(const char *name)
 {
-        uint64_t gen = 0;
-        const char *p;
+        size_t len = strlen(name);
+        char digits[24];
+        uint64_t gen;
 
-        for (p = name; *p >= '0' && *p <= '9'; p++) {
-                if (gen > (UINT64_MAX - 9) / 10)
-                        return 0;
-                gen = gen * 10 + (uint64_t)(*p - '0');
-        }
-        return p != name && !strcmp(p, ".ids") ? gen : 0;
+        if (len <= 4 || len - 4 >= sizeof(digits) ||
+            strcmp(name + len - 4, ".ids"))
+                return 0;
+        memcpy(digits, name, len - 4);
+        digits[len - 4] = '\0';
+        return kconf_parse_u64(digits, 1, INT64_MAX, &gen) ? 0 : gen;
 }
 
 int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
@@ -425,7 +427,7 @@ int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
         }
         while ((de = readdir(d))) {
                 uint64_t gen = idfile_gen(de->d_name);
-                if (!gen || gen > INT64_MAX)
+                if (!gen)
                         continue;
                 if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK) {
                         ledger_err(lg, "cannot read ledger id windows",

@@ -300,7 +300,7 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                         size_t errstr_size)
 {
         sqlite3_stmt *gen_st = NULL, *batch_st = NULL, *chunk_st = NULL;
-        sqlite3_stmt *stale_st = NULL, *seq_st = NULL;
+        sqlite3_stmt *seq_st = NULL;
         size_t i;
         int rc = -1;
 
@@ -331,10 +331,6 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                 }
         }
         if (ledger_prepare(lg,
-                           "SELECT gen FROM msgid_gens WHERE topic = ?1 AND "
-                           "dedup_key <> ?2",
-                           &stale_st, errstr, errstr_size) ||
-            ledger_prepare(lg,
                            "SELECT gen, first_ms, last_ms, ids, closed, "
                            "file_bytes FROM msgid_gens WHERE topic = ?1 "
                            "ORDER BY gen",
@@ -350,28 +346,10 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                        errstr, errstr_size))
                 goto out;
         for (i = 0; i < ntopics; i++) {
-                int src;
                 /* Ids made from another identity mean nothing now. */
-                if (sqlite3_bind_text(stale_st, 1, topics[i], -1,
-                                      SQLITE_STATIC) != SQLITE_OK ||
-                    sqlite3_bind_text(stale_st, 2, dedup_key, -1,
-                                      SQLITE_STATIC) != SQLITE_OK) {
-                        ledger_err(lg, "cannot load ledger id windows",
-                                   errstr, errstr_size);
+                if (ledger_topic_gens_del(lg, topics[i], dedup_key, errstr,
+                                          errstr_size))
                         goto out;
-                }
-                while ((src = sqlite3_step(stale_st)) == SQLITE_ROW)
-                        if (ledger_gen_del(lg,
-                                           (uint64_t)sqlite3_column_int64(
-                                                   stale_st, 0),
-                                           errstr, errstr_size))
-                                goto out;
-                sqlite3_reset(stale_st);
-                if (src != SQLITE_DONE) {
-                        ledger_err(lg, "cannot load ledger id windows",
-                                   errstr, errstr_size);
-                        goto out;
-                }
                 if (ledger_window_load(lg, tr, gen_st, batch_st, chunk_st,
                                        (uint32_t)i, errstr, errstr_size))
                         goto out;
@@ -393,7 +371,6 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
         rc = 0;
 out:
         ledger_rollback(lg);
-        sqlite3_finalize(stale_st);
         sqlite3_finalize(gen_st);
         sqlite3_finalize(batch_st);
         sqlite3_finalize(chunk_st);
@@ -432,6 +409,58 @@ int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                ledger_gen_step(lg, LEDGER_ST_GEN_DEL, gen,
                                "cannot delete ledger id generation", errstr,
                                errstr_size);
+}
+
+int ledger_topic_gens_del(struct ledger *lg, const char *topic,
+                          const char *keep_key, char *errstr,
+                          size_t errstr_size)
+{
+        static const char *const what = "cannot read ledger id windows";
+        sqlite3_stmt *st = NULL;
+        uint64_t *gens = NULL;
+        size_t n = 0, cap = 0, i;
+        int src, rc = -1;
+
+        if (ledger_prepare(lg,
+                           keep_key ? "SELECT gen FROM msgid_gens WHERE "
+                                      "topic = ?1 AND dedup_key <> ?2"
+                                    : "SELECT gen FROM msgid_gens WHERE "
+                                      "topic = ?1",
+                           &st, errstr, errstr_size))
+                return -1;
+        if (sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC) != SQLITE_OK ||
+            (keep_key && sqlite3_bind_text(st, 2, keep_key, -1,
+                                           SQLITE_STATIC) != SQLITE_OK)) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        /* All of them first: no row is deleted under the running query. */
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 32;
+                        uint64_t *g = realloc(gens, ncap * sizeof(*g));
+                        if (!g) {
+                                snprintf(errstr, errstr_size, "%s: %s", what,
+                                         strerror(ENOMEM));
+                                goto out;
+                        }
+                        gens = g;
+                        cap = ncap;
+                }
+                gens[n++] = (uint64_t)sqlite3_column_int64(st, 0);
+        }
+        if (src != SQLITE_DONE) {
+                ledger_err(lg, what, errstr, errstr_size);
+                goto out;
+        }
+        for (i = 0; i < n; i++)
+                if (ledger_gen_del(lg, gens[i], errstr, errstr_size))
+                        goto out;
+        rc = 0;
+out:
+        sqlite3_finalize(st);
+        free(gens);
+        return rc;
 }
 
 int ledger_windows_part_add(struct ledger *lg, uint32_t window,

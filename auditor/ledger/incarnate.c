@@ -8,7 +8,6 @@
  * incarnate() in flow.c), so nothing of the old log is applied to the new
  * one.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,11 +29,6 @@ static const char *const ledger_retire_sql[] = {
         "DELETE FROM open_gaps WHERE topic = ?1",
         "DELETE FROM confirmed_gaps WHERE topic = ?1",
         "DELETE FROM coverage_gaps WHERE topic = ?1",
-        "DELETE FROM msgid_batches WHERE gen IN (SELECT gen FROM msgid_gens "
-        "WHERE topic = ?1)",
-        "DELETE FROM msgid_chunks WHERE gen IN (SELECT gen FROM msgid_gens "
-        "WHERE topic = ?1)",
-        "DELETE FROM msgid_gens WHERE topic = ?1",
         /* The summary's kept counts (schema/0005_counts.sql, counts.c)
          * lose the topic's pairs and gaps: a producer of this topic only
          * leaves counts_producer, the others count one topic less. */
@@ -77,43 +71,6 @@ static int ledger_incarnation_next(struct ledger *lg, const char *topic,
                 goto out;
         }
         *out = sqlite3_column_int64(st, 0);
-        rc = 0;
-out:
-        sqlite3_finalize(st);
-        return rc;
-}
-
-/* The topic's closed generations in files go with their rows: their
- * files once the transaction commits (idfiles.c). */
-static int ledger_retire_files(struct ledger *lg, const char *topic,
-                               char *errstr, size_t errstr_size)
-{
-        sqlite3_stmt *st = NULL;
-        int src, rc = -1;
-
-        if (ledger_prepare(lg,
-                           "SELECT gen FROM msgid_gens WHERE topic = ?1 AND "
-                           "file_bytes IS NOT NULL",
-                           &st, errstr, errstr_size))
-                return -1;
-        if (sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC) != SQLITE_OK) {
-                ledger_err(lg, "cannot read ledger id windows", errstr,
-                           errstr_size);
-                goto out;
-        }
-        while ((src = sqlite3_step(st)) == SQLITE_ROW)
-                if (ledger_idfile_drop(lg, (uint64_t)sqlite3_column_int64(
-                                                   st, 0))) {
-                        snprintf(errstr, errstr_size,
-                                 "cannot delete ledger ids: %s",
-                                 strerror(ENOMEM));
-                        goto out;
-                }
-        if (src != SQLITE_DONE) {
-                ledger_err(lg, "cannot read ledger id windows", errstr,
-                           errstr_size);
-                goto out;
-        }
         rc = 0;
 out:
         sqlite3_finalize(st);
@@ -178,7 +135,8 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
                        "cannot begin ledger transaction", errstr, errstr_size))
                 return -1;
         if (ledger_incarnation_next(lg, topic, &inc, errstr, errstr_size) ||
-            ledger_retire_files(lg, topic, errstr, errstr_size) ||
+            /* The id window's generations: rows, ids and files. */
+            ledger_topic_gens_del(lg, topic, NULL, errstr, errstr_size) ||
             ledger_retire(lg, topic, inc, reason, now_ms, errstr,
                           errstr_size) ||
             ledger_flow_incarnate(lg, topic, &fr, errstr, errstr_size) ||

@@ -271,6 +271,11 @@ int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
                     const char *what, char *errstr, size_t errstr_size);
 int ledger_gen_del(struct ledger *lg, uint64_t gen, char *errstr,
                    size_t errstr_size);
+/* Deletes topic's generations (ledger_gen_del(): rows, ids, files), all
+ * of them, or those not made under keep_key when it is not NULL. */
+int ledger_topic_gens_del(struct ledger *lg, const char *topic,
+                          const char *keep_key, char *errstr,
+                          size_t errstr_size);
 
 /* flow.c: writes the attached flow's batch (inside the commit's
  * transaction), and clears its dirty set once the commit is done. */
