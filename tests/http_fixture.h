@@ -31,7 +31,6 @@
 #include <jansson.h>
 
 #include "../auditor/ledger.h"
-#include "test_files.h"
 #include "../base/log.h"
 #include "../auditor/report.h"
 #include "../auditor/status.h"
@@ -477,7 +476,7 @@ static inline int fx_teardown(void **state)
 
         http_stop(fx->hs);
         status_free(fx->st);
-        test_db_remove(fx->db);
+        ledger_remove(fx->db);
         unlink(fx->token);
         rmdir(fx->dir);
         free(fx);

@@ -26,7 +26,6 @@
 #include <sqlite3.h>
 
 #include "../auditor/ledger.h"
-#include "test_files.h"
 
 extern const size_t ledger_migrations_cnt;
 
@@ -61,8 +60,8 @@ static inline int fx_teardown(void **state)
 {
         struct fx *fx = *state;
 
-        test_db_remove(fx->a);
-        test_db_remove(fx->b);
+        ledger_remove(fx->a);
+        ledger_remove(fx->b);
         rmdir(fx->dir);
         free(fx);
         return 0;

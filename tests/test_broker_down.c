@@ -28,7 +28,7 @@
 #include <pthread.h>
 
 #include "../auditor/audit.h"
-#include "test_files.h"
+#include "../auditor/ledger.h"
 #include "../base/log.h"
 #include "../auditor/status.h"
 #include "../producer/producer.h"
@@ -269,7 +269,7 @@ static int fx_teardown(void **state)
         status_free(fx->st);
         rd_kafka_mock_cluster_destroy(fx->mc);
         rd_kafka_destroy(fx->rk);
-        test_db_remove(fx->db);
+        ledger_remove(fx->db);
         rmdir(fx->dir);
         free(fx);
         return 0;

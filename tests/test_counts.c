@@ -326,8 +326,7 @@ static void test_counts_hint_wrong(void **state)
         struct dedup_tracker *tr, *trn;
         struct dedup_config conf;
         struct ledger *lg, *lgb;
-        char pathb[160], p[176], err[256];
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock"};
+        char pathb[160], err[256];
         uint32_t i;
 
         snprintf(pathb, sizeof(pathb), "%s/b.db", fx->dir);
@@ -360,10 +359,7 @@ static void test_counts_hint_wrong(void **state)
                                 NULL),
                          1);
         ledger_close(lgb);
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", pathb, sfx[i]);
-                unlink(p);
-        }
+        ledger_remove(pathb);
 
         /* In ledger a, but new to a tracker that did not load it. */
         dedup_config_defaults(&conf);

@@ -19,7 +19,7 @@
 
 #include "../auditor/ledger_flow.h"
 #include "../auditor/report_flow.h"
-#include "test_files.h"
+#include "../auditor/ledger.h"
 
 struct fx {
         char dir[64];
@@ -55,7 +55,7 @@ static int fx_teardown(void **state)
 {
         struct fx *fx = *state;
 
-        test_db_remove(fx->path);
+        ledger_remove(fx->path);
         rmdir(fx->dir);
         free(fx);
         return 0;

@@ -131,7 +131,7 @@ static int ofx_teardown(void **state)
 
         http_stop(fx->hs);
         status_free(fx->st);
-        test_db_remove(fx->db);
+        ledger_remove(fx->db);
         rmdir(fx->dir);
         free(fx);
         return 0;

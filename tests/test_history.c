@@ -18,7 +18,6 @@
 #include <sqlite3.h>
 
 #include "../auditor/ledger.h"
-#include "test_files.h"
 #include "../base/clock.h"
 
 #define NPARTS 2
@@ -74,7 +73,7 @@ static int fx_teardown(void **state)
 
         dedup_tracker_free(fx->tr);
         ledger_close(fx->lg);
-        test_db_remove(fx->db);
+        ledger_remove(fx->db);
         rmdir(fx->dir);
         free(fx);
         return 0;

@@ -4,27 +4,38 @@
  * The fixture (ledger_fixture.h) is shared with test_ledger.c.
  */
 #include "ledger_fixture.h"
+#include <dirent.h>
+
 #include "../auditor/ledger/internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Id windows                                                          */
 /* ------------------------------------------------------------------ */
 
-/* One window per topic of parts_init(): 0 orders, 1 pay"ments. */
-static void windows_ok(struct ledger *lg, struct dedup_tracker *tr,
-                       const struct ledger_part *parts, const char *key)
+/* One window per topic of parts_init(): 0 orders, 1 pay"ments, loaded
+ * from lg; ledger_windows_load()'s result (err on -1). */
+static int windows_load(struct ledger *lg, struct dedup_tracker *tr,
+                        const struct ledger_part *parts, const char *key,
+                        char *err, size_t err_size)
 {
         static const char *const topics[2] = {"orders", "pay\"ments"};
         uint32_t windows[2];
-        char err[256];
         uint32_t i;
 
         for (i = 0; i < 2; i++)
                 assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
         for (i = 0; i < NPARTS; i++)
                 dedup_tracker_part_set_window(tr, i, i < 2 ? 0 : 1);
-        if (ledger_windows_load(lg, tr, topics, windows, 2, parts, NPARTS, key,
-                                err, sizeof(err)))
+        return ledger_windows_load(lg, tr, topics, windows, 2, parts, NPARTS,
+                                   key, err, err_size);
+}
+
+static void windows_ok(struct ledger *lg, struct dedup_tracker *tr,
+                       const struct ledger_part *parts, const char *key)
+{
+        char err[256];
+
+        if (windows_load(lg, tr, parts, key, err, sizeof(err)))
                 fail_msg("ledger_windows_load: %s", err);
 }
 
@@ -138,6 +149,25 @@ static void test_id_windows(void **state)
                 1);
         dedup_tracker_free(tr);
         ledger_close(lg);
+}
+
+/* Observes ids "i{from}".."i{to - 1}" as new, id i at offset base + i on
+ * part i % 2, committing after every `every` of them (0: never). */
+static void observe_new_ids(struct ledger *lg, struct dedup_tracker *tr,
+                            struct ledger_part *parts, int from, int to,
+                            int64_t base, int every)
+{
+        char id[16];
+        int i;
+
+        for (i = from; i < to; i++) {
+                snprintf(id, sizeof(id), "i%d", i);
+                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
+                                            base + i, id),
+                                 DEDUP_V_UNTRACKED);
+                if (every && i % every == every - 1)
+                        commit_ok(lg, tr, parts);
+        }
 }
 
 /* Opens path into a tracker whose windows hold max_ids ids. */
@@ -313,22 +343,22 @@ static struct dedup_id full_id(uint64_t lo, int n)
         return h;
 }
 
-/* Rewrites the blobs of table (column key1[, key2]) as wide ones with
- * whole hashes; chunks (h2) keyed by their first id's whole hi. */
-static void widen_table(sqlite3 *db, const char *table, int chunks, int n)
+/* Rewrites the open generations' batches as wide blobs with whole
+ * hashes. */
+static void widen_batches(sqlite3 *db, int n)
 {
-        char sql[256];
         sqlite3_stmt *sel = NULL, *upd = NULL;
         struct {
-                int64_t k1, k2;
+                int64_t gen, seq;
                 unsigned char *b;
                 size_t len;
         } rows[64];
         size_t nrows = 0, r, i;
 
-        snprintf(sql, sizeof(sql), "SELECT %s, entries FROM %s",
-                 chunks ? "rowid, 0" : "gen, seq", table);
-        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &sel, NULL),
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT gen, seq, entries FROM "
+                                            "msgid_batches",
+                                            -1, &sel, NULL),
                          SQLITE_OK);
         while (sqlite3_step(sel) == SQLITE_ROW) {
                 struct ledger_entries v;
@@ -340,8 +370,8 @@ static void widen_table(sqlite3 *db, const char *table, int chunks, int n)
                                             &v),
                         0);
                 assert_int_equal(v.size, LEDGER_ENTRY_NARROW);
-                rows[nrows].k1 = sqlite3_column_int64(sel, 0);
-                rows[nrows].k2 = sqlite3_column_int64(sel, 1);
+                rows[nrows].gen = sqlite3_column_int64(sel, 0);
+                rows[nrows].seq = sqlite3_column_int64(sel, 1);
                 rows[nrows].len = ledger_entries_size(v.n, 0);
                 rows[nrows].b = malloc(rows[nrows].len);
                 assert_non_null(rows[nrows].b);
@@ -353,24 +383,21 @@ static void widen_table(sqlite3 *db, const char *table, int chunks, int n)
                         id = full_id(id.lo, n);
                         ledger_entries_put(rows[nrows].b, 0, i, &id, part,
                                            off);
-                        if (!i)
-                                rows[nrows].k2 = chunks
-                                        ? (int64_t)(id.hi ^ LEDGER_SIGN)
-                                        : rows[nrows].k2;
                 }
                 nrows++;
         }
         sqlite3_finalize(sel);
-        snprintf(sql, sizeof(sql), "UPDATE %s SET entries = ?1%s WHERE %s",
-                 table, chunks ? ", h2 = ?3" : "",
-                 chunks ? "rowid = ?2" : "gen = ?2 AND seq = ?3");
-        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &upd, NULL),
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "UPDATE msgid_batches SET "
+                                            "entries = ?1 WHERE gen = ?2 AND "
+                                            "seq = ?3",
+                                            -1, &upd, NULL),
                          SQLITE_OK);
         for (r = 0; r < nrows; r++) {
                 sqlite3_bind_blob(upd, 1, rows[r].b, (int)rows[r].len,
                                   SQLITE_STATIC);
-                sqlite3_bind_int64(upd, 2, rows[r].k1);
-                sqlite3_bind_int64(upd, 3, rows[r].k2);
+                sqlite3_bind_int64(upd, 2, rows[r].gen);
+                sqlite3_bind_int64(upd, 3, rows[r].seq);
                 assert_int_equal(sqlite3_step(upd), SQLITE_DONE);
                 sqlite3_reset(upd);
                 free(rows[r].b);
@@ -457,7 +484,7 @@ static void ledger_widen(const char *path, int n)
 
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         files_to_chunks(db, path, n);
-        widen_table(db, "msgid_batches", 0, n);
+        widen_batches(db, n);
         sqlite3_close(db);
 }
 
@@ -481,14 +508,7 @@ static void id_windows_closed(struct fx *fx, int wide)
 
         tr = reload_window(fx->a, &lg, parts, 4800);
         dedup_tracker_begin(tr, 1000);
-        for (i = 0; i < 1000; i++) {
-                snprintf(id, sizeof(id), "i%d", i);
-                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
-                                            10000 + i, id),
-                                 DEDUP_V_UNTRACKED);
-                if (i % 170 == 169)
-                        commit_ok(lg, tr, parts);
-        }
+        observe_new_ids(lg, tr, parts, 0, 1000, 10000, 170);
         commit_ok(lg, tr, parts);
         assert_int_equal(
                 db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
@@ -578,6 +598,22 @@ static void test_id_windows_wide(void **state)
         id_windows_closed(*state, 1);
 }
 
+/* Opens path's windows, expecting the load to fail; the one-line reason
+ * in err. */
+static void windows_refused(const char *path, char *err, size_t err_size)
+{
+        struct ledger_part parts[NPARTS];
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+
+        tr = reload(path, &lg, parts);
+        assert_int_equal(windows_load(lg, tr, parts, "msgid", err, err_size),
+                         -1);
+        assert_null(strchr(err, '\n'));
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
 /* Offsets from 2^48 do not fit narrow: their blobs are wide, and found
  * again after a restart with their offsets whole.  A blob in neither
  * format stops the load with a one-line reason. */
@@ -588,8 +624,6 @@ static void test_id_windows_far(void **state)
         struct ledger_part parts[NPARTS];
         struct ledger_anomaly_filter f = {
                 .kind = "redelivered", .since_ms = -1, .limit = -1};
-        static const char *const topics[2] = {"orders", "pay\"ments"};
-        uint32_t windows[2];
         struct dedup_tracker *tr;
         struct ledger *lg;
         char id[16], err[256];
@@ -597,12 +631,7 @@ static void test_id_windows_far(void **state)
 
         tr = reload_window(fx->a, &lg, parts, 4800);
         dedup_tracker_begin(tr, 1000);
-        for (i = 0; i < 400; i++) {
-                snprintf(id, sizeof(id), "i%d", i);
-                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
-                                            base + i, id),
-                                 DEDUP_V_UNTRACKED);
-        }
+        observe_new_ids(lg, tr, parts, 0, 400, base, 0);
         commit_ok(lg, tr, parts);
         dedup_tracker_free(tr);
         ledger_close(lg);
@@ -636,19 +665,8 @@ static void test_id_windows_far(void **state)
         ledger_close(lg);
 
         db_exec(fx->a, "UPDATE msgid_batches SET entries = x'0201'");
-        tr = reload(fx->a, &lg, parts);
-        for (i = 0; i < 2; i++)
-                assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
-        for (i = 0; i < NPARTS; i++)
-                dedup_tracker_part_set_window(tr, (uint32_t)i, i < 2 ? 0 : 1);
-        assert_int_equal(ledger_windows_load(lg, tr, topics, windows, 2,
-                                             parts, NPARTS, "msgid", err,
-                                             sizeof(err)),
-                         -1);
+        windows_refused(fx->a, err, sizeof(err));
         assert_non_null(strstr(err, "in neither packed format"));
-        assert_null(strchr(err, '\n'));
-        dedup_tracker_free(tr);
-        ledger_close(lg);
 }
 
 /* A topic recreated: its state is retired in one transaction, the
@@ -810,30 +828,6 @@ static void test_topic_incarnation(void **state)
         ledger_close(rd);
 }
 
-/* Opens path's windows into tr, expecting the load to fail; the one-line
- * reason in err. */
-static void windows_refused(const char *path, char *err, size_t err_size)
-{
-        static const char *const topics[2] = {"orders", "pay\"ments"};
-        struct ledger_part parts[NPARTS];
-        struct dedup_tracker *tr;
-        struct ledger *lg;
-        uint32_t windows[2], i;
-
-        tr = reload(path, &lg, parts);
-        for (i = 0; i < 2; i++)
-                assert_int_equal(dedup_tracker_window_add(tr, &windows[i]), 0);
-        for (i = 0; i < NPARTS; i++)
-                dedup_tracker_part_set_window(tr, i, i < 2 ? 0 : 1);
-        assert_int_equal(ledger_windows_load(lg, tr, topics, windows, 2,
-                                             parts, NPARTS, "msgid", err,
-                                             err_size),
-                         -1);
-        assert_null(strchr(err, '\n'));
-        dedup_tracker_free(tr);
-        ledger_close(lg);
-}
-
 /*
  * Closed generations' files: gone with their generation once its drop is
  * committed; a file no row names (a crash between a file and its commit)
@@ -857,14 +851,7 @@ static void test_id_files(void **state)
          * 40, the last open and 15 closed ones live. */
         tr = reload_window(fx->a, &lg, parts, 160);
         dedup_tracker_begin(tr, 1000);
-        for (i = 0; i < 400; i++) {
-                snprintf(id, sizeof(id), "i%d", i);
-                assert_int_equal(observe_id(tr, parts, (uint32_t)(i % 2),
-                                            100 + i, id),
-                                 DEDUP_V_UNTRACKED);
-                if (i % 25 == 24)
-                        commit_ok(lg, tr, parts);
-        }
+        observe_new_ids(lg, tr, parts, 0, 400, 100, 25);
         commit_ok(lg, tr, parts);
         /* In the same run: found in the file just written. */
         assert_int_equal(observe_id(tr, parts, 1, 900, "i300"),

@@ -675,15 +675,7 @@ static void test_ledger_restart(void **state)
                          1);
         ledger_close(lg);
         dedup_tracker_free(r.tr);
-        {
-                static const char *const sfx[] = {"", "-wal", "-shm",
-                                                  "-lock", "-journal"};
-                char p[96];
-                for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                        snprintf(p, sizeof(p), "%s%s", db, sfx[i]);
-                        unlink(p);
-                }
-        }
+        ledger_remove(db);
 }
 
 int main(void)

@@ -372,17 +372,9 @@ static char fq_db[300];
 
 static void fq_ledger_remove(void)
 {
-        static const char *const sfx[] = {"", "-wal", "-shm", "-lock",
-                                          "-journal"};
-        char p[320];
-        size_t i;
-
         ledger_close(fq_lg);
         fq_lg = NULL;
-        for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-                snprintf(p, sizeof(p), "%s%s", fq_db, sfx[i]);
-                unlink(p);
-        }
+        ledger_remove(fq_db);
         rmdir(fq_dir);
 }
 
