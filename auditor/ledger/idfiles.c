@@ -28,14 +28,20 @@
 #include "../../base/kconf.h"
 #include "internal.h"
 
-/* "<dir>/<gen>.ids" into buf; -1 if it does not fit. */
+/* "<dir>/<gen>.ids" into buf; -1 (and why in errstr, when given) if it
+ * does not fit. */
 static int idfile_path(const struct ledger *lg, uint64_t gen, char *buf,
-                       size_t size)
+                       size_t size, char *errstr, size_t errstr_size)
 {
         int n = snprintf(buf, size, "%s/%llu.ids", lg->ids_dir,
                          (unsigned long long)gen);
 
-        return n < 0 || (size_t)n >= size ? -1 : 0;
+        if (n >= 0 && (size_t)n < size)
+                return 0;
+        if (errstr)
+                snprintf(errstr, errstr_size, "ledger id directory %s: %s",
+                         lg->ids_dir, strerror(ENAMETOOLONG));
+        return -1;
 }
 
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
@@ -170,11 +176,8 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
         size_t done = 0;
         int fd = -1, rc = -1;
 
-        if (idfile_path(lg, gen, path, sizeof(path))) {
-                snprintf(errstr, errstr_size, "ledger id directory %s: %s",
-                         lg->ids_dir, strerror(ENAMETOOLONG));
+        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
                 return -1;
-        }
         /* A leftover of the same number (written, its commit never made)
          * is overwritten. */
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -227,11 +230,8 @@ static void *idfile_map(const struct ledger *lg, uint64_t gen, size_t bytes,
         void *map = NULL;
         int fd;
 
-        if (idfile_path(lg, gen, path, sizeof(path))) {
-                snprintf(errstr, errstr_size, "ledger id directory %s: %s",
-                         lg->ids_dir, strerror(ENAMETOOLONG));
+        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
                 return NULL;
-        }
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &sb)) {
                 snprintf(errstr, errstr_size,
@@ -319,11 +319,8 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         cnt = f->n - first < 2 * LEDGER_IDFILE_STEP ? f->n - first
                                                      : 2 * LEDGER_IDFILE_STEP;
         want = cnt * f->size;
-        if (idfile_path(lg, gen, path, sizeof(path))) {
-                snprintf(errstr, errstr_size, "ledger id directory %s: %s",
-                         lg->ids_dir, strerror(ENAMETOOLONG));
+        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
                 return -1;
-        }
         fd = open(path, O_RDONLY | O_CLOEXEC);
         while (fd >= 0 && done < want) {
                 ssize_t n = pread(fd, buf + done, want - done,
@@ -385,7 +382,7 @@ void ledger_idfiles_txn_end(struct ledger *lg, int committed)
                         continue;
                 /* A file left behind (unlink failed) is swept at the next
                  * load: no row names it any more. */
-                if (!idfile_path(lg, f->gen, path, sizeof(path)))
+                if (!idfile_path(lg, f->gen, path, sizeof(path), NULL, 0))
                         (void)unlink(path);
         }
         lg->nidf = k;
@@ -443,7 +440,7 @@ int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
                                    errstr, errstr_size);
                         goto out;
                 }
-                if (!idfile_path(lg, gen, path, sizeof(path)) &&
+                if (!idfile_path(lg, gen, path, sizeof(path), NULL, 0) &&
                     unlink(path) && errno != ENOENT) {
                         snprintf(errstr, errstr_size, "cannot remove %s: %s",
                                  path, strerror(errno));
