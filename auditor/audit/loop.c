@@ -448,9 +448,14 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 dedup_tracker_begin(a->tr, now);
                 for (k = 0; k < n && !fatal; k++) {
                         if (preparsed) {
-                                if (k + AUDIT_PREFETCH_AHEAD < n)
+                                if (k + AUDIT_PREFETCH_AHEAD < n) {
                                         audit_record_prefetch(
                                             a, &recs[k + AUDIT_PREFETCH_AHEAD]);
+                                        /* audit_message() reads the
+                                         * message (offset, partition). */
+                                        __builtin_prefetch(
+                                            msgs[k + AUDIT_PREFETCH_AHEAD]);
+                                }
                         } else if (pooled) {
                                 audit_pool_wait(a->pool, (size_t)k + 1);
                                 if (k + AUDIT_PREFETCH_AHEAD < n &&

@@ -141,8 +141,14 @@ void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
 
 void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
 {
-        if (r->part != AUDIT_REC_NONE)
-                dedup_tracker_prefetch(a->tr, r->part, &r->h);
+        if (r->part == AUDIT_REC_NONE)
+                return;
+        dedup_tracker_prefetch(a->tr, r->part, &r->h);
+        /* The pair lookup compares the producer's bytes: in a batch read
+         * ahead during a commit they have gone cold (perf: a 4 % memcmp
+         * in dedup_pair_lookup, gone with this line). */
+        if (r->h.producer)
+                __builtin_prefetch(r->h.producer);
 }
 
 static void audit_record(struct audit *a, struct ledger_part *lp,
