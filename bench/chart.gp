@@ -7,7 +7,7 @@
 # the slowest to the fastest run.
 if (!exists("results")) results = "build/bench-results"
 
-set terminal pngcairo size 900,420 font "sans,9" noenhanced
+set terminal pngcairo size 1300,420 font "sans,9" noenhanced
 set output results."/throughput.png"
 set datafile separator ","
 set key off

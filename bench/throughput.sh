@@ -184,10 +184,10 @@ short() {
     cperf_own) echo "ConsumerPerf.|nMsg.sec" ;;
     cperf_fetch) echo "ConsumerPerf.|fetch.nMsg.sec" ;;
     cperf_wall) echo "ConsumerPerf.|wall + JVM start" ;;
-    eosaudit) echo "eosaudit scan|2 threads, ids" ;;
-    eosaudit_t1) echo "eosaudit scan|1 thread, ids" ;;
-    eosaudit_noids) echo "eosaudit scan|2 thr., --id-window 0" ;;
-    eosaudit_noids_t1) echo "eosaudit scan|1 thr., --id-window 0" ;;
+    eosaudit) echo "eosaudit|2 thr. + ids" ;;
+    eosaudit_t1) echo "eosaudit|1 thr. + ids" ;;
+    eosaudit_noids) echo "eosaudit|2 thr. no ids" ;;
+    eosaudit_noids_t1) echo "eosaudit|1 thr. no ids" ;;
   esac
 }
 
@@ -205,7 +205,9 @@ for t in kcat kcat_tcmalloc kcat_hdrs read1 read2c read2q cperf_own cperf_fetch 
   read -r c _ _ < <(bench_col "$runs" 7 2 "$t" | { grep . || true; } | bench_stats)
   r=$(awk -v k="$r" 'BEGIN { printf "%.0f", k / 1024 }')
   med[$t]=$m
-  echo "$t,$(label "$t"),$m,$lo,$hi,$reps,$s,$r,$(short "$t"),$c" >>"$summary"
+  # No commas inside a CSV field (chart.gp splits on every comma).
+  l=$(label "$t")
+  echo "$t,${l//,/;},$m,$lo,$hi,$reps,$s,$r,$(short "$t"),$c" >>"$summary"
   case "$t" in
     cperf_own | cperf_fetch) s="-" r="-" c="-" pc="-" ;;
     *) pc=$(bench_rate "$records" "$c"); per_cpu[$t]=$pc ;;
