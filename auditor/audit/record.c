@@ -145,8 +145,9 @@ void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
                 return;
         dedup_tracker_prefetch(a->tr, r->part, &r->h);
         /* The pair lookup compares the producer's bytes: in a batch read
-         * ahead during a commit they have gone cold (perf: a 4 % memcmp
-         * in dedup_pair_lookup, gone with this line). */
+         * ahead during a commit they have gone cold (perf: the memcmp in
+         * dedup_pair_lookup took 4 % of a scan's samples without this;
+         * about 1.5 % with it, on other batches). */
         if (r->h.producer)
                 __builtin_prefetch(r->h.producer);
 }
