@@ -393,10 +393,11 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                                          const struct dedup_hdrs *h);
 
 /*
- * Starts loading the id window's filter block that observing h on part
- * will read (h->id_hashed set; a no-op otherwise, or without a window):
- * called a few records ahead of dedup_tracker_observe(), it hides that
- * cache miss.  Reads the tracker only; changes nothing.
+ * Starts loading what observing h on part will read: the producer's
+ * bytes (the pair lookup compares them) and the id window's filter block
+ * (h->id_hashed set, and a window).  Called a few records ahead of
+ * dedup_tracker_observe(), it hides those cache misses.  Reads the
+ * tracker only; changes nothing.
  */
 void dedup_tracker_prefetch(const struct dedup_tracker *tr, uint32_t part,
                             const struct dedup_hdrs *h);

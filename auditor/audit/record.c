@@ -141,15 +141,8 @@ void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
 
 void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
 {
-        if (r->part == AUDIT_REC_NONE)
-                return;
-        dedup_tracker_prefetch(a->tr, r->part, &r->h);
-        /* The pair lookup compares the producer's bytes: in a batch read
-         * ahead during a commit they have gone cold (perf: the memcmp in
-         * dedup_pair_lookup took 4 % of a scan's samples without this;
-         * about 1.5 % with it, on other batches). */
-        if (r->h.producer)
-                __builtin_prefetch(r->h.producer);
+        if (r->part != AUDIT_REC_NONE)
+                dedup_tracker_prefetch(a->tr, r->part, &r->h);
 }
 
 static void audit_record(struct audit *a, struct ledger_part *lp,
