@@ -12,6 +12,10 @@
 #                             and Prometheus images (Dockerfile.kafka,
 #                             Dockerfile.prometheus)
 #   podman.sh podman ARGS...  podman with this project's settings
+#   podman.sh apt-cache ARGS...
+#                             apt-cache on the base suite's package index
+#                             (what the images' apt-get installs from), in
+#                             a private state directory: no engine needed
 #   podman.sh compose ARGS... podman-compose on deploy/docker/compose.yaml with
 #                             the local images
 #
@@ -74,6 +78,39 @@ mirror() {
 
 pm() { podman "$@"; }
 
+# This machine's apt settings on the age of an archive's index
+# (Acquire::Check-Valid-Until, Acquire::Check-Date), for the base image: a
+# host whose mirror is a snapshot, or whose clock is ahead of it, turns
+# them off, and the images' apt-get (and deploy/librdkafka.sh reading sid)
+# must then do as the host's does.  Nothing on an ordinary host.
+host_apt_checks() {
+  apt-config dump | grep -E '^Acquire::Check-(Valid-Until|Date) ' || true
+}
+
+# apt-cache on $SUITE's binary index, fetched once a month (as the base
+# image is) into the cache with a private sources list and state: the
+# machine's own apt configuration is neither read nor written, so a
+# Debian 12 host can ask what Debian 13 calls a package.
+apt_index() {
+  local d="$CACHE/apt-$KEY" a
+  a=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
+     -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
+     -o Dir::State="$d/state" -o Dir::State::Lists="$d/state/lists"
+     -o Dir::State::status=/dev/null -o Dir::Cache="$d/cache"
+     -o APT::Sandbox::User=root -o Debug::NoLocking=1 -o Acquire::Languages=none
+     -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
+     -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false)
+  if [ ! -f "$d/.complete" ]; then
+    mkdir -p "$d/state/lists/partial" "$d/cache/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(mirror) $SUITE main" \
+      >"$d/sources.list"
+    apt-get -q "${a[@]}" update >"$d/update.log" 2>&1 ||
+      { tail -n 20 "$d/update.log" >&2; die "apt-get update of $SUITE's index failed"; }
+    touch "$d/.complete"
+  fi
+  apt-cache "${a[@]}" "$@"
+}
+
 base() {
   if pm image exists "$BASE"; then echo "$BASE"; return 0; fi
   local tar="$CACHE/debian-$KEY-minbase.tar"
@@ -90,6 +127,7 @@ base() {
     fi
     # A fresh apt index is the image's first step anyway; keep it small.
     $SUDO rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+    host_apt_checks | $SUDO tee "$root/etc/apt/apt.conf.d/99eosaudit-host" >/dev/null
     mkdir -p "$CACHE"
     $SUDO tar -C "$root" --numeric-owner -cf "$tar.tmp" .
     mv "$tar.tmp" "$tar"
@@ -148,5 +186,6 @@ case "$cmd" in
   stand-ins) stand_ins ;;
   compose) compose "$@" ;;
   podman) pm "$@" ;;
-  *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  apt-cache) apt_index "$@" ;;
+  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -146,35 +146,112 @@ assert_true "deploy/docker/eosaudit.conf is valid" \
 # --- Dockerfile and compose.yaml ------------------------------------------------
 
 # Runtime libraries: the Debian packages owning what the binary links
-# directly (Debian 12 here, bookworm in the image).
-needed=
-for so in $(objdump -p "$EOSAUDIT" | awk '$1 == "NEEDED" { print $2 }'); do
-        # A sanitizer build (make test SANITIZE=...) links ASan/UBSan; the
-        # image ships the plain build.
-        case "$so" in libasan.so*|libubsan.so*|libtsan.so*) continue ;; esac
-        f="$(ldconfig -p | awk -v s="$so" '$1 == s { print $NF; exit }')"
-        [ -n "$f" ] || die "cannot find $so"
-        pkg="$(dpkg -S "$(readlink -f "$f")" 2>/dev/null | head -n 1 | cut -d: -f1)" ||
-                pkg=
-        [ -n "$pkg" ] || pkg="$(dpkg -S "$f" 2>/dev/null | head -n 1 | cut -d: -f1)"
-        [ -n "$pkg" ] || die "no package owns $f"
+# directly, found where the loader finds them (ldd: the rpath first).  The
+# one library no package owns must be the librdkafka deploy/librdkafka.sh
+# built (when the system's is too old): the image copies it from its build
+# stage, so the packages owning what it links are runtime packages too, and
+# the -dev packages of those, built from the same sources, build packages.
+RDK_PREFIX="$("$ROOT/deploy/librdkafka.sh" prefix)"
+owner() { # FILE: the package owning FILE (or its link's target), or nothing
+        local p
+        p="$(dpkg -S "$(readlink -f "$1")" 2>/dev/null | head -n 1 | cut -d: -f1)"
+        [ -n "$p" ] || p="$(dpkg -S "$1" 2>/dev/null | head -n 1 | cut -d: -f1)"
+        echo "$p"
+}
+libs_of() { # ELF: one line per library ELF links directly: PACKAGE FILE
+        local so f
+        for so in $(objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'); do
+                # A sanitizer build (make test SANITIZE=...) links ASan/UBSan;
+                # the image ships the plain build.
+                case "$so" in libasan.so*|libubsan.so*|libtsan.so*) continue ;; esac
+                f="$(ldd "$1" | awk -v s="$so" '$1 == s && $2 == "=>" { print $3; exit }')"
+                [ -n "$f" ] || f="$(ldconfig -p | awk -v s="$so" '$1 == s { print $NF; exit }')"
+                if [ -z "$f" ]; then echo "? $so"; continue; fi
+                echo "$(owner "$f" | grep . || echo -) $f"
+        done
+}
+needed= rdk_needed= rdk_lib=
+while read -r pkg f; do
+        [ "$pkg" != "?" ] || die "cannot find $f (linked by $EOSAUDIT)"
+        if [ "$pkg" = - ]; then
+                [ -n "$RDK_PREFIX" ] && [[ "$(readlink -f "$f")" == "$(readlink -f "$RDK_PREFIX")"/* ]] ||
+                        die "no package owns $f"
+                rdk_lib="$f"
+                continue
+        fi
         needed="$needed $pkg"
-done
+done <<<"$(libs_of "$EOSAUDIT")"
+if [ -n "$rdk_lib" ]; then
+        while read -r pkg f; do
+                [ "$pkg" != "?" ] || die "cannot find $f (linked by $rdk_lib)"
+                [ "$pkg" != - ] || die "no package owns $f (linked by $rdk_lib)"
+                rdk_needed="$rdk_needed $pkg"
+        done <<<"$(libs_of "$rdk_lib")"
+        log "librdkafka from deploy/librdkafka.sh ($rdk_lib) links:$rdk_needed"
+fi
+needed="$(echo $needed $rdk_needed | tr ' ' '\n' | sort -u | tr '\n' ' ')"
 # Build packages: owners of the pkg-config files the Makefile asks for,
 # and of the allocator's link library.
 devpkgs=
-for pc in rdkafka libmicrohttpd sqlite3 jansson; do
+for pc in libmicrohttpd sqlite3 jansson; do
         f="$(pkg-config --variable=pcfiledir "$pc")/$pc.pc"
         devpkgs="$devpkgs $(dpkg -S "$f" | head -n 1 | cut -d: -f1)"
 done
 f="$(realpath -s "$(gcc -print-file-name=libtcmalloc_minimal.so)")"
 devpkgs="$devpkgs $(dpkg -S "$f" 2>/dev/null | head -n 1 | cut -d: -f1)"
-log "runtime packages:$needed"
-log "build packages:$devpkgs"
+if [ -n "$rdk_lib" ]; then
+        # The bootstrap: each installed -dev package built from the source
+        # of a package the library needs, and what librdkafka.sh fetches
+        # Debian's source package with.
+        for pkg in $rdk_needed; do
+                [ "$pkg" = libc6 ] && continue
+                src="$(dpkg-query -W -f '${source:Package}' "$pkg")"
+                devpkgs="$devpkgs $(dpkg-query -W -f '${Package} ${source:Package} ${db:Status-Abbrev}\n' |
+                        awk -v s="$src" '$2 == s && $1 ~ /-dev$/ && $3 == "ii" { print $1 }' | tr '\n' ' ')"
+        done
+        devpkgs="$devpkgs dpkg-dev debian-archive-keyring ca-certificates"
+else
+        f="$(pkg-config --variable=pcfiledir rdkafka)/rdkafka.pc"
+        devpkgs="$devpkgs $(dpkg -S "$f" | head -n 1 | cut -d: -f1)"
+fi
+log "runtime packages (this host's names):$needed"
+log "build packages (this host's names):$devpkgs"
 
-lint="$("$PY" - "$ROOT" "$needed" "$devpkgs" <<'PYEOF'
-import glob, os, re, shlex, sys, yaml
+# The image's Debian (podman.sh's base suite, the Dockerfile's default
+# images) may name them otherwise: its name for each is the package built
+# from the same source and named alike, or with Debian 13's t64 suffix
+# (the 64-bit time_t transition: libssl3 -> libssl3t64), looked up in that
+# suite's own index (podman.sh apt-cache: a private apt state).
+SUITE="$(sed -n 's/^SUITE="${BASE_SUITE:-\([a-z]*\)}"$/\1/p' "$ROOT/deploy/docker/podman.sh")"
+[ -n "$SUITE" ] || die "no default suite in deploy/docker/podman.sh"
+export BASE_SUITE="$SUITE"
+"$ROOT/deploy/docker/podman.sh" apt-cache policy >/dev/null || die "no package index of $SUITE"
+to_suite() { # VAR PKG...: VAR = the PKGs' names in $SUITE (one apt-cache)
+        local var="$1" p c src known out=
+        shift
+        # "PACKAGE SOURCE" of each candidate the suite has.
+        known="$(for p in "$@"; do echo "$p ${p}t64"; done | tr ' ' '\n' | sort -u |
+                xargs "$ROOT/deploy/docker/podman.sh" apt-cache show --no-all-versions 2>/dev/null |
+                awk '/^Package:/ { p = $2; s = $2 } /^Source:/ { s = $2 }
+                     /^$/ { if (p != "") print p, s; p = "" } END { if (p != "") print p, s }')"
+        for p in "$@"; do
+                src="$(dpkg-query -W -f '${source:Package}' "$p")"
+                c="$(awk -v a="$p" -v b="${p}t64" -v s="$src" \
+                        '($1 == a || $1 == b) && $2 == s { print $1; exit }' <<<"$known")"
+                [ -n "$c" ] || die "$SUITE has no package for this host's $p (source $src)"
+                out="$out $c"
+        done
+        printf -v "$var" '%s' "$(tr ' ' '\n' <<<"$out" | grep . | sort -u | tr '\n' ' ')"
+}
+to_suite needed $needed
+to_suite devpkgs $devpkgs
+log "runtime packages ($SUITE):$needed"
+log "build packages ($SUITE):$devpkgs"
+
+lint="$("$PY" - "$ROOT" "$needed" "$devpkgs" "$rdk_lib" "$SUITE" <<'PYEOF'
+import glob, os, re, shlex, subprocess, sys, yaml
 root, needed, devpkgs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+rdk_lib, suite = sys.argv[4], sys.argv[5]
 bad = 0
 def check(ok, what):
     global bad
@@ -224,8 +301,8 @@ check(len(stages) >= 2, "Dockerfile: multi-stage (%d stages)" % len(stages))
 names = [s["name"] for s in stages if s["name"]]
 check(len(names) == len(set(names)), "Dockerfile: stage names unique")
 for s in stages:
-    check(re.match(r"^debian:bookworm(-slim)?(@sha256:[0-9a-f]{64})?$", s["image"]) is not None,
-          "Dockerfile: stage %s from debian:bookworm (%s)" % (s["name"], s["image"]))
+    check(re.match(r"^debian:%s(-slim)?(@sha256:[0-9a-f]{64})?$" % suite, s["image"]) is not None,
+          "Dockerfile: stage %s from debian:%s, podman.sh's base suite (%s)" % (s["name"], suite, s["image"]))
 build, final = stages[0], stages[-1]
 
 def runs(stage):
@@ -249,6 +326,42 @@ for p in needed:
     check(p == "libc6" or p in fpk, "Dockerfile: runtime stage installs %s" % p)
 check(not any(p.endswith("-dev") or p == "build-essential" for p in fpk),
       "Dockerfile: no -dev package in the runtime stage")
+# librdkafka from deploy/librdkafka.sh (the system's is too old): the build
+# stage runs it alone before the sources come (a layer every commit
+# reuses), takes build/deps.mk from it after, and stages the library it
+# built for the runtime stage (t_95 runs ldd in the image).
+if rdk_lib:
+    bi = build["ins"]
+    def at(pred):
+        return next((i for i, (k, r) in enumerate(bi) if pred(k, r)), -1)
+    i_sh = at(lambda k, r: k == "COPY" and shlex.split(r)[:1] == ["deploy/librdkafka.sh"])
+    i_boot = at(lambda k, r: k == "RUN" and re.search(r"^deploy/librdkafka\.sh(\s|$)", r))
+    i_all = at(lambda k, r: k == "COPY" and shlex.split(r)[:1] == ["."])
+    i_vars = at(lambda k, r: k == "RUN" and re.search(r"librdkafka\.sh make-vars\s*>\s*build/deps\.mk", r))
+    check(0 <= i_sh < i_boot, "Dockerfile: the build stage copies deploy/librdkafka.sh alone and runs it")
+    check(0 <= i_boot < i_all, "Dockerfile: the librdkafka bootstrap comes before COPY . .")
+    check(i_all < i_vars, "Dockerfile: build/deps.mk from librdkafka.sh make-vars, after COPY . .")
+    check("librdkafka.so.1" in runs(build), "Dockerfile: the build stage stages librdkafka.so.1")
+    check(any("--from=build" in r and "eosaudit" not in r for k, r in final["ins"] if k == "COPY"),
+          "Dockerfile: the runtime stage copies the library from the build stage")
+# Every package a Dockerfile installs is one of the suite's (its index,
+# through podman.sh apt-cache): a name from another release fails here.
+stand_ins = []
+for n in ("Dockerfile.kafka", "Dockerfile.prometheus"):
+    t = open(os.path.join(ddir, n)).read()
+    stand_ins.append(re.sub(r"\\\n", " ", t))
+allp = set(bpk) | set(fpk)
+for t in stand_ins:
+    for line in t.splitlines():
+        for cmd in re.split(r"&&|;", line):
+            w = shlex.split(cmd, comments=True)
+            if "apt-get" in w and "install" in w:
+                allp |= {x for x in w[w.index("install") + 1:] if not x.startswith("-")}
+pol = subprocess.run([os.path.join(ddir, "podman.sh"), "apt-cache", "policy"] + sorted(allp),
+                     env=dict(os.environ, BASE_SUITE=suite), capture_output=True, text=True).stdout
+cand = dict(re.findall(r"^(\S+):\n\s+Installed: .*\n\s+Candidate: (.*)$", pol, re.M))
+for p in sorted(allp):
+    check(cand.get(p, "(none)") != "(none)", "Dockerfile*: %s is a package of %s" % (p, suite))
 users = [r for k, r in final["ins"] if k == "USER"]
 check(bool(users), "Dockerfile: USER in the final stage")
 if users:
