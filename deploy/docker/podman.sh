@@ -12,6 +12,9 @@
 #                             and Prometheus images (Dockerfile.kafka,
 #                             Dockerfile.prometheus)
 #   podman.sh podman ARGS...  podman with this project's settings
+#   podman.sh env             those settings as shell exports, for scripts
+#                             that run podman themselves:
+#                             eval "$(deploy/docker/podman.sh env)"
 #   podman.sh apt-cache ARGS...
 #                             apt-cache on the base suite's package index
 #                             (what the images' apt-get installs from), in
@@ -20,21 +23,28 @@
 #                             the local images
 #
 # Podman's settings come from deploy/docker/containers.conf (runc, cgroupfs,
-# explicit ulimits) through CONTAINERS_CONF; /etc is not touched.
+# explicit ulimits) through CONTAINERS_CONF; /etc is not touched.  Where
+# Podman's storage would sit on an overlay file system (inside a container:
+# CI runners often are one), overlay cannot stack on it ("'overlay' is not
+# supported over overlayfs, a mount_program is required"): the storage
+# then goes through fuse-overlayfs (storage-fuse-overlayfs.conf; deps
+# installs Debian's package) where /dev/fuse exists, else the vfs driver
+# (storage-vfs.conf: a full copy per layer), through CONTAINERS_STORAGE_CONF.
 #
-# The base image: `debootstrap --variant=minbase bookworm` from the mirror
+# The base image: `debootstrap --variant=minbase trixie` (Debian 13) from the mirror
 # apt uses on this machine, packed as a tarball in the cache directory
 # ($EOSAUDIT_CACHE, default /var/cache/eosaudit as root, else
 # ~/.cache/eosaudit), keyed by suite and month, and imported as
-# localhost/eosaudit-base:bookworm-YYYYMM.  A month later a new one is made.
+# localhost/eosaudit-base:trixie-YYYYMM.  A month later a new one is made.
 #
-# Environment: BASE_SUITE=bookworm  DEBIAN_MIRROR=<apt's>  EOSAUDIT_CACHE
+# Environment: BASE_SUITE=trixie  DEBIAN_MIRROR=<apt's>  EOSAUDIT_CACHE
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$DIR/../.." && pwd)"
 export CONTAINERS_CONF="$DIR/containers.conf"
-SUITE="${BASE_SUITE:-bookworm}"
+GRAPHROOT=/var/lib/containers/storage
+SUITE="${BASE_SUITE:-trixie}"
 if [ "$(id -u)" = 0 ]; then
   CACHE="${EOSAUDIT_CACHE:-/var/cache/eosaudit}"
 else
@@ -53,6 +63,7 @@ deps() {
   local pkgs=(podman runc debootstrap podman-compose
               containernetworking-plugins golang-github-containernetworking-plugin-dnsname
               iptables uidmap) missing=() p
+  [ "$(storage_fs)" = overlayfs ] && [ -c /dev/fuse ] && pkgs+=(fuse-overlayfs)
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
       missing+=("$p")
@@ -75,6 +86,32 @@ mirror() {
        grep -E '/debian/?$' | head -n 1)"
   echo "${m:-http://deb.debian.org/debian}"
 }
+
+# The file system type under rootful Podman's storage (its nearest
+# directory that exists): "overlayfs" in a container whose root is one.
+storage_fs() {
+  local d="$GRAPHROOT"
+  while [ ! -d "$d" ]; do d="$(dirname "$d")"; done
+  stat -f -c %T "$d"
+}
+
+# The storage configuration Podman needs here, or nothing for its own
+# default (overlay on a plain file system; rootless Podman's own storage).
+# The choice sticks: a storage made with vfs stays vfs (Podman refuses a
+# driver other than the one its database was made with).
+storage_conf() {
+  [ "$(id -u)" = 0 ] || return 0
+  [ "$(storage_fs)" = overlayfs ] || return 0
+  if [ ! -d "$GRAPHROOT/vfs" ] && [ -c /dev/fuse ] && command -v fuse-overlayfs >/dev/null 2>&1; then
+    echo "$DIR/storage-fuse-overlayfs.conf"
+  else
+    echo "$DIR/storage-vfs.conf"
+  fi
+}
+if [ -z "${CONTAINERS_STORAGE_CONF:-}" ] && [ "${1:-}" != deps ]; then
+  CONTAINERS_STORAGE_CONF="$(storage_conf)"
+  [ -n "$CONTAINERS_STORAGE_CONF" ] && export CONTAINERS_STORAGE_CONF
+fi
 
 pm() { podman "$@"; }
 
@@ -154,8 +191,10 @@ build() {
 
 # The compose stack's stand-ins, tagged as compose.yaml's variables expect
 # them (the README's Podman section exports those).
-KAFKA_STANDIN=localhost/eosaudit-kafka:4.1.0
-PROMETHEUS_STANDIN=localhost/eosaudit-prometheus:bookworm
+# The Kafka stand-in is tagged with the version of deploy/kafka's jars.
+KAFKA_STANDIN="localhost/eosaudit-kafka:$(sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' \
+  "$ROOT/deploy/kafka/pom.xml")"
+PROMETHEUS_STANDIN="localhost/eosaudit-prometheus:$SUITE"
 stand_ins() {
   local b
   b="$(base)"
@@ -186,6 +225,11 @@ case "$cmd" in
   stand-ins) stand_ins ;;
   compose) compose "$@" ;;
   podman) pm "$@" ;;
+  env)
+    echo "export CONTAINERS_CONF=${CONTAINERS_CONF@Q}"
+    [ -z "${CONTAINERS_STORAGE_CONF:-}" ] ||
+      echo "export CONTAINERS_STORAGE_CONF=${CONTAINERS_STORAGE_CONF@Q}"
+    ;;
   apt-cache) apt_index "$@" ;;
-  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
