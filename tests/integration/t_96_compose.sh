@@ -17,7 +17,6 @@ source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (Debian's rootful Podman)"
 PODMAN_SH="$ROOT/deploy/docker/podman.sh"
-export CONTAINERS_CONF="$ROOT/deploy/docker/containers.conf"
 PROJECT="eosaudit-it-$(echo "$IT_RUN_ID" | tr -cd '0-9-')"
 ALERT_WAIT=90
 SERVICES=(kafka kafka-init eosaudit prometheus)
@@ -33,6 +32,9 @@ export EOSAUDIT_IMAGE=localhost/eosaudit:it
 
 "$PODMAN_SH" deps >"$IT_TMP/deps.log" 2>&1 ||
         { cat "$IT_TMP/deps.log"; die "cannot install podman"; }
+# podman.sh's settings (containers.conf; the storage's, inside a container)
+# for the podman commands below.
+eval "$("$PODMAN_SH" env)"
 start=$SECONDS
 # The image t_95 built from this tree in this run, else built here.
 if image_built_here "$EOSAUDIT_IMAGE"; then

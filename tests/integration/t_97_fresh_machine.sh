@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # it-timeout: 900
-# A fresh machine, as a new user meets it: a container from the debootstrap
-# base image (deploy/docker/podman.sh base) with only make, git and
-# ca-certificates installed, and this working tree (its tracked and
-# unignored files, no build output, no node_modules, no Kafka jars) in
-# /src.  There, as root:
-#   make run                  installs everything (deploy/install-deps.sh),
-#                             builds and passes the demo;
+# A fresh machine, as a new user meets it: a Debian 13 (trixie) container
+# from the debootstrap base image (deploy/docker/podman.sh base) with only
+# make, git and ca-certificates installed, and this working tree (its
+# tracked and unignored files, no build output, no node_modules, no Kafka
+# jars) in /src.  There, as root:
+#   make run                  installs everything (deploy/install-deps.sh,
+#                             which builds librdkafka >= 2.10 since Debian
+#                             13's is 2.8.0), builds and passes the demo;
 #   make unit-test            the unit tests, while the next step runs;
 #   tests/integration/run.sh t_75 t_86
 #                             the two tests a fresh machine used to fail:
@@ -19,33 +20,44 @@
 # A missing install step fails here.  The container shares the host's
 # network; Debian's, Maven's and npm's downloads are cached in
 # /var/cache/eosaudit (apt archives, ~/.m2, ~/.npm) between runs, the
-# steps still run.  The host's local trust anchors (/usr/local/share/ca-certificates,
-# e.g. an egress proxy's CA) are mounted where the container's
-# ca-certificates finds them: the container trusts what the host trusts.
+# steps still run.  So is the container's librdkafka build (its
+# /var/cache/eosaudit, one host directory per suite): the first run builds
+# it, later ones find it, as a machine's second checkout would.  The
+# host's local trust anchors (/usr/local/share/ca-certificates, e.g. an
+# egress proxy's CA) are mounted where the container's ca-certificates
+# finds them: the container trusts what the host trusts.
 # Each step's time is logged.
 source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "needs root (Debian's rootful Podman)"
 PODMAN_SH="$ROOT/deploy/docker/podman.sh"
-export CONTAINERS_CONF="$ROOT/deploy/docker/containers.conf"
 CACHE="${EOSAUDIT_CACHE:-/var/cache/eosaudit}"
 C="eosaudit-fresh-$(echo "$IT_RUN_ID" | tr -cd '0-9-')"
 
 "$PODMAN_SH" deps >"$IT_TMP/deps.log" 2>&1 ||
         { cat "$IT_TMP/deps.log"; die "cannot install podman"; }
+# podman.sh's settings (containers.conf; the storage's, inside a container)
+# for the podman commands below.
+eval "$("$PODMAN_SH" env)"
 BASE="$("$PODMAN_SH" base 2>"$IT_TMP/base.log")" ||
         { cat "$IT_TMP/base.log"; die "no base image"; }
 log "base image $BASE"
 
 test_cleanup() { podman rm -f -t 5 "$C" >/dev/null 2>&1; return 0; }
 
-mkdir -p "$CACHE/fresh-apt-archives/partial" "$CACHE/fresh-m2" "$CACHE/fresh-npm"
+SUITE="${BASE#*eosaudit-base:}"
+SUITE="${SUITE%-*}"
+RDK_CACHE="$CACHE/fresh-eosaudit-$SUITE"
+mkdir -p "$CACHE/fresh-apt-archives/partial" "$CACHE/fresh-m2" "$CACHE/fresh-npm" "$RDK_CACHE"
+cached="$(ls -d "$RDK_CACHE"/librdkafka-*/ 2>/dev/null | tr '\n' ' ')"
+log "librdkafka builds cached for $SUITE: ${cached:-none (this run builds it)}"
 CA_ARGS=()
 [ -d /usr/local/share/ca-certificates ] &&
         CA_ARGS=(-v /usr/local/share/ca-certificates:/usr/local/share/ca-certificates:ro)
 podman run -d --name "$C" --network host --no-healthcheck \
         -v "$CACHE/fresh-apt-archives:/var/cache/apt/archives" \
-        -v "$CACHE/fresh-m2:/root/.m2" -v "$CACHE/fresh-npm:/root/.npm" "${CA_ARGS[@]}" \
+        -v "$CACHE/fresh-m2:/root/.m2" -v "$CACHE/fresh-npm:/root/.npm" \
+        -v "$RDK_CACHE:/var/cache/eosaudit" "${CA_ARGS[@]}" \
         "$BASE" sleep infinity >/dev/null || die "cannot start a container from $BASE"
 
 # step NAME CMD...: runs CMD in the container's /src, its output in
@@ -92,7 +104,20 @@ step apt-min "apt-get update -qq && apt-get install -y -qq --no-install-recommen
         finish
 assert_true "no compiler in the fresh container yet" \
         podman exec "$C" sh -c '! command -v cc && ! command -v node && ! command -v java'
+assert_eq "the fresh container is Debian 13" 13 \
+        "$(podman exec "$C" sh -c '. /etc/os-release && echo "$VERSION_ID"')"
 step make-run "make run" || finish
+grep '^librdkafka.sh:' "$IT_TMP/make-run.log" | sed 's/^/  /'
+# The library the build uses: Debian 13's is too old, so the bootstrap's,
+# found through the rpath without any environment.
+podman exec -w /src "$C" sh -c 'build/eosaudit version; ldd build/eosaudit | grep librdkafka' \
+        >"$IT_TMP/rdkafka.txt" 2>&1
+sed 's/^/  /' "$IT_TMP/rdkafka.txt"
+rdv="$(sed -n 's/.*(librdkafka \(.*\))$/\1/p' "$IT_TMP/rdkafka.txt")"
+assert_true "build/eosaudit runs on librdkafka >= 2.10 (${rdv:-none})" \
+        dpkg --compare-versions "${rdv:-0}" ge 2.10.0
+assert_true "... the one deploy/librdkafka.sh built in /var/cache/eosaudit" \
+        grep -qE 'librdkafka\.so\.1 => /var/cache/eosaudit/librdkafka-[0-9.]+/lib/' "$IT_TMP/rdkafka.txt"
 grep -E '^(what the producer|demo:)' "$IT_TMP/make-run.log" | head -n 5 | sed 's/^/  /'
 # The unit tests beside the integration step: they mostly wait on
 # time-outs, and neither step writes what the other reads (make run built
