@@ -185,8 +185,11 @@ build() {
     --ignorefile "$DIR/Dockerfile.dockerignore" \
     -f "$DIR/Dockerfile" -t "$tag" "$ROOT"
   # The build stage of every earlier build stays behind untagged (some
-  # 650 MB each); its cached layers (apt-get) are kept.
-  pm image prune -f --filter label=org.eosaudit.stage=build >/dev/null
+  # 650 MB each); its cached layers (apt-get, librdkafka) are kept.  A
+  # build killed half-way leaves a working container that holds its
+  # image: that one stays, and the image just built is still good.
+  pm image prune -f --filter label=org.eosaudit.stage=build >/dev/null 2>&1 ||
+    say "some untagged build stages are still in use (podman ps --external)"
 }
 
 # The compose stack's stand-ins, tagged as compose.yaml's variables expect

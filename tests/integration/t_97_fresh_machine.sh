@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# it-timeout: 900
+# it-timeout: 1800
+# (The first run downloads every package and builds librdkafka; later runs
+# find both in /var/cache/eosaudit.)
 # A fresh machine, as a new user meets it: a Debian 13 (trixie) container
 # from the debootstrap base image (deploy/docker/podman.sh base) with only
 # make, git and ca-certificates installed, and this working tree (its
