@@ -52,6 +52,7 @@ else
 fi
 KEY="$SUITE-$(date +%Y%m)"
 BASE="localhost/eosaudit-base:$KEY"
+BUILD_STAGE="localhost/eosaudit-build:$SUITE"
 
 say() { echo "podman.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -176,17 +177,22 @@ base() {
 }
 
 build() {
-  local tag="${1:-eosaudit:local}" b
+  local tag="${1:-eosaudit:local}" b a
   b="$(base)"
   # --format docker keeps the HEALTHCHECK (OCI images have none);
   # --network host: the build's apt-get reaches the mirror as the host does.
-  pm build --pull=never --network host --format docker \
-    --build-arg BUILD_IMAGE="$b" --build-arg RUNTIME_IMAGE="$b" \
-    --ignorefile "$DIR/Dockerfile.dockerignore" \
-    -f "$DIR/Dockerfile" -t "$tag" "$ROOT"
-  # The build stage of every earlier build stays behind untagged (some
-  # 650 MB each); its cached layers (apt-get, librdkafka) are kept.  A
-  # build killed half-way leaves a working container that holds its
+  a=(--pull=never --network host --format docker
+     --build-arg BUILD_IMAGE="$b" --build-arg RUNTIME_IMAGE="$b"
+     --ignorefile "$DIR/Dockerfile.dockerignore" -f "$DIR/Dockerfile")
+  # The build stage is tagged (BUILD_STAGE) so that its layers, the cached
+  # apt-get and librdkafka bootstrap among them, are no dangling images:
+  # Podman 4.3's prune below removed them with the untagged build stages
+  # of earlier builds (some 650 MB each), its label filter notwithstanding,
+  # and every build bootstrapped librdkafka again.  The second build finds
+  # the first one's layers in the cache.
+  pm build "${a[@]}" --target build -t "$BUILD_STAGE" "$ROOT"
+  pm build "${a[@]}" -t "$tag" "$ROOT"
+  # A build killed half-way leaves a working container that holds its
   # image: that one stays, and the image just built is still good.
   pm image prune -f --filter label=org.eosaudit.stage=build >/dev/null 2>&1 ||
     say "some untagged build stages are still in use (podman ps --external)"
