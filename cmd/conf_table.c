@@ -224,7 +224,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                         CONF_T_ENUM, "LEVEL", "info", NULL, 0, 3,
                         "error|warn|info|debug", NULL, CONF_ALL,
                         "what is logged on stderr; error also quiets "
-                        "librdkafka's log and scan's progress line"},
+                        "librdkafka's log and scan's progress line; "
+                        "librdkafka's lines pass the same filter (its "
+                        "warnings as warn, its notices as info, its debug "
+                        "lines only with -X debug=...)"},
     [CONF_KAFKA_PROPERTIES_FILE] = {CONF_KAFKA_PROPERTIES_FILE,
                                     "kafka-properties-file", NULL, 'F',
                                     CONF_T_STRING, "FILE", NULL, "none", 1,
@@ -270,7 +273,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                     "through the compacted topic eosaudit-GROUP-state, "
                     "written in the same Kafka transaction as the group's "
                     "offsets and the anomalies (eosaudit-GROUP-events; "
-                    "README: More than one machine)"},
+                    "docs/GROUP.md)"},
     [CONF_GROUP_MEMBER] = {CONF_GROUP_MEMBER, "group-member", "group-member",
                            0, CONF_T_STRING, "NAME", NULL,
                            "the host name and the process id", 1, 200, NULL,
@@ -531,7 +534,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                       NULL, NULL, 0, 0, NULL, NULL, CONF_SV,
                       "debug logging (--log-level debug)"},
     [CONF_HELP] = {CONF_HELP, NULL, "help", 'h', CONF_T_FLAG, NULL, NULL,
-                   NULL, 0, 0, NULL, NULL, CONF_CMDS, "this text"},
+                   NULL, 0, 0, NULL, NULL, CONF_CMDS,
+                   "print the command's options and exit"},
 };
 
 /* The introduction of the documentation, one paragraph per string. */
