@@ -963,6 +963,62 @@ static void test_flags_doc_names_every_flag(void **state)
         free(text);
 }
 
+/* in with every '-' escaped as roff writes it ("\-"), into out. */
+static const char *roff_escaped(const char *in, char *out, size_t size)
+{
+        size_t n = 0;
+
+        for (; *in && n + 3 < size; in++) {
+                if (*in == '-')
+                        out[n++] = '\\';
+                out[n++] = *in;
+        }
+        out[n] = '\0';
+        return out;
+}
+
+/* The man page's OPTIONS sections: one per command, and every option in
+ * them as a roff tag, with its file key in brackets. */
+static void test_man_options_name_every_flag(void **state)
+{
+        static const char *const sections[] = {
+            ".SH OPTIONS OF SCAN AND SERVE\n", ".SH OPTIONS OF PRODUCE\n",
+            ".SH OPTIONS OF PROCESS\n", ".SH OPTIONS OF DEMO\n"};
+        char needle[200], esc[80], *text;
+        size_t i, k, len;
+
+        (void)state;
+        text = doc(CONF_DOC_MAN, &len);
+        for (k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
+                assert_non_null(strstr(text, sections[k]));
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+
+                if (o->flag && o->short_flag)
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-%c\\fR, \\fB\\-\\-%s\\fR",
+                                 o->short_flag,
+                                 roff_escaped(o->flag, esc, sizeof(esc)));
+                else if (o->flag)
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-\\-%s\\fR",
+                                 roff_escaped(o->flag, esc, sizeof(esc)));
+                else
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-%c\\fR", o->short_flag);
+                if (!strstr(text, needle)) {
+                        print_error("man page lacks '%s'\n", needle + 5);
+                        fail();
+                }
+                if (o->where & CONF_FILE) {
+                        snprintf(needle, sizeof(needle), "\n[%s] ",
+                                 roff_escaped(o->key, esc, sizeof(esc)));
+                        assert_non_null(strstr(text, needle));
+                }
+        }
+        free(text);
+}
+
 /* The example file, uncommented, is a valid configuration whose values
  * are the defaults. */
 static void test_example_loads(void **state)
@@ -1018,6 +1074,7 @@ int main(void)
                 T(test_file_error_through_argv),
                 T(test_docs_name_every_setting),
                 T(test_flags_doc_names_every_flag),
+                T(test_man_options_name_every_flag),
                 T(test_example_loads),
         };
 
