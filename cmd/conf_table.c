@@ -417,8 +417,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                              "records written again after each restart "
                              "(0..1000000; never more than were delivered): "
                              "same key, value, id and partition, a new seq; "
-                             "only the id tells them from new ones (the "
-                             "summary's redelivered_injected)"},
+                             "only the id tells them from new ones"},
     /* process: the reference processor (producer/process.h) */
     [CONF_PROC_SOURCE] = {CONF_PROC_SOURCE, NULL, "source", 0, CONF_T_LIST,
                           "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
@@ -544,7 +543,9 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_PRODUCE_JSON] = {CONF_PRODUCE_JSON, NULL, "json", 0, CONF_T_FLAG,
                            NULL, NULL, NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
                            "also print the summary as JSON on stdout; its "
-                           "unconfirmed counts writes librdkafka reported "
+                           "redelivered_injected counts the records "
+                           "--restart-replay wrote again, its "
+                           "unconfirmed the writes librdkafka reported "
                            "delivered without an offset (acked implicitly "
                            "because a later batch succeeded after an "
                            "earlier one failed): they may be missing from "
