@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The audit over the broker's SASL_SSL listener (deploy/kafka/secure.sh):
 # TLS with host name verification, SASL users, and the StandardAuthorizer
-# with only the ACLs the README documents.  The reference producer writes
+# with only the ACLs docs/SECURITY.md documents.  The reference producer writes
 # the usual anomaly mix over SASL_SSL and the auditor must find exactly
 # its manifest, as a scan over PLAINTEXT does; a missing ACL, a bad
 # password and an untrusted CA must each end `scan` with exit 2 and one
@@ -54,7 +54,7 @@ acl() {
                 die "kafka-acls $* failed: $(tail -n 5 "$IT_TMP/acl.log")"
 }
 
-# The README's minimal set, per topic prefix of this test.
+# docs/SECURITY.md's minimal set, per topic prefix of this test.
 AUD="it-98_secured-audit"
 acl --allow-principal User:eosaudit --operation Describe --operation Read \
         --operation DescribeConfigs --topic "$AUD" --resource-pattern-type prefixed
