@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "../base/hex.h"
 #include "grouprep.h"
 
 #define GROUPREP_DEPTH_MAX 64
@@ -392,35 +393,23 @@ static void event_release(struct grouprep_event *e)
         memset(e, 0, sizeof(*e));
 }
 
-static int hexval(char c)
+/* The bytes of hex string s (even length, at most max bytes) into *out
+ * (malloc'd, NUL after them) and *n.  0, or -1 (*out freed). */
+static int hex_dup(const char *s, size_t max, char **out, size_t *n)
 {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        return -1;
-}
-
-/* The bytes of hex string s (lower case, even length, at most max bytes)
- * into *out (malloc'd, NUL after them) and *n.  0, or -1 (*out freed). */
-static int hex_decode(const char *s, size_t max, char **out, size_t *n)
-{
-        size_t len = strlen(s), i;
+        size_t len = strlen(s);
+        long got;
 
         *out = NULL;
         if (len % 2 || len / 2 > max || !(*out = malloc(len / 2 + 1)))
                 return -1;
-        for (i = 0; i < len; i += 2) {
-                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-                if (hi < 0 || lo < 0) {
-                        free(*out);
-                        *out = NULL;
-                        return -1;
-                }
-                (*out)[i / 2] = (char)(hi << 4 | lo);
+        if ((got = hex_decode(*out, len / 2, s, len)) < 0) {
+                free(*out);
+                *out = NULL;
+                return -1;
         }
-        (*out)[len / 2] = '\0';
-        *n = len / 2;
+        (*out)[got] = '\0';
+        *n = (size_t)got;
         return 0;
 }
 
@@ -442,7 +431,7 @@ static int producer_of(json_t *v, struct grouprep_event *e)
                 return 0;
         }
         s = json_string_value(json_object_get(v, "hex"));
-        return s ? hex_decode(s, DEDUP_PRODUCER_MAX, &e->producer,
+        return s ? hex_dup(s, DEDUP_PRODUCER_MAX, &e->producer,
                               &e->producer_len)
                  : -1;
 }
@@ -465,7 +454,7 @@ static int bytes_of(json_t *o, const char *name, size_t max, char **out,
         v = json_object_get(o, key);
         if (json_is_string(v)) {
                 s = json_string_value(v);
-                return hex_decode(s, max, out, n);
+                return hex_dup(s, max, out, n);
         }
         v = json_object_get(o, name);
         if (!v || json_is_null(v))

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/hex.h"
 #include "report.h"
 #include "report_flow.h"
 
@@ -149,17 +150,6 @@ json_t *report_u64_json(uint64_t v)
         return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-/* Lower-case hex of up to max bytes of p into hex (room for 2 * max + 1). */
-static void report_hex(char *hex, const void *p, size_t len, size_t max)
-{
-        const unsigned char *u = p;
-        size_t i;
-
-        for (i = 0; i < len && i < max; i++)
-                snprintf(hex + 2 * i, 3, "%02x", u[i]);
-        hex[2 * i] = '\0';
-}
-
 void report_producer_set(json_t *o, const char *p, size_t len)
 {
         char hex[DEDUP_PRODUCER_MAX * 2 + 1];
@@ -172,7 +162,8 @@ void report_producer_set(json_t *o, const char *p, size_t len)
         json_object_set_new(o, "producer", report_bytes_json(p, len, &lossy));
         if (!lossy)
                 return;
-        report_hex(hex, p, len, DEDUP_PRODUCER_MAX);
+        hex_encode(hex, p,
+                   len < DEDUP_PRODUCER_MAX ? len : DEDUP_PRODUCER_MAX);
         json_object_set_new(o, "producer_hex", json_string(hex));
 }
 
@@ -195,7 +186,7 @@ static void report_msgid_set(json_t *o, const struct ledger_anomaly *a)
         }
         json_object_set_new(o, "msgid", report_bytes_json(a->msgid, n, &lossy));
         if (lossy) {
-                report_hex(hex, a->msgid, n, DEDUP_ID_EVIDENCE_MAX);
+                hex_encode(hex, a->msgid, n);
                 json_object_set_new(o, "msgid_hex", json_string(hex));
         } else {
                 json_object_set_new(o, "msgid_hex", json_null());
@@ -651,7 +642,7 @@ static void report_id_text(char *buf, size_t size,
                 snprintf(buf, size, "'%.*s'%s", (int)n, (const char *)u, more);
                 return;
         }
-        report_hex(hex, u, n, DEDUP_ID_EVIDENCE_MAX);
+        hex_encode(hex, u, n);
         snprintf(buf, size, "0x%s%s", hex, more);
 }
 

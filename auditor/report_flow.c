@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/hex.h"
 #include "report.h"
 #include "report_flow.h"
 
@@ -69,11 +70,10 @@ json_t *report_flow_row_json(const struct ledger_flow_row *r)
                       "sink", sink, "retired", !r->live);
         if (o && lossy) {
                 char hex[2 * DEDUP_FLOW_ID_KEEP + 1];
-                size_t i;
-                for (i = 0; i < r->id_stored && i < DEDUP_FLOW_ID_KEEP; i++)
-                        snprintf(hex + 2 * i, 3, "%02x",
-                                 ((const unsigned char *)r->id)[i]);
-                hex[2 * i] = '\0';
+                hex_encode(hex, r->id,
+                           r->id_stored < DEDUP_FLOW_ID_KEEP
+                               ? r->id_stored
+                               : DEDUP_FLOW_ID_KEEP);
                 json_object_set_new(o, "id_hex", json_string(hex));
         }
         return o;

@@ -30,14 +30,6 @@ static inline uint64_t dedup_fmix64(uint64_t k)
         return k;
 }
 
-/*
- * Grows *arr (of elem-sized items, *cap of them) to hold at least need,
- * doubling from first; adds the bytes it allocates to *mem.  Returns 0, or
- * -1 leaving *arr and *cap as they were.  (grow.c)
- */
-int dedup_grow(void **arr, size_t *cap, size_t need, size_t elem,
-               size_t first, size_t *mem);
-
 /* ------------------------------------------------------------------ */
 /* Id windows (window.c)                                               */
 /* ------------------------------------------------------------------ */

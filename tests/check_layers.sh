@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Fails when an #include points up a layer (docs/INTERNALS.md "Layers"):
 #
-#   base, dedup  <-  auditor  <-  http  <-  cmd
-#   base, dedup  <-  producer <-  cmd
+#   base  <-  dedup  <-  auditor  <-  http  <-  cmd
+#   base  <-  dedup  <-  producer <-  cmd
 #
 # A folder may include its own headers and those of the layers below it,
 # never one above or beside it.  dedup/ is the pure engine: it includes
-# nothing of the project but itself, and no system header that does I/O,
-# reads a clock or talks to SQLite or Kafka.
+# nothing of the project but itself and base/'s pure helpers, and no system
+# header that does I/O, reads a clock or talks to SQLite or Kafka.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # folder -> the project folders its files may include
 declare -A allowed=(
         [base]="base"
-        [dedup]="dedup"
+        [dedup]="dedup base"
         [auditor]="base dedup auditor"
         [http]="base dedup auditor http"
         [producer]="base dedup producer"
@@ -43,7 +43,22 @@ for layer in "${!allowed[@]}"; do
         done < <(git ls-files -- "$layer/*.c" "$layer/*.h" | xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' || true)
 done
 
-if hits=$(git ls-files -- 'dedup/*.c' 'dedup/*.h' |
+# The pure set: dedup/'s files and the base/ modules they use (header and
+# .c), which may include nothing of the project but their own header.
+pure=$(git ls-files -- 'dedup/*.c' 'dedup/*.h')
+for m in $(git ls-files -- 'dedup/*.c' 'dedup/*.h' | xargs -r sed -nE \
+        's@^[[:space:]]*#[[:space:]]*include[[:space:]]+"\.\./base/([^"]+)\.h".*@\1@p' |
+        sort -u); do
+        pure="$pure $(git ls-files -- "base/$m.h" "base/$m.c")"
+        if hits=$(git ls-files -- "base/$m.h" "base/$m.c" |
+                xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' |
+                grep -vF "\"$m.h\""); then
+                echo "layering: base/$m is used by dedup/ and must stay pure:"
+                echo "$hits"
+                bad=1
+        fi
+done
+if hits=$(printf '%s\n' $pure |
         xargs -r grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]+<($impure)\.h>"); then
         echo "layering: dedup/ is pure (no I/O, clock, SQLite or Kafka):"
         echo "$hits"

@@ -76,6 +76,8 @@
 #include <jansson.h>
 
 #include "../../base/clock.h"
+#include "../../base/grow.h"
+#include "../../base/hex.h"
 #include "../../base/log.h"
 #include "group.h"
 #include "group_ids_window.h"
@@ -129,31 +131,14 @@ struct audit_group_ids {
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */
 
-static int ids_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-        size_t c = *cap ? *cap : 64;
-        void *q;
-
-        if (need <= *cap)
-                return 0;
-        while (c < need)
-                c *= 2;
-        q = realloc(*p, c * elem);
-        if (!q)
-                return -1;
-        *p = q;
-        *cap = c;
-        return 0;
-}
-
 static int ids_push(struct ids_out **v, size_t *n, size_t *cap,
                     unsigned char **arena, size_t *alen, size_t *acap,
                     uint32_t part, int32_t k, const void *bytes, size_t len)
 {
         struct ids_out *o;
 
-        if (ids_grow((void **)v, cap, *n + 1, sizeof(**v)) ||
-            ids_grow((void **)arena, acap, *alen + len, 1))
+        if (grow_array((void **)v, cap, *n + 1, sizeof(**v), 64, NULL) ||
+            grow_array((void **)arena, acap, *alen + len, 1, 64, NULL))
                 return -1;
         memcpy(*arena + *alen, bytes, len);
         o = &(*v)[(*n)++];
@@ -217,15 +202,12 @@ static json_t *ids_producer_json(const char *p, size_t len)
 {
         json_t *name;
         char hex[2 * 255 + 1];
-        size_t i;
 
         if (!p)
                 return NULL;
         if ((name = json_stringn(p, len)))
                 return name;
-        for (i = 0; i < len && i < 255; i++)
-                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)p[i]);
-        hex[2 * i] = '\0';
+        hex_encode(hex, p, len < 255 ? len : 255);
         return json_pack("{s:s}", "hex", hex);
 }
 
