@@ -1,7 +1,7 @@
 /*
  * partstate.h - one topic-partition's whole audit state as one record, to
  * move the partition from one auditor process to another (group mode:
- * `serve --group`, auditor/group.c).
+ * `serve --group`, auditor/audit/group.c).
  *
  * The record is JSON (jansson), self-describing and versioned:
  *   {"v":1, "topic":T, "partition":P, "next_offset":N,

@@ -802,18 +802,6 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                         at, evidence, what, (unsigned long long)a->count);
 }
 
-int report_event_text(const char *topic, int32_t partition,
-                      const struct dedup_event *ev, char *buf, size_t size)
-{
-        struct ledger_anomaly a;
-
-        if (ev->kind == DEDUP_KIND_EXPIRED)
-                return -1;
-        report_anomaly_from_event(&a, topic, partition, ev);
-        report_event_format(&a, buf, size);
-        return 0;
-}
-
 /* The redelivered line, and the id window's when ids were checked. */
 static void print_redelivered_counts(FILE *f, const struct ledger_summary *s)
 {

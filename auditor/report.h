@@ -156,12 +156,6 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
                                int32_t partition,
                                const struct dedup_event *ev);
 
-/* A live event as report_event_format() writes it, into buf (size
- * REPORT_EVENT_MAX).  Returns 0, or -1 for an expiry (not an anomaly:
- * nothing written). */
-int report_event_text(const char *topic, int32_t partition,
-                      const struct dedup_event *ev, char *buf, size_t size);
-
 /* The human report on f, the anomalies as report_event_format() writes
  * them, each followed by its kcat command; with o->prev what is new since
  * the previous run.  Returns 0, or -1 with errstr. */

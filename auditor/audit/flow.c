@@ -499,11 +499,6 @@ void audit_flow_free(struct audit *a)
         free(a->all_topics);
 }
 
-const struct dedup_flow *audit_flow(const struct audit *a)
-{
-        return a->flow;
-}
-
 void audit_flow_info_get(const struct audit *a, struct audit_flow_info *fi)
 {
         *fi = a->flow_info;

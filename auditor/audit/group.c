@@ -1,8 +1,7 @@
 /*
  * group.c - serve --group: the partitions of the audited topics shared
  * by the eosaudit processes of one consumer group, their state carried
- * from one owner to the next by a compacted topic (issue 17, first
- * slice; README "More than one machine").
+ * from one owner to the next by a compacted topic (docs/GROUP.md).
  *
  *   - The consumer subscribes (cooperative-sticky) instead of assigning
  *     every partition from the ledger.

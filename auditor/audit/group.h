@@ -125,7 +125,6 @@ void audit_group_fail_gone(struct audit *a);
 struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
-const char *audit_group_ids_topic(const struct audit *a);
 /* Whether the ids topic was deleted under the running member (its
  * readers must not be destroyed then: librdkafka 2.0.2 hangs). */
 int audit_group_ids_gone(const struct audit *a);

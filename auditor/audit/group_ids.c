@@ -1,7 +1,7 @@
 /*
  * group_ids.c - serve --group: redeliveries across members, through the
- * ids topic eosaudit-GROUP-ids (issue 17; the Kafka Streams repartition
- * pattern; README "More than one machine").
+ * ids topic eosaudit-GROUP-ids (the Kafka Streams repartition pattern;
+ * docs/GROUP.md).
  *
  * In group mode the tracker has no id window (audit_group_ids_conf():
  * window.max_ids is taken away from the engine before the tracker is
@@ -986,11 +986,6 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
 int audit_group_ids_gone(const struct audit *a)
 {
         return a->grp && a->grp->ids && a->grp->ids->gone;
-}
-
-const char *audit_group_ids_topic(const struct audit *a)
-{
-        return a->grp && a->grp->ids ? a->grp->ids->topic : NULL;
 }
 
 void audit_group_ids_free(struct audit *a)

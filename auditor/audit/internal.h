@@ -86,6 +86,16 @@ struct audit_rt {
                                 transaction */
 };
 
+/* Figures of the run so far (the progress log line). */
+struct audit_stats {
+        uint64_t records;       /* records read in this run */
+        uint64_t commits;
+        int64_t last_commit_us;
+        uint32_t partitions;
+        uint32_t partitions_done; /* scan: reached their end */
+        uint32_t partitions_stalled;
+};
+
 struct audit {
         struct audit_conf conf;
         rd_kafka_t *rk;

@@ -614,8 +614,3 @@ struct ledger *audit_ledger(struct audit *a)
 {
         return a->lg;
 }
-
-void audit_stats_get(const struct audit *a, struct audit_stats *st)
-{
-        *st = a->stats;
-}
