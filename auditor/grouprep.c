@@ -13,6 +13,7 @@
 
 #include "../base/hex.h"
 #include "grouprep.h"
+#include "partstate.h"
 
 #define GROUPREP_DEPTH_MAX 64
 
@@ -127,39 +128,20 @@ static int64_t count_elements(const char *p, const char *end)
 /* State records                                                       */
 /* ------------------------------------------------------------------ */
 
-static int u64_of(json_t *o, const char *name, uint64_t *out, int need)
+/* The counters, as partstate_import() requires them. */
+static int counts_of(json_t *j, struct grouprep_counts *out)
 {
-        json_t *v = json_object_get(o, name);
+        struct dedup_counts c;
 
-        if (!v) {
-                *out = 0;
-                return need ? -1 : 0;
-        }
-        if (!json_is_integer(v) || json_integer_value(v) < 0)
+        if (partstate_counts_of(j, &c))
                 return -1;
-        *out = (uint64_t)json_integer_value(v);
-        return 0;
-}
-
-static int counts_of(json_t *c, struct grouprep_counts *out)
-{
-        json_t *an;
-        int k;
-
-        if (!json_is_object(c) || u64_of(c, "records", &out->records, 1) ||
-            u64_of(c, "untracked", &out->untracked, 1) ||
-            u64_of(c, "missing", &out->missing, 1) ||
-            u64_of(c, "recovered", &out->recovered, 1) ||
-            u64_of(c, "unknown", &out->unknown, 1) ||
-            u64_of(c, "ids", &out->ids, 0))
-                return -1;
-        an = json_object_get(c, "anomalies");
-        if (!json_is_object(an))
-                return -1;
-        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
-                if (u64_of(an, dedup_kind_name((enum dedup_kind)k),
-                           &out->anomalies[k], 0))
-                        return -1;
+        out->records = c.records;
+        out->untracked = c.untracked;
+        out->missing = c.missing;
+        out->recovered = c.recovered;
+        out->unknown = c.unknown;
+        out->ids = c.ids;
+        memcpy(out->anomalies, c.anomalies, sizeof(out->anomalies));
         return 0;
 }
 
@@ -413,7 +395,8 @@ static int hex_dup(const char *s, size_t max, char **out, size_t *n)
         return 0;
 }
 
-/* "producer": null, a string, or {"hex": "..."} (not UTF-8). */
+/* "producer": null, a string, or {"hex": "..."} (not UTF-8), as the ids
+ * topic's verdicts were written before they took the one format. */
 static int producer_of(json_t *v, struct grouprep_event *e)
 {
         const char *s;
@@ -501,7 +484,7 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
             fp > INT32_MAX)
                 goto out;
         /* The producer: "producer" with "producer_hex" (the one format),
-         * or {"hex": ...} as the first group mode wrote it. */
+         * or {"hex": ...} as older ids verdicts wrote it. */
         if (json_is_object(json_object_get(j, "producer"))
                 ? producer_of(json_object_get(j, "producer"), e)
                 : bytes_of(j, "producer", DEDUP_PRODUCER_MAX, &e->producer,

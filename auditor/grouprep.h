@@ -60,9 +60,10 @@ struct grouprep_part {
 };
 
 /* One anomaly event of the events topic: the fields of
- * report_anomaly_json() (the one evidence format; "detected_ms", or
- * "when_ms" as the first group mode wrote it), "member", and for a
- * redelivery judged through the ids topic "first_topic". */
+ * report_anomaly_json() (the one evidence format), "member", and for a
+ * redelivery judged through the ids topic "first_topic".  Events topics
+ * written by earlier versions are read too: "when_ms" for "detected_ms",
+ * and a producer as {"hex": ...} (the ids topic's verdicts). */
 struct grouprep_event {
         int64_t offset;    /* in the events topic: the event's id */
         int32_t events_partition;

@@ -309,7 +309,7 @@ static int pair_of(const json_t *o, uint32_t part, struct imp_pair *ip)
         return 0;
 }
 
-static int counts_of(const json_t *o, struct dedup_counts *c)
+int partstate_counts_of(const json_t *o, struct dedup_counts *c)
 {
         const json_t *an = json_object_get(o, "anomalies");
         unsigned k;
@@ -375,7 +375,7 @@ int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
             int_of(json_array_get(fpj, 1), INT64_MIN, INT64_MAX, &fp.ts_ms) ||
             hex64(json_string_value(json_array_get(fpj, 2)), &fp.lo) ||
             hex64(json_string_value(json_array_get(fpj, 3)), &fp.hi) ||
-            counts_of(json_object_get(root, "counts"), &counts) ||
+            partstate_counts_of(json_object_get(root, "counts"), &counts) ||
             !json_is_array(pairs)) {
                 ERR("partstate: %s/%d: malformed state record (offset, "
                     "fingerprint or counts)", lp->topic, (int)lp->partition);

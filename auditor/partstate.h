@@ -59,4 +59,15 @@ int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
                      const void *buf, size_t len, char *errstr,
                      size_t errstr_size);
 
+/*
+ * The "counts" object of a state record into *c: the one definition of
+ * which counters a record must carry, for partstate_import() and for the
+ * group view's reader (grouprep.c) alike.  Every one is required, each a
+ * non-negative integer: records, untracked, missing, recovered, unknown,
+ * ids, and in "anomalies" every kind dedup_kind_name() names (a record
+ * without one would reset that count).  Returns 0, or -1 (malformed).
+ */
+struct json_t;
+int partstate_counts_of(const struct json_t *o, struct dedup_counts *c);
+
 #endif /* EOSAUDIT_PARTSTATE_H */

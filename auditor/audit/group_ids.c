@@ -77,8 +77,8 @@
 
 #include "../../base/clock.h"
 #include "../../base/grow.h"
-#include "../../base/hex.h"
 #include "../../base/log.h"
+#include "../report.h"
 #include "group.h"
 #include "group_ids_window.h"
 
@@ -196,45 +196,43 @@ static void ids_judge_clear(struct ids_judge *j)
         j->next = j->sent = -1;
 }
 
-/* A producer's name as JSON: a string, or {"hex": ...} when it is not
- * UTF-8 (as group.c's events). */
-static json_t *ids_producer_json(const char *p, size_t len)
-{
-        json_t *name;
-        char hex[2 * 255 + 1];
-
-        if (!p)
-                return NULL;
-        if ((name = json_stringn(p, len)))
-                return name;
-        hex_encode(hex, p, len < 255 ? len : 255);
-        return json_pack("{s:s}", "hex", hex);
-}
-
-/* The verdict's JSON: group.c's event fields, plus where the first copy
- * is and which judge said so (malloc'd). */
+/* The verdict's JSON: the one evidence format of the events topic, an
+ * anomaly of /api/v1/anomalies as group.c's events (its "id" null), plus
+ * who judged it and where the first copy is: "member", "first_topic",
+ * "first_ts_ms", "ids_partition", "ids_offset" (malloc'd). */
 static char *ids_verdict_json(struct audit *a, int32_t k, int64_t ids_offset,
                               const struct gids_rec *r,
                               const struct gids_first *f)
 {
+        char topic[256];
+        struct ledger_anomaly an;
         json_t *o;
         char *s;
 
-        o = json_pack(
-            "{s:s%, s:i, s:s, s:o?, s:i, s:I, s:I, s:I, s:I, s:I, s:I, "
-            "s:s, s:i, s:I, s:I, s:I, s:s, s:i, s:I}",
-            "topic", r->topic, r->topic_len, "partition", (int)r->partition,
-            "kind", "redelivered", "producer",
-            ids_producer_json(r->producer, r->producer_len), "epoch",
-            (int)r->epoch, "seq_lo", (json_int_t)r->seq, "seq_hi",
-            (json_int_t)r->seq, "offset_lo", (json_int_t)r->offset,
-            "offset_hi", (json_int_t)r->offset, "first_offset",
-            (json_int_t)f->offset, "first_offset_hi", (json_int_t)f->offset,
-            "first_topic", f->topic, "first_partition", (int)f->partition,
-            "first_ts_ms", (json_int_t)f->ts_ms, "count", (json_int_t)1,
-            "when_ms", (json_int_t)r->ts_ms,
-            "member", a->grp->txn_id, "ids_partition", (int)k,
-            "ids_offset", (json_int_t)ids_offset);
+        snprintf(topic, sizeof(topic), "%.*s", (int)r->topic_len, r->topic);
+        memset(&an, 0, sizeof(an));
+        an.topic = topic;
+        an.partition = r->partition;
+        an.kind = dedup_kind_name(DEDUP_KIND_REDELIVERED);
+        an.producer = r->producer;
+        an.producer_len = r->producer_len;
+        an.epoch = r->epoch;
+        an.seq_lo = an.seq_hi = r->seq;
+        an.offset_lo = an.offset_hi = r->offset;
+        an.first_offset = an.first_offset_hi = f->offset;
+        an.first_partition = f->partition;
+        an.count = 1;
+        an.detected_ms = r->ts_ms;
+        an.msgid_len = -1;
+        o = report_anomaly_json(&an);
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "id", json_null());
+        json_object_set_new(o, "first_topic", json_string(f->topic));
+        json_object_set_new(o, "first_ts_ms", json_integer(f->ts_ms));
+        json_object_set_new(o, "member", json_string(a->grp->txn_id));
+        json_object_set_new(o, "ids_partition", json_integer(k));
+        json_object_set_new(o, "ids_offset", json_integer(ids_offset));
         s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         return s;
