@@ -41,7 +41,7 @@ PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # http, producer, cmd.  The library is all of them but cmd/main.c.
 BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
-AUDITOR_SRC := $(wildcard auditor/*.c auditor/ledger/*.c auditor/audit/*.c)
+AUDITOR_SRC := $(wildcard auditor/*/*.c)
 CMD_SRC     := $(filter-out cmd/main.c,$(wildcard cmd/*.c))
 HTTP_SRC    := $(wildcard http/*.c)
 PROD_SRC    := $(wildcard producer/*.c)

@@ -12,7 +12,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/access.h"
+#include "../auditor/audit/access.h"
 #include "../base/kafka_log.h"
 #include "../base/kconf.h"
 #include "../base/log.h"

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
 #include "../base/hex.h"
 #include "internal.h"

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
 #include "internal.h"
 

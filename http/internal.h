@@ -27,8 +27,8 @@
 
 #include <jansson.h>
 
-#include "../auditor/ledger.h"
-#include "../auditor/status.h"
+#include "../auditor/ledger/ledger.h"
+#include "../auditor/audit/status.h"
 #include "http.h"
 
 #define HTTP_THREADS_MAX 16

@@ -17,7 +17,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 
 /* What the audit needs, and a value it cannot work with. */
 static const char *const required[][2] = {

@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/ledger.h"
-#include "../auditor/partstate.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/ledger/ledger.h"
+#include "../auditor/group/partstate.h"
+#include "../auditor/report/report.h"
 
 /* A state record as partstate.c writes it, pairs included. */
 static char *state(const char *topic, int part, long long next,

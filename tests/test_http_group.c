@@ -9,7 +9,7 @@
  */
 #include "http_fixture.h"
 
-#include "../auditor/grouprep.h"
+#include "../auditor/group/grouprep.h"
 
 /* A state record of topic/partition, as partstate.c writes it. */
 static void put_state(struct grouprep *g, const char *topic, int part,

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
-#include "../ledger_flow.h"
+#include "../ledger/ledger_flow.h"
 #include "internal.h"
 
 int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)

@@ -46,8 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../access.h"
-#include "../audit.h"
+#include "access.h"
+#include "audit.h"
 #include "pool.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000

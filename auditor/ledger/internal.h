@@ -34,7 +34,7 @@
 
 #include <sqlite3.h>
 
-#include "../ledger.h"
+#include "ledger.h"
 
 struct dedup_flow;
 

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "../base/hex.h"
+#include "../../base/hex.h"
 #include "partstate.h"
 
 #define ERR(...) snprintf(errstr, errstr_size, __VA_ARGS__)

@@ -35,7 +35,7 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../grouprep.h"
+#include "grouprep.h"
 #include "group.h"
 
 #define GROUP_LIST_MS 3000

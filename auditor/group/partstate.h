@@ -31,8 +31,8 @@
 
 #include <stddef.h>
 
-#include "../dedup/dedup.h"
-#include "ledger.h"
+#include "../../dedup/dedup.h"
+#include "../ledger/ledger.h"
 
 #define PARTSTATE_VERSION 1
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "ledger.h"
+#include "../ledger/ledger.h"
 
 /* Number of anomalies in s that make an audit fail (exit status 1):
  * every anomaly kind, and coverage gaps (records nobody could audit). */

@@ -7,7 +7,7 @@
 #ifndef EOSAUDIT_AUDIT_GROUP_H
 #define EOSAUDIT_AUDIT_GROUP_H
 
-#include "internal.h"
+#include "../audit/internal.h"
 
 #define GROUP_TXN_TIMEOUT_MS 10000 /* a dead member's open transaction
                                       is aborted after about this */

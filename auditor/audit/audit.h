@@ -35,9 +35,9 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../dedup/dedup.h"
-#include "../dedup/flow.h"
-#include "ledger.h"
+#include "../../dedup/dedup.h"
+#include "../../dedup/flow.h"
+#include "../ledger/ledger.h"
 #include "status.h"
 
 struct audit;

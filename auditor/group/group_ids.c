@@ -78,7 +78,7 @@
 #include "../../base/clock.h"
 #include "../../base/grow.h"
 #include "../../base/log.h"
-#include "../report.h"
+#include "../report/report.h"
 #include "group.h"
 #include "group_ids_window.h"
 

@@ -52,8 +52,8 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../partstate.h"
-#include "../report.h"
+#include "partstate.h"
+#include "../report/report.h"
 #include "group.h"
 
 void audit_group_fail(struct audit *a, const char *what, const char *why)

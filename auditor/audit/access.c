@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../base/clock.h"
-#include "../base/log.h"
+#include "../../base/clock.h"
+#include "../../base/log.h"
 
 int access_err_is_refusal(rd_kafka_resp_err_t err)
 {

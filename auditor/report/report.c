@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../base/hex.h"
+#include "../../base/hex.h"
 #include "report.h"
 #include "report_flow.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grouprep.h"
+#include "../group/grouprep.h"
 #include "status.h"
 
 const double status_latency_bounds[STATUS_LATENCY_BUCKETS] = {

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dedup/dedup.h"
+#include "../../dedup/dedup.h"
 
 #define GROUPREP_EVENTS_MAX 1000
 /* A "counts" object larger than this is not one partstate.c wrote. */

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "../base/hex.h"
+#include "../../base/hex.h"
 #include "grouprep.h"
 #include "partstate.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../base/hex.h"
+#include "../../base/hex.h"
 #include "report.h"
 #include "report_flow.h"
 
