@@ -6,31 +6,7 @@
 #include <string.h>
 
 #include "../../base/hex.h"
-#include "report.h"
-#include "report_flow.h"
-
-uint64_t report_flow_bad(const struct ledger_flow_summary *s)
-{
-        return s->lost + s->duplicated + s->unexpected;
-}
-
-enum report_verdict report_flow_verdict(const struct ledger_flow_summary *s)
-{
-        if (report_flow_bad(s))
-                return REPORT_ANOMALIES;
-        if (!s->present || (!s->source_records && !s->sink_records))
-                return REPORT_NOT_AUDITED;
-        return REPORT_CLEAN;
-}
-
-enum report_verdict report_sink_verdict(enum report_verdict own,
-                                        enum report_verdict fv)
-{
-        if (own == REPORT_NOT_AUDITED)
-                return fv;
-        return report_verdict_merge(own, fv == REPORT_NOT_AUDITED ? REPORT_CLEAN
-                                                                  : fv);
-}
+#include "internal.h"
 
 static json_t *where_json(const char *topic, int32_t partition,
                           int64_t offset, int64_t ts)
