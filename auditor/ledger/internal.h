@@ -166,13 +166,10 @@ int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
                      const char *what, char *errstr, size_t errstr_size);
 int ledger_exec(struct ledger *lg, const char *sql, const char *what,
                 char *errstr, size_t errstr_size);
-void ledger_rollback(struct ledger *lg);
 int ledger_prepare(struct ledger *lg, const char *sql, sqlite3_stmt **st,
                    char *errstr, size_t errstr_size);
 int ledger_query_row(struct ledger *lg, const char *sql, const char *what,
                      sqlite3_stmt **st, char *errstr, size_t errstr_size);
-int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
-               char *errstr, size_t errstr_size);
 int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
                        char *errstr, size_t errstr_size);
 
@@ -243,8 +240,9 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
  * view maps any gen's file for one reading (the load, readers; *map NULL
  * for 0 bytes), unmap undoes it; drop: gen's
  * row is being deleted, its file goes once the transaction commits.
- * txn_end (ledger_txn()'s COMMIT and ledger_rollback() call it) unlinks
- * or keeps what was dropped; sweep removes files no row names. */
+ * sweep removes files no row names.  ledger_txn() runs BEGIN or COMMIT
+ * (a commit unlinks the files the transaction dropped), ledger_rollback()
+ * ends a failed transaction if one is open (its drops stay). */
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
                         size_t errstr_size);
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
@@ -261,7 +259,9 @@ int ledger_idfile_view(struct ledger *lg, uint64_t gen, size_t bytes,
                        size_t errstr_size);
 void ledger_idfile_unmap(void *map, size_t bytes);
 int ledger_idfile_drop(struct ledger *lg, uint64_t gen);
-void ledger_idfiles_txn_end(struct ledger *lg, int committed);
+int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
+               char *errstr, size_t errstr_size);
+void ledger_rollback(struct ledger *lg);
 int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size);
 void ledger_idfiles_free(struct ledger *lg);
 
