@@ -54,7 +54,7 @@
 #include "../../base/log.h"
 #include "partstate.h"
 #include "../report/report.h"
-#include "group.h"
+#include "internal.h"
 
 void audit_group_fail(struct audit *a, const char *what, const char *why)
 {

@@ -79,7 +79,7 @@
 #include "../../base/grow.h"
 #include "../../base/log.h"
 #include "../report/report.h"
-#include "group.h"
+#include "internal.h"
 #include "group_ids_window.h"
 
 #define IDS_DEFAULT_PARTITIONS 12
