@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../audit/status.h"
+#include "status.h"
 
 void status_member_release(struct status_member *m)
 {
