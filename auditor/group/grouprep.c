@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "../../base/hex.h"
+#include "../audit/status.h"
 #include "grouprep.h"
 #include "partstate.h"
 
@@ -828,4 +829,24 @@ size_t grouprep_snap_sum(const struct grouprep_snap *s, const char *topic,
                         out->anomalies[DEDUP_KIND_REDELIVERED] +=
                             s->redelivered[e];
         return n;
+}
+
+static void *grouprep_snap_ref_any(void *s)
+{
+        return grouprep_snap_ref(s);
+}
+
+static void grouprep_snap_put_any(void *s)
+{
+        grouprep_snap_put(s);
+}
+
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s)
+{
+        status_snap_publish(st, s, grouprep_snap_put_any);
+}
+
+struct grouprep_snap *status_grouprep_get(struct status *st)
+{
+        return status_snap_get(st, grouprep_snap_ref_any);
 }

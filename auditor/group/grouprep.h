@@ -155,6 +155,14 @@ struct grouprep_snap *grouprep_snap_ref(struct grouprep_snap *s);
 /* Drops a reference; the last one frees it.  NULL is a no-op. */
 void grouprep_snap_put(struct grouprep_snap *s);
 
+/* s published for HTTP threads in st (its reference taken; the previous
+ * snapshot's dropped), and a reference to the one published (NULL: none
+ * yet, or st NULL), for the caller to drop with grouprep_snap_put().
+ * Through status.h's snapshot slot. */
+struct status;
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s);
+struct grouprep_snap *status_grouprep_get(struct status *st);
+
 /* Sums of the partitions of topic (NULL: all) in s into *out, and how
  * many partitions had state; the lag (high watermark minus next offset,
  * summed over the partitions known both ways, -1 when none is) into
