@@ -2,10 +2,15 @@
  * flow_internal.h - what the flow engine's files share; not part of its
  * API (flow.h is).
  *
- *   flow.c        entries, lists, hash table, outcomes and counters, the
- *                 API but for the retired entries
+ *   flow_names.c  expectations and outcomes to and from their text
  *   flow_spill.c  the retired entries: the list awaiting persistence, its
- *                 id table, and revival on a miss (dedup_flow_set_lookup)
+ *                 id table, and finding a retired entry on a miss (the
+ *                 list, then dedup_flow_set_lookup's store)
+ *   flow.c        entries, lists, hash table, outcomes and counters,
+ *                 revival of what flow_spill.c found, the API but for the
+ *                 retired entries
+ *
+ * Each file calls only those listed before it.
  */
 #ifndef EOSAUDIT_DEDUP_FLOW_INTERNAL_H
 #define EOSAUDIT_DEDUP_FLOW_INTERNAL_H

@@ -13,6 +13,7 @@
  *   api.c          what the endpoints under /api/v1/ share
  *   api_*.c        one endpoint each
  *   metrics.c      /metrics
+ *   metrics_flow.c the flow audit's families on /metrics
  *
  * Every function here runs on a worker thread of libmicrohttpd unless it
  * says otherwise; nothing here keeps state between requests except the

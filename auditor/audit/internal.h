@@ -1,7 +1,8 @@
 /*
  * internal.h - what was private to audit.c before it became this folder:
  * struct audit and the functions its files call in one another.  Not part
- * of the API (../audit.h is); include it only from auditor/audit/.
+ * of the API (audit.h is); include it only from auditor/audit/ (and, until
+ * group mode plugs in through a table of operations, auditor/group/).
  *
  * The files, one job each:
  *   setup.c   audit_new() and audit_free(): topics and partitions from
@@ -18,26 +19,28 @@
  *             engine's transaction check
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
- *   refusal.c when the brokers refuse the audit (../access.h): the
+ *   refusal.c when the brokers refuse the audit (access.h): the
  *             error and commit callbacks, the metadata wait
  *   refresh.c partitions added while the audit runs (follow mode)
  *   resume.c  the fingerprint check when the audit resumes: a topic
  *             recreated or a log truncated starts a new incarnation
  *   pool.c    --threads: helper threads that parse each batch's records
  *             (audit_record_parse) and destroy the last batch's messages
- *   group.c   serve --group: the consumer group, the rebalances, the
- *             state and events topics, each commit's Kafka transaction
- *   group_state.c  serve --group: the state topic (created, checked,
- *             read at an assignment; a lost one refused); group.h
- *   group_view.c  serve --group: the members and assignments that
- *             /api/v1/group shows (status.h)
+ *   access.c  refusals (a missing ACL, credentials no longer accepted)
+ *             as operator lines, and the watch that keeps the last one
+ *   status.c  the live figures handed to HTTP threads under a lock
+ *             (status.h), and the slot of the group view's snapshot
+ *   status_group.c  the member listing in those figures (copy, free)
+ *             and the parser of a member's assignment bytes
  *
- * Everything here runs on the thread that calls audit_run(), but for
- * audit_stats_cb() (librdkafka's thread, see there) and the pool's
- * helpers, which run audit_record_parse() and rd_kafka_message_destroy()
- * only (loop.c).  The engine, the ledger and every verdict stay on the
- * audit_run() thread, in each partition's order: the audit gives the
- * same counts with any number of threads.
+ * Threads (audit.h says which four kinds there are): the consumer's
+ * thread, the one that calls audit_run(), owns everything here but for
+ * audit_stats_cb() (librdkafka's thread, see there), the pool's helpers,
+ * which run audit_record_parse() and rd_kafka_message_destroy() only, and
+ * the commit thread (loop.c), which writes one batch while the consumer's
+ * thread only reads ahead.  The engine, the ledger and every verdict stay
+ * in each partition's order: the audit gives the same counts with any
+ * number of threads.
  */
 #ifndef EOSAUDIT_AUDIT_INTERNAL_H
 #define EOSAUDIT_AUDIT_INTERNAL_H

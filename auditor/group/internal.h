@@ -1,8 +1,24 @@
 /*
- * group.h - private to group.c, group_state.c and group_view.c (serve
- * --group): the group's handles and the state topic's functions.  Everything runs on
- * the audit_run() thread, the rebalance callback included (it is served
- * by the consumer's poll), but group_view.c's thread (see there).
+ * internal.h - what the files of group/ (serve --group) share: the
+ * group's handles and the state topic's functions.  Everything runs on
+ * the audit_run() thread, the rebalance callbacks included (they are
+ * served by the consumers' polls), but group_view.c's thread (see there).
+ *
+ *   partstate.c  one partition's audit state as a JSON record, the
+ *                unit a partition moves between members in
+ *   grouprep.c   the group's figures from its state and events topics
+ *                (pure: bounded parse, reference-counted snapshots)
+ *   group.c      the consumer group, the rebalances, the state and
+ *                events topics, each commit's Kafka transaction
+ *   group_state.c  the state topic (created, checked, read at an
+ *                assignment; a lost one refused)
+ *   group_ids_window.c  the ids topic's records and a judge's window
+ *   group_ids.c  redeliveries across members through the ids topic:
+ *                packing, the transaction, judging, rebuilding, its
+ *                consumer
+ *   group_view.c the group view's thread: the state and events topics
+ *                tailed into grouprep.c, the members listed, snapshots
+ *                published (status.h)
  */
 #ifndef EOSAUDIT_AUDIT_GROUP_H
 #define EOSAUDIT_AUDIT_GROUP_H

@@ -1,7 +1,8 @@
 /*
  * internal.h - what was private to ledger.c before it became this folder:
  * struct ledger, the statements and packed-id format the files share, and
- * their common helpers.  Not part of the ledger's API (../ledger.h is);
+ * their common helpers.  Not part of the ledger's API (ledger.h and
+ * ledger_flow.h are);
  * include it only from auditor/ledger/ (as SQLite's vdbeInt.h is only for
  * its vdbe*.c).
  *
@@ -9,6 +10,11 @@
  *   common.c  errors, running statements, counter columns, the parts check
  *   open.c    open (lock, WAL, migrations, prepared statements) and close
  *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
+ *   entries.c the packed ids: writing a blob of them, reading one back,
+ *             finding an id in one
+ *   idfiles.c closed id generations in files of their own, and the
+ *             transactions' ends (ledger_txn, ledger_rollback) that
+ *             settle them
  *   ids.c     the id windows: packed ids, loading them, id lookups
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   incarnate.c a topic recreated or truncated: its state retired, a new
@@ -21,6 +27,10 @@
  *   counts.c  the summary's counts, kept by ledger_commit()
  *   ids_query.c one message id: where the windows and the redelivered
  *             anomalies saw it (for HTTP threads, read-only handles)
+ *   txn.c     the transaction check's pending transactions and aborted
+ *             tombstones, written with each batch and read back
+ *   fingerprint.c  the last audited record of a partition, hashed
+ *             (fingerprint.h: a type of ledger.h's)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
