@@ -122,6 +122,7 @@ unit-test:
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
 	@./tests/check_layers.sh
+	@./tests/check_calls.sh $(BUILD)
 	@./tests/run_unit.sh $(TESTS)
 
 integration-test: $(BUILD)/eosaudit

@@ -8,6 +8,19 @@
 # order its internal.h's map lists them in); a pair that calls both ways
 # is one job in two files, or a helper in the wrong one.
 set -euo pipefail
+
+# Pairs that still call each other, each "a.c b.c" (a before b), to be
+# emptied: group mode is not yet behind a table of operations (the loop
+# calls group.c, whose rebalance callbacks call audit_commit() back), and
+# group.c shares its failure path with the state and ids files.  A pair
+# not listed fails; a listed pair that no longer calls fails too (take it
+# off).
+known="
+auditor/audit/loop.c auditor/group/group.c
+auditor/audit/setup.c auditor/group/group.c
+auditor/group/group.c auditor/group/group_ids.c
+auditor/group/group.c auditor/group/group_state.c
+"
 cd "$(dirname "$0")/.."
 build=${1:-build}
 
@@ -23,7 +36,13 @@ for o in $objs; do
         f=${f%.o}.c
         nm -g "$o" | awk -v f="$f" '$1 == "U" {print "U", f, $2; next}
                 $2 ~ /^[TDBRC]$/ {print "D", f, $3}'
-done | awk '
+done | awk -v known="$known" '
+        BEGIN {
+                n = split(known, kl, "\n")
+                for (i = 1; i <= n; i++)
+                        if (split(kl[i], ab, " ") == 2)
+                                listed[ab[1], ab[2]] = 1
+        }
         $1 == "D" { def[$3] = $2; next }
         { use[n] = $2; sym[n++] = $3 }
         END {
@@ -36,6 +55,10 @@ done | awk '
                 for (k in calls) {
                         split(k, ab, SUBSEP)
                         if (ab[1] < ab[2] && ((ab[2], ab[1]) in calls)) {
+                                if ((ab[1], ab[2]) in listed) {
+                                        seen[ab[1], ab[2]] = 1
+                                        continue
+                                }
                                 printf "calls: %s and %s call each other " \
                                        "(%s -> %s, %s -> %s)\n", ab[1], ab[2],
                                        ab[1], calls[k], ab[2],
@@ -43,6 +66,15 @@ done | awk '
                                 bad = 1
                         }
                 }
+                for (k in listed)
+                        if (!(k in seen)) {
+                                split(k, ab, SUBSEP)
+                                printf "calls: %s and %s no longer call " \
+                                       "each other: take them off the " \
+                                       "known list\n", ab[1], ab[2]
+                                bad = 1
+                        }
                 exit bad
         }' || exit 1
-echo "check_calls: no two files of auditor/ or dedup/ call each other"
+echo "check_calls: no two files of auditor/ or dedup/ call each other" \
+     "(but the $(printf '%s' "$known" | grep -c .) pairs of group mode listed)"
