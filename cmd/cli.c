@@ -14,6 +14,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../auditor/audit/audit.h"
+#include "../auditor/group/group.h"
 #include "../base/clock.h"
 #include "../base/kafka_log.h"
 #include "../base/kconf.h"
@@ -134,6 +135,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         }
         c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
         c->ac.group = conf_str(&c->conf, CONF_GROUP);
+        c->ac.mode = c->ac.group ? &audit_mode_group : NULL;
         c->ac.group_member = conf_str(&c->conf, CONF_GROUP_MEMBER);
         c->ac.group_instance_id = conf_str(&c->conf, CONF_GROUP_INSTANCE_ID);
         c->ac.group_replication =

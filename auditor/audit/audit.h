@@ -36,6 +36,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "../../dedup/dedup.h"
+struct audit_mode;
 #include "../../dedup/flow.h"
 #include "../ledger/ledger.h"
 #include "status.h"
@@ -143,6 +144,10 @@ struct audit_conf {
         int group_replication;
         int group_ids_partitions; /* the ids topic's, when created
                                      (group_ids.c); 0: 12 */
+        /* How the partitions are shared (mode.h): NULL, this process
+         * alone; with group set, auditor/group/group.h's
+         * audit_mode_group. */
+        const struct audit_mode *mode;
 };
 
 #define AUDIT_THREADS_MAX 64

@@ -1,8 +1,8 @@
 /*
  * internal.h - what was private to audit.c before it became this folder:
  * struct audit and the functions its files call in one another.  Not part
- * of the API (audit.h is); include it only from auditor/audit/ (and, until
- * group mode plugs in through a table of operations, auditor/group/).
+ * of the API (audit.h is); include it only from auditor/audit/ and from
+ * auditor/group/, whose mode (mode.h) works on struct audit.
  *
  * The files, one job each:
  *   setup.c   audit_new() and audit_free(): topics and partitions from
@@ -12,7 +12,11 @@
  *             starts, assignment, pausing, the end of a scan, stalls
  *   record.c  one consumed message: its headers, its identity, its
  *             verdict, or what its error means
- *   loop.c    audit_run(): the consumer loop and the ledger commits
+ *   loop.c    audit_run(): the consumer loop and the ledger commits; it
+ *             calls the mode (mode.h) and never asks which it is
+ *   mode.c    the single-process mode: every partition assigned from
+ *             the ledger, offsets committed to Kafka for lag tools, new
+ *             partitions in follow mode (the group's is auditor/group/)
  *   flow.c    the flow audit: sources and sinks, the processor's
  *             committed offsets as the frontier, the lineage engine
  *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
@@ -51,6 +55,7 @@
 
 #include "access.h"
 #include "audit.h"
+#include "mode.h"
 #include "pool.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000
@@ -84,7 +89,8 @@ struct audit_rt {
         int flow_held;       /* paused by the flow's pacing (flow.c) */
         int flow_role;       /* AUDIT_FLOW_*: its topic's, set once
                                 (audit_flow_setup, audit_part_new) */
-        int owned;           /* --group: assigned to this member now */
+        int owned;           /* audited by this process now (single:
+                                every part; --group: assigned here) */
         int state_dirty;     /* --group: its state goes to the next
                                 transaction */
 };
@@ -162,7 +168,9 @@ struct audit {
         int commit_rc;
         int64_t commit_us, commit_now;
         char commit_err[512];
-        /* serve --group (group.c); NULL: off */
+        /* How the partitions are shared (mode.c), and the group mode's
+         * own state (auditor/group/; NULL in the single-process mode). */
+        const struct audit_mode *mode;
         struct audit_group *grp;
 };
 
@@ -270,42 +278,17 @@ void audit_txn_record(struct audit *a, struct ledger_part *lp,
                       const struct dedup_hdrs *h);
 void audit_txn_free(struct audit *a);
 
-/* loop.c: commits the batch (with --group, its Kafka transaction first);
- * on failure keeps it (commit_failing) and returns -1. */
+/* loop.c: commits the batch (the mode's before_commit first: the group's
+ * Kafka transaction); on failure keeps it (commit_failing) and returns
+ * -1.  The group mode gets it as its start()'s commit callback. */
 int audit_commit(struct audit *a, int64_t now);
 
-/* group.c: serve --group.  audit_group_conf() on the consumer's settings
- * before the handle is made; audit_group_start() once the ledger is
- * loaded (instead of positioning and assigning every part);
- * audit_group_commit() before each ledger commit; audit_group_failed()
- * tells the loop to stop; audit_group_free() after the consumer closed. */
-int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
-                     size_t errstr_size);
-int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
-int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
-/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
- * time (see there why not rd_kafka_consume_batch_queue()). */
-ssize_t audit_group_consume(struct audit *a, int timeout_ms,
-                            rd_kafka_message_t **msgs, size_t max);
-int audit_group_failed(const struct audit *a, char *errstr,
-                       size_t errstr_size);
-/* group_state.c: an idle member's look at its state topic, once per
- * commit interval: one deleted stops it (audit_group_failed()). */
-void audit_group_watch(struct audit *a, int64_t now);
-/* Before the consumer is closed: closes the ids topic's consumer (its
- * last revocation commits). */
-void audit_group_close(struct audit *a);
-void audit_group_free(struct audit *a);
-/* group_view.c: stops the group view's thread (the members for
- * /api/v1/group and the group's figures, on a thread of its own); before
- * the consumer is closed.  A no-op without one. */
-void audit_group_view_stop(struct audit *a);
-/* group_ids.c: after the engine's verdict v on a record of lp (owned,
- * group mode), notes its id for the ids topic (README: More than one
- * machine); a no-op without --group. */
-void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
-                          int64_t offset, const struct dedup_hdrs *h,
-                          enum dedup_verdict v);
+/* mode.c: the mode's failure, when it has failed for good (errstr). */
+int audit_mode_failed(struct audit *a, char *errstr, size_t errstr_size);
+/* mode.c: what the single-process mode commits to Kafka for lag tools:
+ * every part's next offset (a failure changes nothing). */
+void audit_kafka_commit(struct audit *a);
+
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -58,6 +58,7 @@ int audit_part_add(struct audit *a, size_t t, int32_t p)
         lp = &a->parts[i];
         audit_part_init(lp, at->name, p, i);
         memset(&a->rt[i], 0, sizeof(a->rt[i]));
+        a->rt[i].owned = 1; /* follow mode alone: the single mode's */
         a->rt[i].flow_role = at->flow_role;
         if (dedup_tracker_part_add(a->tr, i, 0))
                 goto oom;

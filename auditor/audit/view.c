@@ -60,7 +60,7 @@ void audit_publish(struct audit *a, int64_t now)
                 else if (a->view.parts[i].high_watermark < 0)
                         a->view.parts[i].high_watermark = a->rt[i].end;
                 a->view.parts[i].next_offset = a->parts[i].next_offset;
-                a->view.parts[i].owned = a->grp ? a->rt[i].owned : 1;
+                a->view.parts[i].owned = a->rt[i].owned;
         }
         a->view.updated_ms = now;
         a->view.ledger_open = 1;

@@ -283,6 +283,16 @@ void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
         rd_kafka_error_destroy(e);
 }
 
+void audit_group_commit_revoked(struct audit *a, rd_kafka_t *rk,
+                                const char *then)
+{
+        if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
+            a->grp->commit(a, clock_wall_ms()))
+                log_warn("group %s: the last commit before a revocation "
+                         "failed: %s",
+                         a->conf.group, then);
+}
+
 static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                rd_kafka_topic_partition_list_t *l,
                                void *opaque)
@@ -314,12 +324,9 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 return;
         }
         if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-                if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
-                    audit_commit(a, clock_wall_ms()))
-                        log_warn("group %s: the last commit before a "
-                                 "revocation failed: its next owner audits "
-                                 "those records again",
-                                 a->conf.group);
+                audit_group_commit_revoked(a, rk,
+                                           "its next owner audits those "
+                                           "records again");
                 group_forget(a, l);
                 audit_group_ids_forget(a, l); /* their unsent ids records */
                 log_info("group %s: %d partition(s) revoked%s",
@@ -951,3 +958,67 @@ void audit_group_free(struct audit *a)
         free(g);
         a->grp = NULL;
 }
+
+/* ------------------------------------------------------------------ */
+/* The mode (../audit/mode.h)                                          */
+/* ------------------------------------------------------------------ */
+
+static int group_start(struct audit *a, audit_commit_fn *commit,
+                       char *errstr, size_t errstr_size)
+{
+        a->grp->commit = commit;
+        return audit_group_start(a, errstr, errstr_size);
+}
+
+/* The consumer's log of what it skipped, and the record's id for the
+ * ids topic. */
+static void group_after_record(struct audit *a, struct ledger_part *lp,
+                               int64_t offset, const struct dedup_hdrs *h,
+                               enum dedup_verdict v)
+{
+        if (offset > lp->next_offset)
+                /* Transaction markers, or records the consumer lost
+                 * (audit_group_consume). */
+                log_debug("%s [%d]: offsets %lld..%lld not delivered",
+                          lp->topic, (int)lp->partition,
+                          (long long)lp->next_offset, (long long)offset - 1);
+        audit_group_ids_note(a, lp, offset, h, v);
+}
+
+static int group_tick(struct audit *a, int64_t now, char *errstr,
+                      size_t errstr_size)
+{
+        (void)errstr;
+        (void)errstr_size;
+        audit_group_watch(a, now);
+        return 0;
+}
+
+/* The transaction was aborted because the group's generation moved on
+ * (a rebalance under way as the member stops).  The consumer's close
+ * revokes these partitions and commits them in the callback; failing
+ * that, their next owner audits those records again from the last
+ * committed state.  Nothing is lost or counted twice: not an error. */
+static int group_last_commit_lost(struct audit *a)
+{
+        log_info("group %s: the last transaction was aborted by a "
+                 "rebalance; the partitions are committed as they are "
+                 "revoked",
+                 a->conf.group);
+        return 1;
+}
+
+const struct audit_mode audit_mode_group = {
+    .name = "group",
+    .conf = audit_group_conf,
+    .start = group_start,
+    .consume = audit_group_consume,
+    .before_commit = audit_group_commit,
+    .after_record = group_after_record,
+    .tick = group_tick,
+    .failed = audit_group_failed,
+    .last_commit_lost = group_last_commit_lost,
+    .stop = audit_group_view_stop,
+    .close = audit_group_close,
+    .free = audit_group_free,
+};

@@ -650,12 +650,9 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 return;
         }
         if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-                if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
-                    audit_commit(a, clock_wall_ms()))
-                        log_warn("group %s: the last commit before a "
-                                 "revocation of ids partitions failed: their "
-                                 "next owner judges those ids again",
-                                 a->conf.group);
+                audit_group_commit_revoked(a, rk,
+                                           "the next owner of those ids "
+                                           "partitions judges them again");
                 audit_group_ids_forget(a, l);
                 log_info("group %s: %d ids partition(s) revoked%s",
                          a->conf.group, l->cnt,
