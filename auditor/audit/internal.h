@@ -95,6 +95,30 @@ struct audit_rt {
                                 transaction */
 };
 
+/* The flow audit's state beside its engine (flow.c). */
+struct audit_flow_state {
+        const char **all_topics; /* sinks, then sources: what is read */
+        int64_t *pend;           /* per part, of the frontier being read:
+                                    source: the group's committed offset;
+                                    sink: the high watermark to reach */
+        int pending;             /* a frontier waits for the sinks */
+        int64_t last_read_ms;
+        struct audit_flow_info info;
+        uint64_t said[3];        /* lost, duplicated, unexpected logged */
+        uint64_t early0;         /* retired lost + unexpected at load */
+        int early_said;          /* the bound's warning was given */
+        int held_role;           /* AUDIT_FLOW_*: the side held back */
+        int64_t said_ms;
+};
+
+/* --txn-manifests' state (txn.c). */
+struct audit_txn_state {
+        const char **topics; /* conf.topics and the manifest topic, when
+                                it was not among them */
+        size_t topic;        /* its index in topics; SIZE_MAX: off */
+        uint64_t bad;        /* its records that are no manifest */
+};
+
 /* Figures of the run so far (the progress log line). */
 struct audit_stats {
         uint64_t records;       /* records read in this run */
@@ -137,25 +161,12 @@ struct audit {
         int group_refused;       /* no lag commits any more (refusal.c) */
         int64_t rec_lag_ms;      /* wall clock minus the last record's
                                     timestamp, when it was read */
-        /* The flow audit (flow.c); flow NULL: none. */
+        /* The flow audit (flow.c): its engine (NULL: none), and its
+         * state. */
         struct dedup_flow *flow;
-        const char **all_topics; /* sinks, then sources: what is read */
-        int64_t *flow_pend;      /* per part, of the frontier being read:
-                                    source: the group's committed offset;
-                                    sink: the high watermark to reach */
-        int flow_pending;        /* a frontier waits for the sinks */
-        int64_t flow_last_read_ms;
-        struct audit_flow_info flow_info;
-        uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
-        uint64_t flow_early0;    /* retired lost + unexpected at load */
-        int flow_early_said;     /* the bound's warning was given */
-        int flow_held_role;      /* AUDIT_FLOW_*: the side held back */
-        int64_t flow_said_ms;
+        struct audit_flow_state fls;
         /* --txn-manifests (txn.c) */
-        const char **txn_topics; /* conf.topics and the manifest topic,
-                                    when it was not among them */
-        size_t txn_topic;        /* its index in topics; SIZE_MAX: off */
-        uint64_t txn_bad;        /* its records that are no manifest */
+        struct audit_txn_state txs;
         /* --threads: the helpers that parse records and destroy messages
          * (pool.h; loop.c) */
         struct audit_pool *pool;

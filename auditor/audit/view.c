@@ -73,7 +73,7 @@ void audit_publish(struct audit *a, int64_t now)
         /* Read with the frontier (flow.c), every
          * conf.flow_frontier_interval_ms (2 s): not per record. */
         a->view.flow_lag = a->flow && a->conf.processor_group
-                               ? a->flow_info.lag
+                               ? a->fls.info.lag
                                : -1;
         status_publish(a->conf.status, &a->view);
         a->last_publish_ms = now;
