@@ -4,6 +4,9 @@
  * the audit_run() thread, the rebalance callbacks included (they are
  * served by the consumers' polls), but group_view.c's thread (see there).
  *
+ *   group_common.c  what the others call and that calls none of them:
+ *                the member's failure, the consumers' fatal error, the
+ *                end of both rebalance callbacks, the extra handles
  *   partstate.c  one partition's audit state as a JSON record, the
  *                unit a partition moves between members in
  *   grouprep.c   the group's figures from its state and events topics
