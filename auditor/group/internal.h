@@ -16,9 +16,11 @@
  *   group_state.c  the state topic (created, checked, read at an
  *                assignment; a lost one refused)
  *   group_ids_window.c  the ids topic's records and a judge's window
- *   group_ids.c  redeliveries across members through the ids topic:
- *                packing, the transaction, judging, rebuilding, its
- *                consumer
+ *   group_ids_pack.c   redeliveries across members through the ids
+ *                topic (group_ids.h): entries noted, packed, produced
+ *                in the transaction
+ *   group_ids_judge.c  their judges: a record judged, a window rebuilt
+ *   group_ids.c  their consumer: rebalances, polls, close, setup
  *   group_view.c the group view's thread: the state and events topics
  *                tailed into grouprep.c, the members listed, snapshots
  *                published (status.h)
