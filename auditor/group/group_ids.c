@@ -1,5 +1,6 @@
 /*
- * group_ids.c - serve --group, the ids topic: its consumer (the ids group's rebalances, polls, close) and setup (group_ids.h).
+ * group_ids.c - serve --group, the ids topic: its consumer (the ids
+ * group's rebalances, polls, close) and setup (group_ids.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /*
- * group_ids_judge.c - serve --group, the ids topic: the judges, an ids record judged and a window rebuilt on assignment (group_ids.h).
+ * group_ids_judge.c - serve --group, the ids topic: the judges, an ids
+ * record judged and a window rebuilt on assignment (group_ids.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,7 @@
 /*
- * group_ids_pack.c - serve --group, the ids topic: the owner's side, ids entries noted, then packed and produced in the member's transaction (group_ids.h).
+ * group_ids_pack.c - serve --group, the ids topic: the owner's side, ids
+ * entries noted, then packed and produced in the member's transaction
+ * (group_ids.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
