@@ -49,7 +49,7 @@ PKG_LIBS    = $(RDKAFKA_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # http, producer, cmd.  The library is all of them but cmd/main.c.
 BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
-AUDITOR_SRC := $(wildcard auditor/*.c auditor/ledger/*.c auditor/audit/*.c)
+AUDITOR_SRC := $(wildcard auditor/*/*.c)
 CMD_SRC     := $(filter-out cmd/main.c,$(wildcard cmd/*.c))
 HTTP_SRC    := $(wildcard http/*.c)
 PROD_SRC    := $(wildcard producer/*.c)
@@ -131,6 +131,7 @@ unit-test:
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
 	@./tests/check_layers.sh
+	@./tests/check_calls.sh $(BUILD)
 	@./tests/run_unit.sh $(TESTS)
 
 integration-test: $(BUILD)/eosaudit

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../http/http.h"
 #include "../producer/producer.h"
 

@@ -2,11 +2,16 @@
  * internal.h - what the engine's files share; not part of the engine's
  * API (dedup.h is).
  *
- *   grow.c     dedup_grow(): the one growth function of its arrays
+ *   hdrs.c     parsing of the eos.* record headers
+ *   hash.c     the 128-bit identity hash of the id windows (MurmurHash3)
  *   pairs.c    the tracker's tables: names, the pair slab, part indexes
+ *              (arrays grown by base/grow.h's grow_array())
  *   observe.c  classification of a record, events, open gaps
  *   tracker.c  configuration, parts, ticks, persistence views, restore
  *   window.c   the id windows (struct dedup_windows)
+ *   txn.c      the transaction check (txn.h)
+ *   flow*.c    the flow audit's engine (flow.h; flow_internal.h maps
+ *              them)
  *
  * "Window" is the one name of the id windows: struct dedup_windows holds
  * every id window of one tracker (dedup_windows_*()), the tracker's API
@@ -29,14 +34,6 @@ static inline uint64_t dedup_fmix64(uint64_t k)
         k ^= k >> 33;
         return k;
 }
-
-/*
- * Grows *arr (of elem-sized items, *cap of them) to hold at least need,
- * doubling from first; adds the bytes it allocates to *mem.  Returns 0, or
- * -1 leaving *arr and *cap as they were.  (grow.c)
- */
-int dedup_grow(void **arr, size_t *cap, size_t need, size_t elem,
-               size_t first, size_t *mem);
 
 /* ------------------------------------------------------------------ */
 /* Id windows (window.c)                                               */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "dedup.h"
 #include "internal.h"
 
@@ -45,7 +46,7 @@ void dedup_mem_free(struct dedup_tracker *tr, void *p, size_t sz)
 int dedup_mem_grow(struct dedup_tracker *tr, void **arr, size_t *cap,
                    size_t need, size_t elem)
 {
-        if (dedup_grow(arr, cap, need, elem, 16, &tr->mem)) {
+        if (grow_array(arr, cap, need, elem, 16, &tr->mem)) {
                 tr->failed = 1;
                 return -1;
         }

@@ -28,8 +28,8 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 #define HTTP_METRICS_MAX (16 * 1024 * 1024)

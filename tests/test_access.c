@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../auditor/access.h"
-#include "../auditor/status.h"
+#include "../auditor/audit/access.h"
+#include "../auditor/audit/status.h"
 #include "../base/log.h"
 #include "../base/secrets.h"
 

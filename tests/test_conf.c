@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../cmd/conf.h"
 #include "../base/log.h"
 #include "../http/http.h"

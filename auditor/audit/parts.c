@@ -188,7 +188,7 @@ int audit_caught_up(const struct audit *a)
         uint32_t i;
 
         for (i = 0; i < a->nparts; i++)
-                if (!a->rt[i].eof && (!a->grp || a->rt[i].owned))
+                if (!a->rt[i].eof && a->rt[i].owned)
                         return 0;
         return a->nparts > 0;
 }

@@ -157,9 +157,9 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         a->last_rkt = rkm->rkt;
         a->last_topic = r->topic;
         /* Already in the ledger (a refetch after a seek), or past the
-         * scan's end: neither is audited now.  --group: a partition
-         * revoked is no longer ours (group.c). */
-        if (rkm->offset < lp->next_offset || (a->grp && !rt->owned))
+         * scan's end: neither is audited now; nor a part this process
+         * does not audit (--group: revoked, auditor/group/). */
+        if (rkm->offset < lp->next_offset || !rt->owned)
                 return;
         if (!a->conf.follow && rkm->offset >= rt->end) {
                 audit_mark_done(a, lp);
@@ -176,16 +176,9 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                 dedup_hdrs_init(h);
                 h->ts_ms = ts;
         }
-        if (a->grp && rkm->offset > lp->next_offset)
-                /* Transaction markers, or records the consumer lost
-                 * (group.c: audit_group_consume). */
-                log_debug("%s [%d]: offsets %lld..%lld not delivered",
-                          lp->topic, (int)lp->partition,
-                          (long long)lp->next_offset,
-                          (long long)rkm->offset - 1);
         v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
-        if (a->grp)
-                audit_group_ids_note(a, lp, rkm->offset, h, v);
+        if (a->mode->after_record)
+                a->mode->after_record(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)
                 audit_txn_record(a, lp, rkm, h);
         if (a->conf.status) {
@@ -227,7 +220,7 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         }
         lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
         if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp &&
-            (!a->grp || a->rt[lp->part].owned)) {
+            a->rt[lp->part].owned) {
                 struct audit_rt *rt = &a->rt[lp->part];
                 int64_t eof = rkm->offset;
                 /* A scan drops records at or past its end unaudited
@@ -237,12 +230,10 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                 /* Only markers or aborted records lie between the last
                  * record and here: nothing to audit, so move past them. */
                 if (eof > lp->next_offset) {
-                        if (a->grp)
-                                log_debug("%s [%d]: end of partition at %lld "
-                                          "moves the audit from %lld",
-                                          lp->topic, (int)lp->partition,
-                                          (long long)eof,
-                                          (long long)lp->next_offset);
+                        log_debug("%s [%d]: end of partition at %lld "
+                                  "moves the audit from %lld",
+                                  lp->topic, (int)lp->partition,
+                                  (long long)eof, (long long)lp->next_offset);
                         lp->next_offset = eof;
                         lp->dirty = 1;
                         rt->last_progress_ms = now;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
-#include "../ledger_flow.h"
+#include "ledger_flow.h"
 #include "internal.h"
 
 /* The numbers of struct dedup_flow_state, in the order they are stored.

@@ -361,7 +361,7 @@ int ledger_idfile_drop(struct ledger *lg, uint64_t gen)
         return 0;
 }
 
-void ledger_idfiles_txn_end(struct ledger *lg, int committed)
+static void ledger_idfiles_txn_end(struct ledger *lg, int committed)
 {
         char path[4096];
         size_t i, k;
@@ -492,4 +492,29 @@ void ledger_remove(const char *path)
         }
         closedir(d);
         rmdir(p);
+}
+
+/* Runs one of the prepared transaction statements.  The transactions'
+ * ends live here because they settle the files: a commit unlinks what it
+ * dropped, a rollback keeps it. */
+int ledger_txn(struct ledger *lg, enum ledger_stmt which,
+               const char *what, char *errstr, size_t errstr_size)
+{
+        if (ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
+                             errstr_size))
+                return -1;
+        if (which == LEDGER_ST_COMMIT)
+                ledger_idfiles_txn_end(lg, 1);
+        return 0;
+}
+
+/* Ends a failed transaction, if one is open; errors are already said. */
+void ledger_rollback(struct ledger *lg)
+{
+        if (!sqlite3_get_autocommit(lg->db))
+                sqlite3_exec(lg->db, "ROLLBACK", NULL, NULL, NULL);
+        /* After a COMMIT nothing is dropped any more; otherwise what the
+         * transaction dropped stays (a failed COMMIT may have rolled back
+         * by itself). */
+        ledger_idfiles_txn_end(lg, 0);
 }

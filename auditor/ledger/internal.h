@@ -1,7 +1,8 @@
 /*
  * internal.h - what was private to ledger.c before it became this folder:
  * struct ledger, the statements and packed-id format the files share, and
- * their common helpers.  Not part of the ledger's API (../ledger.h is);
+ * their common helpers.  Not part of the ledger's API (ledger.h and
+ * ledger_flow.h are);
  * include it only from auditor/ledger/ (as SQLite's vdbeInt.h is only for
  * its vdbe*.c).
  *
@@ -9,6 +10,11 @@
  *   common.c  errors, running statements, counter columns, the parts check
  *   open.c    open (lock, WAL, migrations, prepared statements) and close
  *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
+ *   entries.c the packed ids: writing a blob of them, reading one back,
+ *             finding an id in one
+ *   idfiles.c closed id generations in files of their own, and the
+ *             transactions' ends (ledger_txn, ledger_rollback) that
+ *             settle them
  *   ids.c     the id windows: packed ids, loading them, id lookups
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   incarnate.c a topic recreated or truncated: its state retired, a new
@@ -21,6 +27,10 @@
  *   counts.c  the summary's counts, kept by ledger_commit()
  *   ids_query.c one message id: where the windows and the redelivered
  *             anomalies saw it (for HTTP threads, read-only handles)
+ *   txn.c     the transaction check's pending transactions and aborted
+ *             tombstones, written with each batch and read back
+ *   fingerprint.c  the last audited record of a partition, hashed
+ *             (fingerprint.h: a type of ledger.h's)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -34,7 +44,7 @@
 
 #include <sqlite3.h>
 
-#include "../ledger.h"
+#include "ledger.h"
 
 struct dedup_flow;
 
@@ -166,13 +176,10 @@ int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
                      const char *what, char *errstr, size_t errstr_size);
 int ledger_exec(struct ledger *lg, const char *sql, const char *what,
                 char *errstr, size_t errstr_size);
-void ledger_rollback(struct ledger *lg);
 int ledger_prepare(struct ledger *lg, const char *sql, sqlite3_stmt **st,
                    char *errstr, size_t errstr_size);
 int ledger_query_row(struct ledger *lg, const char *sql, const char *what,
                      sqlite3_stmt **st, char *errstr, size_t errstr_size);
-int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
-               char *errstr, size_t errstr_size);
 int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
                        char *errstr, size_t errstr_size);
 
@@ -243,8 +250,9 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
  * view maps any gen's file for one reading (the load, readers; *map NULL
  * for 0 bytes), unmap undoes it; drop: gen's
  * row is being deleted, its file goes once the transaction commits.
- * txn_end (ledger_txn()'s COMMIT and ledger_rollback() call it) unlinks
- * or keeps what was dropped; sweep removes files no row names. */
+ * sweep removes files no row names.  ledger_txn() runs BEGIN or COMMIT
+ * (a commit unlinks the files the transaction dropped), ledger_rollback()
+ * ends a failed transaction if one is open (its drops stay). */
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
                         size_t errstr_size);
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
@@ -261,7 +269,9 @@ int ledger_idfile_view(struct ledger *lg, uint64_t gen, size_t bytes,
                        size_t errstr_size);
 void ledger_idfile_unmap(void *map, size_t bytes);
 int ledger_idfile_drop(struct ledger *lg, uint64_t gen);
-void ledger_idfiles_txn_end(struct ledger *lg, int committed);
+int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
+               char *errstr, size_t errstr_size);
+void ledger_rollback(struct ledger *lg);
 int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size);
 void ledger_idfiles_free(struct ledger *lg);
 

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "../../base/hex.h"
 #include "partstate.h"
 
 #define ERR(...) snprintf(errstr, errstr_size, __VA_ARGS__)
@@ -46,21 +47,6 @@ static json_t *gaps_json(const struct dedup_gap *g, uint32_t n)
         return a;
 }
 
-static int hex_of(const char *p, size_t len, char *out, size_t out_size)
-{
-        static const char digits[] = "0123456789abcdef";
-        size_t i;
-
-        if (len * 2 + 1 > out_size)
-                return -1;
-        for (i = 0; i < len; i++) {
-                out[2 * i] = digits[(unsigned char)p[i] >> 4];
-                out[2 * i + 1] = digits[(unsigned char)p[i] & 15];
-        }
-        out[2 * len] = '\0';
-        return 0;
-}
-
 static int pair_export(void *opaque, const struct dedup_pair_view *pv)
 {
         struct exp *e = opaque;
@@ -68,9 +54,9 @@ static int pair_export(void *opaque, const struct dedup_pair_view *pv)
         json_t *runs, *retired, *o;
         unsigned i;
 
-        if (pv->records > INT64_MAX ||
-            hex_of(pv->producer, pv->producer_len, name, sizeof(name)))
+        if (pv->records > INT64_MAX || pv->producer_len > DEDUP_PRODUCER_MAX)
                 goto fail;
+        hex_encode(name, pv->producer, pv->producer_len);
         runs = json_array();
         retired = json_array();
         for (i = 0; runs && i < DEDUP_HISTORY_RUNS; i++)
@@ -205,25 +191,14 @@ static int u64_of(const json_t *obj, const char *key, uint64_t *out)
         return 0;
 }
 
+/* A producer's name from its hex (never empty). */
 static int unhex(const char *s, char *out, size_t cap, size_t *len)
 {
-        size_t n = strlen(s), i;
+        long n = hex_decode(out, cap, s, strlen(s));
 
-        if (n == 0 || n % 2 || n / 2 > cap)
+        if (n <= 0)
                 return -1;
-        for (i = 0; i < n; i++) {
-                char ch = s[i];
-                int v = ch >= '0' && ch <= '9'   ? ch - '0'
-                        : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                                                 : -1;
-                if (v < 0)
-                        return -1;
-                if (i % 2)
-                        out[i / 2] = (char)((unsigned char)out[i / 2] | v);
-                else
-                        out[i / 2] = (char)(v << 4);
-        }
-        *len = n / 2;
+        *len = (size_t)n;
         return 0;
 }
 
@@ -334,7 +309,7 @@ static int pair_of(const json_t *o, uint32_t part, struct imp_pair *ip)
         return 0;
 }
 
-static int counts_of(const json_t *o, struct dedup_counts *c)
+int partstate_counts_of(const json_t *o, struct dedup_counts *c)
 {
         const json_t *an = json_object_get(o, "anomalies");
         unsigned k;
@@ -400,7 +375,7 @@ int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
             int_of(json_array_get(fpj, 1), INT64_MIN, INT64_MAX, &fp.ts_ms) ||
             hex64(json_string_value(json_array_get(fpj, 2)), &fp.lo) ||
             hex64(json_string_value(json_array_get(fpj, 3)), &fp.hi) ||
-            counts_of(json_object_get(root, "counts"), &counts) ||
+            partstate_counts_of(json_object_get(root, "counts"), &counts) ||
             !json_is_array(pairs)) {
                 ERR("partstate: %s/%d: malformed state record (offset, "
                     "fingerprint or counts)", lp->topic, (int)lp->partition);

@@ -1,13 +1,35 @@
 /*
- * group.h - private to group.c, group_state.c and group_view.c (serve
- * --group): the group's handles and the state topic's functions.  Everything runs on
- * the audit_run() thread, the rebalance callback included (it is served
- * by the consumer's poll), but group_view.c's thread (see there).
+ * internal.h - what the files of group/ (serve --group) share: the
+ * group's handles and the state topic's functions.  Everything runs on
+ * the audit_run() thread, the rebalance callbacks included (they are
+ * served by the consumers' polls), but group_view.c's thread (see there).
+ *
+ *   group_common.c  what the others call and that calls none of them:
+ *                the member's failure, the consumers' fatal error, the
+ *                end of both rebalance callbacks, the extra handles
+ *   partstate.c  one partition's audit state as a JSON record, the
+ *                unit a partition moves between members in
+ *   grouprep.c   the group's figures from its state and events topics
+ *                (pure: bounded parse, reference-counted snapshots)
+ *   group.c      the consumer group, the rebalances, the state and
+ *                events topics, each commit's Kafka transaction
+ *   group_state.c  the state topic (created, checked, read at an
+ *                assignment; a lost one refused)
+ *   group_ids_window.c  the ids topic's records and a judge's window
+ *   group_ids_pack.c   redeliveries across members through the ids
+ *                topic (group_ids.h): entries noted, packed, produced
+ *                in the transaction
+ *   group_ids_judge.c  their judges: a record judged, a window rebuilt
+ *   group_ids.c  their consumer: rebalances, polls, close, setup
+ *   group_view.c the group view's thread: the state and events topics
+ *                tailed into grouprep.c, the members listed, snapshots
+ *                published (status.h)
  */
 #ifndef EOSAUDIT_AUDIT_GROUP_H
 #define EOSAUDIT_AUDIT_GROUP_H
 
-#include "internal.h"
+#include "../audit/internal.h"
+#include "group.h"
 
 #define GROUP_TXN_TIMEOUT_MS 10000 /* a dead member's open transaction
                                       is aborted after about this */
@@ -20,6 +42,7 @@
 #define GROUP_META_STEP_MS 200      /* a new topic's metadata asked again */
 
 struct audit_group {
+        audit_commit_fn *commit; /* the loop's (audit_mode_group.start) */
         rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
         rd_kafka_t *prod;      /* transactional: the state and the offsets */
         rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
@@ -46,6 +69,36 @@ struct audit_group {
  * stops at audit_group_failed(). */
 void audit_group_fail(struct audit *a, const char *what, const char *why);
 
+/* group.c: audit_mode_group's operations (../audit/mode.h says when
+ * each runs): _conf, _start, _commit (before_commit), _consume, _failed,
+ * _close, _free. */
+int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
+                     size_t errstr_size);
+int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
+int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
+/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
+ * time (see there why not rd_kafka_consume_batch_queue()). */
+ssize_t audit_group_consume(struct audit *a, int timeout_ms,
+                            rd_kafka_message_t **msgs, size_t max);
+int audit_group_failed(const struct audit *a, char *errstr,
+                       size_t errstr_size);
+/* group_state.c: an idle member's look at its state topic, once per
+ * commit interval: one deleted stops it (audit_group_failed()). */
+void audit_group_watch(struct audit *a, int64_t now);
+/* Before the consumer is closed: closes the ids topic's consumer (its
+ * last revocation commits). */
+void audit_group_close(struct audit *a);
+void audit_group_free(struct audit *a);
+/* group_view.c: stops the group view's thread (the members for
+ * /api/v1/group and the group's figures, on a thread of its own); before
+ * the consumer is closed.  A no-op without one. */
+void audit_group_view_stop(struct audit *a);
+/* group_ids.c: after the engine's verdict v on a record of lp (owned),
+ * notes its id for the ids topic. */
+void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
+                          int64_t offset, const struct dedup_hdrs *h,
+                          enum dedup_verdict v);
+
 /* The end of both consumers' rebalance callbacks: takes l (assign) or
  * gives it back, incrementally (both are cooperative-sticky); a refused
  * assignment is audit_group_fail(a, what, ...), a refused unassignment
@@ -53,6 +106,11 @@ void audit_group_fail(struct audit *a, const char *what, const char *why);
 void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
                                  rd_kafka_topic_partition_list_t *l,
                                  int assign, const char *what);
+/* Both consumers' revocations: commits what is given up (the loop's
+ * commit, handed to audit_mode_group.start), unless the assignment was
+ * lost or the group failed; a failure is a warning ending with then. */
+void audit_group_commit_revoked(struct audit *a, rd_kafka_t *rk,
+                                const char *then);
 
 /* group_view.c: the group view's thread (the member listing and the
  * group's figures), started at the end of audit_group_start() when there
@@ -125,7 +183,6 @@ void audit_group_fail_gone(struct audit *a);
 struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
-const char *audit_group_ids_topic(const struct audit *a);
 /* Whether the ids topic was deleted under the running member (its
  * readers must not be destroyed then: librdkafka 2.0.2 hangs). */
 int audit_group_ids_gone(const struct audit *a);

@@ -20,7 +20,6 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "audit.h"
 
 /* What the client was doing when it was refused. */
 enum access_op {
@@ -76,23 +75,5 @@ int access_watch_line(struct access_watch *w, char *out, size_t out_size);
  * its position. */
 void access_watch_group(struct access_watch *w, rd_kafka_resp_err_t err,
                         const char *group);
-
-/*
- * audit_new() and audit_run() with kconf (a template: each attempt gets
- * a copy; destroyed here).  A scan, or any failure that is not a refusal,
- * returns at once.  In follow mode a refusal (AUDIT_E_ACCESS) is logged
- * once per distinct line, published as the status's refusal (so /readyz
- * answers 503 with it), and the attempt is repeated every retry_ms until
- * one succeeds or *c->run is cleared.  *out is the last attempt's audit
- * (NULL when audit_new() failed), for the caller to free.  ready, when
- * not NULL, is called with opaque between audit_new() and audit_run()
- * (*out set); non-zero from it ends the attempt with -1 (it said why).
- * Returns what audit_run() returns, or audit_new()'s failure.
- */
-typedef int(access_ready_fn)(void *opaque);
-int access_audit_run(struct audit **out, const struct audit_conf *c,
-                     rd_kafka_conf_t *kconf, int64_t retry_ms,
-                     access_ready_fn *ready, void *opaque, char *errstr,
-                     size_t errstr_size);
 
 #endif /* EOSAUDIT_ACCESS_H */

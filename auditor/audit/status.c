@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grouprep.h"
 #include "status.h"
 
 const double status_latency_bounds[STATUS_LATENCY_BUCKETS] = {
@@ -21,7 +20,8 @@ struct status {
         /* serve --group, from the group view's thread (auditor/audit/
          * group_view.c): the member listing, and the group's figures. */
         struct status_group *listing;
-        struct grouprep_snap *report;
+        void *snap; /* the group's figures (grouprep.h) */
+        void (*snap_put)(void *);
 };
 
 struct status *status_new(void)
@@ -40,7 +40,8 @@ void status_free(struct status *st)
                 return;
         status_view_release(&st->view);
         status_group_free(st->listing);
-        grouprep_snap_put(st->report);
+        if (st->snap)
+                st->snap_put(st->snap);
         pthread_mutex_destroy(&st->lock);
         free(st);
 }
@@ -231,25 +232,29 @@ int status_group_publish(struct status *st, const struct status_group *g)
         return 0;
 }
 
-void status_grouprep_publish(struct status *st, struct grouprep_snap *s)
+void status_snap_publish(struct status *st, void *snap, void (*put)(void *))
 {
-        struct grouprep_snap *old;
+        void (*old_put)(void *);
+        void *old;
 
         pthread_mutex_lock(&st->lock);
-        old = st->report;
-        st->report = s;
+        old = st->snap;
+        old_put = st->snap_put;
+        st->snap = snap;
+        st->snap_put = put;
         pthread_mutex_unlock(&st->lock);
-        grouprep_snap_put(old);
+        if (old)
+                old_put(old);
 }
 
-struct grouprep_snap *status_grouprep_get(struct status *st)
+void *status_snap_get(struct status *st, void *(*ref)(void *))
 {
-        struct grouprep_snap *s;
+        void *s;
 
         if (!st)
                 return NULL;
         pthread_mutex_lock(&st->lock);
-        s = grouprep_snap_ref(st->report);
+        s = st->snap ? ref(st->snap) : NULL;
         pthread_mutex_unlock(&st->lock);
         return s;
 }

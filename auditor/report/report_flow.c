@@ -5,31 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
-#include "report_flow.h"
-
-uint64_t report_flow_bad(const struct ledger_flow_summary *s)
-{
-        return s->lost + s->duplicated + s->unexpected;
-}
-
-enum report_verdict report_flow_verdict(const struct ledger_flow_summary *s)
-{
-        if (report_flow_bad(s))
-                return REPORT_ANOMALIES;
-        if (!s->present || (!s->source_records && !s->sink_records))
-                return REPORT_NOT_AUDITED;
-        return REPORT_CLEAN;
-}
-
-enum report_verdict report_sink_verdict(enum report_verdict own,
-                                        enum report_verdict fv)
-{
-        if (own == REPORT_NOT_AUDITED)
-                return fv;
-        return report_verdict_merge(own, fv == REPORT_NOT_AUDITED ? REPORT_CLEAN
-                                                                  : fv);
-}
+#include "../../base/hex.h"
+#include "internal.h"
 
 static json_t *where_json(const char *topic, int32_t partition,
                           int64_t offset, int64_t ts)
@@ -69,11 +46,10 @@ json_t *report_flow_row_json(const struct ledger_flow_row *r)
                       "sink", sink, "retired", !r->live);
         if (o && lossy) {
                 char hex[2 * DEDUP_FLOW_ID_KEEP + 1];
-                size_t i;
-                for (i = 0; i < r->id_stored && i < DEDUP_FLOW_ID_KEEP; i++)
-                        snprintf(hex + 2 * i, 3, "%02x",
-                                 ((const unsigned char *)r->id)[i]);
-                hex[2 * i] = '\0';
+                hex_encode(hex, r->id,
+                           r->id_stored < DEDUP_FLOW_ID_KEEP
+                               ? r->id_stored
+                               : DEDUP_FLOW_ID_KEEP);
                 json_object_set_new(o, "id_hex", json_string(hex));
         }
         return o;

@@ -1,7 +1,7 @@
 /*
  * partstate.h - one topic-partition's whole audit state as one record, to
  * move the partition from one auditor process to another (group mode:
- * `serve --group`, auditor/group.c).
+ * `serve --group`, auditor/audit/group.c).
  *
  * The record is JSON (jansson), self-describing and versioned:
  *   {"v":1, "topic":T, "partition":P, "next_offset":N,
@@ -31,8 +31,8 @@
 
 #include <stddef.h>
 
-#include "../dedup/dedup.h"
-#include "ledger.h"
+#include "../../dedup/dedup.h"
+#include "../ledger/ledger.h"
 
 #define PARTSTATE_VERSION 1
 
@@ -58,5 +58,16 @@ char *partstate_export(struct dedup_tracker *tr, const struct ledger_part *lp,
 int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
                      const void *buf, size_t len, char *errstr,
                      size_t errstr_size);
+
+/*
+ * The "counts" object of a state record into *c: the one definition of
+ * which counters a record must carry, for partstate_import() and for the
+ * group view's reader (grouprep.c) alike.  Every one is required, each a
+ * non-negative integer: records, untracked, missing, recovered, unknown,
+ * ids, and in "anomalies" every kind dedup_kind_name() names (a record
+ * without one would reset that count).  Returns 0, or -1 (malformed).
+ */
+struct json_t;
+int partstate_counts_of(const struct json_t *o, struct dedup_counts *c);
 
 #endif /* EOSAUDIT_PARTSTATE_H */

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "ledger.h"
+#include "../ledger/ledger.h"
 
 /* Number of anomalies in s that make an audit fail (exit status 1):
  * every anomaly kind, and coverage gaps (records nobody could audit). */
@@ -155,12 +155,6 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
 void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
                                int32_t partition,
                                const struct dedup_event *ev);
-
-/* A live event as report_event_format() writes it, into buf (size
- * REPORT_EVENT_MAX).  Returns 0, or -1 for an expiry (not an anomaly:
- * nothing written). */
-int report_event_text(const char *topic, int32_t partition,
-                      const struct dedup_event *ev, char *buf, size_t size);
 
 /* The human report on f, the anomalies as report_event_format() writes
  * them, each followed by its kcat command; with o->prev what is new since

@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "../base/le.h"
-#include "../dedup/dedup.h"
+#include "../../base/le.h"
+#include "../../dedup/dedup.h"
 
 #define FP_PIECE_KEY 1u
 #define FP_PIECE_VALUE 2u

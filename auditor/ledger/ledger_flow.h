@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dedup/flow.h"
+#include "../../dedup/flow.h"
 #include "ledger.h"
 
 /*

@@ -11,7 +11,7 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "group.h"
+#include "internal.h"
 
 /* ------------------------------------------------------------------ */
 /* The state topic                                                     */

@@ -11,7 +11,10 @@
 
 #include <jansson.h>
 
+#include "../../base/hex.h"
+#include "../audit/status.h"
 #include "grouprep.h"
+#include "partstate.h"
 
 #define GROUPREP_DEPTH_MAX 64
 
@@ -126,39 +129,20 @@ static int64_t count_elements(const char *p, const char *end)
 /* State records                                                       */
 /* ------------------------------------------------------------------ */
 
-static int u64_of(json_t *o, const char *name, uint64_t *out, int need)
+/* The counters, as partstate_import() requires them. */
+static int counts_of(json_t *j, struct grouprep_counts *out)
 {
-        json_t *v = json_object_get(o, name);
+        struct dedup_counts c;
 
-        if (!v) {
-                *out = 0;
-                return need ? -1 : 0;
-        }
-        if (!json_is_integer(v) || json_integer_value(v) < 0)
+        if (partstate_counts_of(j, &c))
                 return -1;
-        *out = (uint64_t)json_integer_value(v);
-        return 0;
-}
-
-static int counts_of(json_t *c, struct grouprep_counts *out)
-{
-        json_t *an;
-        int k;
-
-        if (!json_is_object(c) || u64_of(c, "records", &out->records, 1) ||
-            u64_of(c, "untracked", &out->untracked, 1) ||
-            u64_of(c, "missing", &out->missing, 1) ||
-            u64_of(c, "recovered", &out->recovered, 1) ||
-            u64_of(c, "unknown", &out->unknown, 1) ||
-            u64_of(c, "ids", &out->ids, 0))
-                return -1;
-        an = json_object_get(c, "anomalies");
-        if (!json_is_object(an))
-                return -1;
-        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
-                if (u64_of(an, dedup_kind_name((enum dedup_kind)k),
-                           &out->anomalies[k], 0))
-                        return -1;
+        out->records = c.records;
+        out->untracked = c.untracked;
+        out->missing = c.missing;
+        out->recovered = c.recovered;
+        out->unknown = c.unknown;
+        out->ids = c.ids;
+        memcpy(out->anomalies, c.anomalies, sizeof(out->anomalies));
         return 0;
 }
 
@@ -392,39 +376,28 @@ static void event_release(struct grouprep_event *e)
         memset(e, 0, sizeof(*e));
 }
 
-static int hexval(char c)
+/* The bytes of hex string s (even length, at most max bytes) into *out
+ * (malloc'd, NUL after them) and *n.  0, or -1 (*out freed). */
+static int hex_dup(const char *s, size_t max, char **out, size_t *n)
 {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        return -1;
-}
-
-/* The bytes of hex string s (lower case, even length, at most max bytes)
- * into *out (malloc'd, NUL after them) and *n.  0, or -1 (*out freed). */
-static int hex_decode(const char *s, size_t max, char **out, size_t *n)
-{
-        size_t len = strlen(s), i;
+        size_t len = strlen(s);
+        long got;
 
         *out = NULL;
         if (len % 2 || len / 2 > max || !(*out = malloc(len / 2 + 1)))
                 return -1;
-        for (i = 0; i < len; i += 2) {
-                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-                if (hi < 0 || lo < 0) {
-                        free(*out);
-                        *out = NULL;
-                        return -1;
-                }
-                (*out)[i / 2] = (char)(hi << 4 | lo);
+        if ((got = hex_decode(*out, len / 2, s, len)) < 0) {
+                free(*out);
+                *out = NULL;
+                return -1;
         }
-        (*out)[len / 2] = '\0';
-        *n = len / 2;
+        (*out)[got] = '\0';
+        *n = (size_t)got;
         return 0;
 }
 
-/* "producer": null, a string, or {"hex": "..."} (not UTF-8). */
+/* "producer": null, a string, or {"hex": "..."} (not UTF-8), as the ids
+ * topic's verdicts were written before they took the one format. */
 static int producer_of(json_t *v, struct grouprep_event *e)
 {
         const char *s;
@@ -442,7 +415,7 @@ static int producer_of(json_t *v, struct grouprep_event *e)
                 return 0;
         }
         s = json_string_value(json_object_get(v, "hex"));
-        return s ? hex_decode(s, DEDUP_PRODUCER_MAX, &e->producer,
+        return s ? hex_dup(s, DEDUP_PRODUCER_MAX, &e->producer,
                               &e->producer_len)
                  : -1;
 }
@@ -465,7 +438,7 @@ static int bytes_of(json_t *o, const char *name, size_t max, char **out,
         v = json_object_get(o, key);
         if (json_is_string(v)) {
                 s = json_string_value(v);
-                return hex_decode(s, max, out, n);
+                return hex_dup(s, max, out, n);
         }
         v = json_object_get(o, name);
         if (!v || json_is_null(v))
@@ -512,7 +485,7 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
             fp > INT32_MAX)
                 goto out;
         /* The producer: "producer" with "producer_hex" (the one format),
-         * or {"hex": ...} as the first group mode wrote it. */
+         * or {"hex": ...} as older ids verdicts wrote it. */
         if (json_is_object(json_object_get(j, "producer"))
                 ? producer_of(json_object_get(j, "producer"), e)
                 : bytes_of(j, "producer", DEDUP_PRODUCER_MAX, &e->producer,
@@ -856,4 +829,24 @@ size_t grouprep_snap_sum(const struct grouprep_snap *s, const char *topic,
                         out->anomalies[DEDUP_KIND_REDELIVERED] +=
                             s->redelivered[e];
         return n;
+}
+
+static void *grouprep_snap_ref_any(void *s)
+{
+        return grouprep_snap_ref(s);
+}
+
+static void grouprep_snap_put_any(void *s)
+{
+        grouprep_snap_put(s);
+}
+
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s)
+{
+        status_snap_publish(st, s, grouprep_snap_put_any);
+}
+
+struct grouprep_snap *status_grouprep_get(struct status *st)
+{
+        return status_snap_get(st, grouprep_snap_ref_any);
 }

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "ledger_flow.h"
+#include "../ledger/ledger_flow.h"
 #include "report.h"
 
 /* What the exit status counts: lost + duplicated + unexpected. */

@@ -5,10 +5,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "../base/clock.h"
-#include "../base/log.h"
+#include "../../base/log.h"
 
 int access_err_is_refusal(rd_kafka_resp_err_t err)
 {
@@ -200,53 +198,4 @@ void access_watch_group(struct access_watch *w, rd_kafka_resp_err_t err,
         log_warn("%s; the audit goes on, but lag tools do not see its "
                  "position",
                  line);
-}
-
-int access_audit_run(struct audit **out, const struct audit_conf *c,
-                     rd_kafka_conf_t *kconf, int64_t retry_ms,
-                     access_ready_fn *ready, void *opaque, char *errstr,
-                     size_t errstr_size)
-{
-        char last[512] = "";
-        int rc;
-
-        *out = NULL;
-        for (;;) {
-                rc = audit_new(out, c, rd_kafka_conf_dup(kconf), errstr,
-                               errstr_size);
-                if (!rc && ready && ready(opaque)) {
-                        errstr[0] = '\0'; /* ready() said why */
-                        rc = -1;
-                        break;
-                }
-                if (!rc)
-                        rc = audit_run(*out, errstr, errstr_size);
-                if (rc != AUDIT_E_ACCESS || !c->follow ||
-                    (c->run && !*c->run))
-                        break;
-                audit_free(*out);
-                *out = NULL;
-                if (strcmp(last, errstr)) {
-                        log_error("%s (trying again every %lld s)", errstr,
-                                  (long long)(retry_ms / 1000));
-                        snprintf(last, sizeof(last), "%s", errstr);
-                }
-                if (c->status)
-                        status_refusal_set(c->status, errstr);
-                {
-                        int64_t until = clock_mono_ms() + retry_ms;
-                        struct timespec ts = {0, 100 * 1000 * 1000};
-                        while ((!c->run || *c->run) &&
-                               clock_mono_ms() < until)
-                                nanosleep(&ts, NULL);
-                }
-                if (c->run && !*c->run) {
-                        /* Stopped while refused: nothing ran, nothing to
-                         * commit. */
-                        rc = 0;
-                        break;
-                }
-        }
-        rd_kafka_conf_destroy(kconf);
-        return rc;
 }

@@ -1,8 +1,7 @@
 /*
  * group.c - serve --group: the partitions of the audited topics shared
  * by the eosaudit processes of one consumer group, their state carried
- * from one owner to the next by a compacted topic (issue 17, first
- * slice; README "More than one machine").
+ * from one owner to the next by a compacted topic (docs/GROUP.md).
  *
  *   - The consumer subscribes (cooperative-sticky) instead of assigning
  *     every partition from the ledger.
@@ -53,28 +52,9 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../partstate.h"
-#include "../report.h"
-#include "group.h"
-
-void audit_group_fail(struct audit *a, const char *what, const char *why)
-{
-        if (a->grp->failed)
-                return;
-        a->grp->failed = 1;
-        GERR(a->grp, "group %.200s: %.60s: %.700s", a->conf.group, what,
-             why);
-        log_error("%s", a->grp->err);
-}
-
-int audit_group_failed(const struct audit *a, char *errstr,
-                       size_t errstr_size)
-{
-        if (!a->grp || !a->grp->failed)
-                return 0;
-        snprintf(errstr, errstr_size, "%s", a->grp->err);
-        return 1;
-}
+#include "partstate.h"
+#include "../report/report.h"
+#include "internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Rebalances                                                          */
@@ -253,37 +233,6 @@ static void group_forget(struct audit *a,
         }
 }
 
-/*
- * What both consumers' rebalance callbacks do last (the audited
- * partitions here, the ids partitions in group_ids.c): takes l (assign)
- * or gives it back, incrementally: both consumers are cooperative-sticky
- * (audit_group_conf() sets the strategy after the user's -X), so
- * rd_kafka_rebalance_protocol() is not asked; it answers NULL once the
- * consumer's group handler takes no more requests (inside
- * rd_kafka_consumer_close() after a failed commit: t_88 crashed on it).
- * An assignment refused stops the member; an unassignment refused is
- * logged (the partitions are committed and forgotten by then).
- */
-void audit_group_rebalance_apply(struct audit *a, rd_kafka_t *rk,
-                                 rd_kafka_topic_partition_list_t *l,
-                                 int assign, const char *what)
-{
-        rd_kafka_error_t *e = assign ? rd_kafka_incremental_assign(rk, l)
-                                     : rd_kafka_incremental_unassign(rk, l);
-        char why[600];
-
-        if (!e)
-                return;
-        snprintf(why, sizeof(why), "incremental %s: %s",
-                 assign ? "assignment" : "unassignment",
-                 rd_kafka_error_string(e));
-        if (assign)
-                audit_group_fail(a, what, why);
-        else
-                log_warn("group %s: %s: %s", a->conf.group, what, why);
-        rd_kafka_error_destroy(e);
-}
-
 static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                rd_kafka_topic_partition_list_t *l,
                                void *opaque)
@@ -315,12 +264,9 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                 return;
         }
         if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-                if (!rd_kafka_assignment_lost(rk) && !a->grp->failed &&
-                    audit_commit(a, clock_wall_ms()))
-                        log_warn("group %s: the last commit before a "
-                                 "revocation failed: its next owner audits "
-                                 "those records again",
-                                 a->conf.group);
+                audit_group_commit_revoked(a, rk,
+                                           "its next owner audits those "
+                                           "records again");
                 group_forget(a, l);
                 audit_group_ids_forget(a, l); /* their unsent ids records */
                 log_info("group %s: %d partition(s) revoked%s",
@@ -580,32 +526,6 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
-/* The consumer's fatal error, in one line: above all a newer member
- * with the same group.instance.id (the broker fenced this one; its
- * transactions cannot commit offsets any more, KIP-447, and the newer
- * one restores the partitions from the state topic). */
-void audit_group_consumer_fatal(struct audit *a, rd_kafka_t *rk)
-{
-        char why[512], line[900];
-        rd_kafka_resp_err_t fe = rd_kafka_fatal_error(rk, why, sizeof(why));
-
-        if (fe == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
-                snprintf(line, sizeof(line),
-                         "another member joined with group.instance.id %s "
-                         "(FENCED_INSTANCE_ID): this one stops, the newer "
-                         "one audits its partitions from their committed "
-                         "state (%s)",
-                         a->conf.group_instance_id
-                             ? a->conf.group_instance_id
-                             : "?",
-                         why);
-                audit_group_fail(a, "fenced", line);
-                return;
-        }
-        snprintf(line, sizeof(line), "%s: %s", rd_kafka_err2name(fe), why);
-        audit_group_fail(a, "consumer fatal error", line);
-}
-
 /*
  * Not rd_kafka_consume_batch_queue(): with librdkafka 2.0.2 a rebalance
  * served in the middle of a batch call made the consumer skip records of
@@ -777,50 +697,6 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
         return 0;
 }
 
-/* The consumer's settings a producer would warn about, one line each. */
-static const char *const group_consumer_only[] = {
-    "group.", "partition.assignment.strategy", "session.timeout.ms",
-    "heartbeat.interval.ms", "enable.auto.", "auto.commit.",
-    "auto.offset.reset", "queued.", "fetch.", "isolation.level",
-    "enable.partition.eof", "max.poll.interval.ms", "check.crcs",
-    "consume.callback.max.messages", "coordinator.query.interval.ms",
-    "allow.auto.create.topics", "client.rack"};
-
-rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
-                               const char *const *props,
-                               void (*rebalance_cb)(
-                                   rd_kafka_t *, rd_kafka_resp_err_t,
-                                   rd_kafka_topic_partition_list_t *, void *),
-                               char *errstr, size_t errstr_size)
-{
-        rd_kafka_conf_t *c =
-            type == RD_KAFKA_PRODUCER
-                ? rd_kafka_conf_dup_filter(
-                      a->grp->base,
-                      sizeof(group_consumer_only) /
-                          sizeof(group_consumer_only[0]),
-                      (const char **)group_consumer_only)
-                : rd_kafka_conf_dup(a->grp->base);
-        rd_kafka_t *rk;
-
-        for (; *props; props += 2) {
-                if (rd_kafka_conf_set(c, props[0], props[1], errstr,
-                                      errstr_size) != RD_KAFKA_CONF_OK) {
-                        rd_kafka_conf_destroy(c);
-                        return NULL;
-                }
-        }
-        if (rebalance_cb) {
-                /* base was copied before the audit's opaque was set. */
-                rd_kafka_conf_set_opaque(c, a);
-                rd_kafka_conf_set_rebalance_cb(c, rebalance_cb);
-        }
-        rk = rd_kafka_new(type, c, errstr, errstr_size);
-        if (!rk)
-                rd_kafka_conf_destroy(c);
-        return rk;
-}
-
 int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
@@ -952,3 +828,67 @@ void audit_group_free(struct audit *a)
         free(g);
         a->grp = NULL;
 }
+
+/* ------------------------------------------------------------------ */
+/* The mode (../audit/mode.h)                                          */
+/* ------------------------------------------------------------------ */
+
+static int group_start(struct audit *a, audit_commit_fn *commit,
+                       char *errstr, size_t errstr_size)
+{
+        a->grp->commit = commit;
+        return audit_group_start(a, errstr, errstr_size);
+}
+
+/* The consumer's log of what it skipped, and the record's id for the
+ * ids topic. */
+static void group_after_record(struct audit *a, struct ledger_part *lp,
+                               int64_t offset, const struct dedup_hdrs *h,
+                               enum dedup_verdict v)
+{
+        if (offset > lp->next_offset)
+                /* Transaction markers, or records the consumer lost
+                 * (audit_group_consume). */
+                log_debug("%s [%d]: offsets %lld..%lld not delivered",
+                          lp->topic, (int)lp->partition,
+                          (long long)lp->next_offset, (long long)offset - 1);
+        audit_group_ids_note(a, lp, offset, h, v);
+}
+
+static int group_tick(struct audit *a, int64_t now, char *errstr,
+                      size_t errstr_size)
+{
+        (void)errstr;
+        (void)errstr_size;
+        audit_group_watch(a, now);
+        return 0;
+}
+
+/* The transaction was aborted because the group's generation moved on
+ * (a rebalance under way as the member stops).  The consumer's close
+ * revokes these partitions and commits them in the callback; failing
+ * that, their next owner audits those records again from the last
+ * committed state.  Nothing is lost or counted twice: not an error. */
+static int group_last_commit_lost(struct audit *a)
+{
+        log_info("group %s: the last transaction was aborted by a "
+                 "rebalance; the partitions are committed as they are "
+                 "revoked",
+                 a->conf.group);
+        return 1;
+}
+
+const struct audit_mode audit_mode_group = {
+    .name = "group",
+    .conf = audit_group_conf,
+    .start = group_start,
+    .consume = audit_group_consume,
+    .before_commit = audit_group_commit,
+    .after_record = group_after_record,
+    .tick = group_tick,
+    .failed = audit_group_failed,
+    .last_commit_lost = group_last_commit_lost,
+    .stop = audit_group_view_stop,
+    .close = audit_group_close,
+    .free = audit_group_free,
+};

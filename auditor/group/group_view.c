@@ -35,8 +35,8 @@
 
 #include "../../base/clock.h"
 #include "../../base/log.h"
-#include "../grouprep.h"
-#include "group.h"
+#include "grouprep.h"
+#include "internal.h"
 
 #define GROUP_LIST_MS 3000
 #define GROUP_RELIST_MS 500

@@ -178,14 +178,15 @@ void status_member_release(struct status_member *m);
 int status_group_publish(struct status *st, const struct status_group *g);
 
 /*
- * The group's figures (grouprep.h), published by the group view's
- * thread: status_grouprep_publish() takes s's reference and drops the
- * previous snapshot's; status_grouprep_get() returns a reference (NULL:
- * none yet, or st NULL) for the caller to drop with grouprep_snap_put().
+ * One reference-counted snapshot another thread publishes (the group's
+ * figures: grouprep.h's status_grouprep_publish() and _get() wrap these).
+ * status_snap_publish() takes snap's reference and drops the previous
+ * snapshot's with the put it was published with (status_free() drops the
+ * last); status_snap_get() returns ref(snapshot) taken under the lock
+ * (NULL: none yet, or st NULL).
  */
-struct grouprep_snap;
-void status_grouprep_publish(struct status *st, struct grouprep_snap *s);
-struct grouprep_snap *status_grouprep_get(struct status *st);
+void status_snap_publish(struct status *st, void *snap, void (*put)(void *));
+void *status_snap_get(struct status *st, void *(*ref)(void *));
 
 /*
  * Parses a member's assignment as the broker hands it back (the consumer

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dedup/dedup.h"
+#include "../../dedup/dedup.h"
 
 #define GROUPREP_EVENTS_MAX 1000
 /* A "counts" object larger than this is not one partstate.c wrote. */
@@ -60,9 +60,10 @@ struct grouprep_part {
 };
 
 /* One anomaly event of the events topic: the fields of
- * report_anomaly_json() (the one evidence format; "detected_ms", or
- * "when_ms" as the first group mode wrote it), "member", and for a
- * redelivery judged through the ids topic "first_topic". */
+ * report_anomaly_json() (the one evidence format), "member", and for a
+ * redelivery judged through the ids topic "first_topic".  Events topics
+ * written by earlier versions are read too: "when_ms" for "detected_ms",
+ * and a producer as {"hex": ...} (the ids topic's verdicts). */
 struct grouprep_event {
         int64_t offset;    /* in the events topic: the event's id */
         int32_t events_partition;
@@ -153,6 +154,14 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
 struct grouprep_snap *grouprep_snap_ref(struct grouprep_snap *s);
 /* Drops a reference; the last one frees it.  NULL is a no-op. */
 void grouprep_snap_put(struct grouprep_snap *s);
+
+/* s published for HTTP threads in st (its reference taken; the previous
+ * snapshot's dropped), and a reference to the one published (NULL: none
+ * yet, or st NULL), for the caller to drop with grouprep_snap_put().
+ * Through status.h's snapshot slot. */
+struct status;
+void status_grouprep_publish(struct status *st, struct grouprep_snap *s);
+struct grouprep_snap *status_grouprep_get(struct status *st);
 
 /* Sums of the partitions of topic (NULL: all) in s into *out, and how
  * many partitions had state; the lag (high watermark minus next offset,

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dedup/dedup.h"
+#include "../../dedup/dedup.h"
 #include "fingerprint.h"
 
 struct ledger;

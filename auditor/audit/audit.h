@@ -13,7 +13,18 @@
  *    never a silent reset.
  *  - Transaction markers leave holes in offsets; gaps are inferred from
  *    eos.seq only, never from offsets.
- *  - Everything here runs on the thread that calls audit_run().
+ *  - Four kinds of thread run an audit.  The consumer's thread (the one
+ *    that calls audit_run()) owns the live state: the engine, every
+ *    verdict, the ledger writes' order.  The parse helpers (pool.c:
+ *    --threads - 1 of them) parse headers and hash ids of a batch into
+ *    per-record descriptors and free the previous batch's messages,
+ *    touching no audit state.  The commit thread (loop.c,
+ *    audit_commit_start()) writes one batch's ledger transaction while
+ *    the consumer's thread only reads ahead, and is joined before the
+ *    state is touched again.  With serve --group, the group view thread
+ *    (group_view.c) tails the group's topics with a consumer of its own
+ *    and publishes snapshots through status.h.  HTTP threads never call
+ *    in here: they read the ledger or what status.h publishes.
  */
 #ifndef EOSAUDIT_AUDIT_H
 #define EOSAUDIT_AUDIT_H
@@ -24,9 +35,10 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../dedup/dedup.h"
-#include "../dedup/flow.h"
-#include "ledger.h"
+#include "../../dedup/dedup.h"
+struct audit_mode;
+#include "../../dedup/flow.h"
+#include "../ledger/ledger.h"
 #include "status.h"
 
 struct audit;
@@ -132,6 +144,10 @@ struct audit_conf {
         int group_replication;
         int group_ids_partitions; /* the ids topic's, when created
                                      (group_ids.c); 0: 12 */
+        /* How the partitions are shared (mode.h): NULL, this process
+         * alone; with group set, auditor/group/group.h's
+         * audit_mode_group. */
+        const struct audit_mode *mode;
 };
 
 #define AUDIT_THREADS_MAX 64
@@ -194,20 +210,6 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size);
 
 /* The ledger, for reports after audit_run(). */
 struct ledger *audit_ledger(struct audit *a);
-
-/* Figures of the run so far. */
-struct audit_stats {
-        uint64_t records;       /* records read in this run */
-        uint64_t commits;
-        int64_t last_commit_us;
-        uint32_t partitions;
-        uint32_t partitions_done; /* scan: reached their end */
-        uint32_t partitions_stalled;
-};
-void audit_stats_get(const struct audit *a, struct audit_stats *st);
-
-/* The flow audit: NULL without sources.  Valid until audit_free(). */
-const struct dedup_flow *audit_flow(const struct audit *a);
 
 struct audit_flow_info {
         int group;           /* a processor group was given */
