@@ -31,6 +31,9 @@
  *             read at an assignment; a lost one refused); group.h
  *   group_view.c  serve --group: the members and assignments that
  *             /api/v1/group shows (status.h)
+ *   trunc_detect.c a log truncated under the audit (an unclean leader
+ *             election): how it shows, where the log diverged
+ *   trunc_unaudit.c ... what the audit accepted from there taken back
  *
  * Everything here runs on the thread that calls audit_run(), but for
  * audit_stats_cb() (librdkafka's thread, see there) and the pool's
@@ -151,6 +154,8 @@ struct audit {
         char commit_err[512];
         /* serve --group (group.c); NULL: off */
         struct audit_group *grp;
+        /* A log truncated under the audit (trunc_detect.c) */
+        struct audit_trunc *trunc;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -162,7 +167,8 @@ int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
 void audit_part_init(struct ledger_part *lp, const char *topic,
                      int32_t partition, uint32_t part);
 
-/* parts.c */
+/* parts.c: audit_position() returns 0, 1 (a truncation noted, see
+ * audit_trunc_beyond()) or -1 with errstr. */
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
                    size_t errstr_size);
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size);
@@ -293,6 +299,34 @@ void audit_group_view_stop(struct audit *a);
 void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
                           int64_t offset, const struct dedup_hdrs *h,
                           enum dedup_verdict v);
+
+/* trunc_detect.c: a log truncated under the audit.  audit_trunc_init()
+ * with the consumer's settings before the handle takes them;
+ * audit_trunc_beyond() when lp's fetch position is past the log end hi
+ * (parts.c): while the loop runs, noted for audit_trunc_run() (returns
+ * 1), else an error (-1 with errstr); audit_trunc_run() after each batch
+ * handles what was noted (-1: fatal, errstr); audit_trunc_locate() looks
+ * for where lp's log diverged below hi and un-audits from there: 1 done
+ * (the next commit writes it), 0 no record of the ledger's is still
+ * there (another log), -1 error. */
+int audit_trunc_init(struct audit *a, const rd_kafka_conf_t *kconf,
+                     char *errstr, size_t errstr_size);
+void audit_trunc_free(struct audit *a);
+int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       char *errstr, size_t errstr_size);
+int audit_trunc_run(struct audit *a, int64_t now, char *errstr,
+                    size_t errstr_size);
+int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       const char *how, char *errstr, size_t errstr_size);
+/* trunc_unaudit.c: audit_trunc_note() after the engine's verdict v on a
+ * record of lp; audit_trunc_unaudit() takes back lp's records from
+ * offset d (match: the last record still there, hi the log end). */
+void audit_trunc_note(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h,
+                      enum dedup_verdict v);
+int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
+                        const struct fingerprint *match, int64_t hi,
+                        const char *how, char *errstr, size_t errstr_size);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

@@ -184,6 +184,7 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                           (long long)lp->next_offset,
                           (long long)rkm->offset - 1);
         v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
+        audit_trunc_note(a, lp, rkm->offset, h, v);
         if (a->grp)
                 audit_group_ids_note(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)

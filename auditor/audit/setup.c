@@ -389,6 +389,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 rd_kafka_conf_destroy(kconf);
                 goto out;
         }
+        if (audit_trunc_init(a, kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         if (c->group && audit_group_conf(a, kconf, errstr, errstr_size)) {
                 rd_kafka_conf_destroy(kconf);
                 goto out;
@@ -526,6 +530,7 @@ void audit_free(struct audit *a)
                 rd_kafka_destroy(a->rk);
         }
         audit_group_free(a);
+        audit_trunc_free(a);
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);
