@@ -12,7 +12,7 @@
 
 uint64_t report_anomaly_total(const struct ledger_summary *s)
 {
-        uint64_t n = s->coverage_gaps;
+        uint64_t n = s->coverage_gaps + s->truncations;
         int k;
 
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
@@ -230,6 +230,10 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "incarnation", json_integer(a->incarnation));
         json_object_set_new(o, "reason", a->reason ? json_string(a->reason)
                                                    : json_null());
+        if (a->detail) {
+                json_t *d = json_loads(a->detail, 0, NULL);
+                json_object_set_new(o, "detail", d ? d : json_null());
+        }
         json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
         return o;
@@ -276,6 +280,10 @@ static json_t *report_counts_json(const struct ledger_summary *s)
                             report_u64_json(s->coverage_gaps));
         json_object_set_new(o, "unaudited_offsets",
                             report_u64_json(s->coverage_records));
+        json_object_set_new(o, "truncations",
+                            report_u64_json(s->truncations));
+        json_object_set_new(o, "truncated_records",
+                            report_u64_json(s->truncated_records));
         json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
         json_object_set_new(o, "anomalies_total",
                             report_u64_json(report_anomaly_total(s)));
@@ -321,6 +329,8 @@ static void report_delta(const struct ledger_summary *s,
         d->missing = REPORT_SUB(missing);
         d->coverage_gaps = REPORT_SUB(coverage_gaps);
         d->coverage_records = REPORT_SUB(coverage_records);
+        d->truncations = REPORT_SUB(truncations);
+        d->truncated_records = REPORT_SUB(truncated_records);
         d->ids_checked = REPORT_SUB(ids_checked);
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 d->anomalies[k] = REPORT_SUB(anomalies[k]);
@@ -448,6 +458,8 @@ static void summary_add(struct ledger_summary *sum,
         sum->open_gaps += s->open_gaps;
         sum->coverage_gaps += s->coverage_gaps;
         sum->coverage_records += s->coverage_records;
+        sum->truncations += s->truncations;
+        sum->truncated_records += s->truncated_records;
         sum->partitions += s->partitions;
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 sum->anomalies[k] += s->anomalies[k];
