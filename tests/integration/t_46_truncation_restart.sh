@@ -36,6 +36,7 @@ for ((i = 0; i < 60; i++)); do
         [ "${n:-0}" -ge $((H0 + 3000)) ] 2>/dev/null && break
         sleep 0.5
 done
+kill -STOP "$PROD" # it writes on after the election (tr_kill_leader)
 kill -TERM "$SERVE"
 wait_pid "$SERVE" 30
 assert_eq "serve stopped cleanly" 0 "$WAIT_RC"
@@ -43,6 +44,7 @@ X="$(next_offset)"
 log "serve stopped at offset $X (the leader alone from about $H0)"
 [ "$X" -ge $((H0 + 3000)) ] || die "serve did not read what the leader took alone"
 
+kill -CONT "$PROD"
 tr_kill_leader "$T"
 wait_pid "$PROD" 90
 assert_eq "producer exit status" 0 "$WAIT_RC"

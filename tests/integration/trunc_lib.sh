@@ -7,7 +7,9 @@
 # serve under test.  The cluster stops at the test's exit.
 
 TR_BASE="${TR_BASE:-29400}"
-TR_DIR="$IT_TMP/cluster"
+# Beside IT_TMP, not in it: finish removes IT_TMP before the exit trap
+# stops the cluster, which needs its pid files.
+TR_DIR="$IT_TMP.cluster"
 CLUSTER_SH="$IT_DIR/cluster.sh"
 TR_BOOT="$("$CLUSTER_SH" bootstrap "$TR_BASE")"
 TR_LISTEN="127.0.0.1:$((TR_BASE + 10))"
@@ -16,13 +18,16 @@ BOOTSTRAP="$TR_BOOT"
 
 test_cleanup() {
         local n pid
+        [ -n "${PROD:-}" ] && kill -CONT "$PROD" 2>/dev/null
         for n in 1 2 3; do
                 pid="$("$CLUSTER_SH" pid "$TR_DIR" "$n")" && kill -CONT "$pid" 2>/dev/null
         done
         "$CLUSTER_SH" down "$TR_DIR"
+        rm -rf "$TR_DIR"
 }
 
 tr_up() {
+        rm -rf "$TR_DIR"
         "$CLUSTER_SH" up "$TR_DIR" "$TR_BASE" 2>&1 | sed 's/^/# /'
         [ "${PIPESTATUS[0]}" = 0 ] || die "the cluster did not start"
 }
@@ -81,9 +86,14 @@ tr_stop_followers() {
 
 # tr_kill_leader TOPIC: kill -9 broker 1, resume the followers, and wait
 # (60 s) until one of them leads: an unclean election of a replica that
-# lacks what the leader took alone.
+# lacks what the leader took alone.  The producer (PROD) is held
+# (SIGSTOP) from just before to just after, so that it writes on to the
+# new leader however slow the machine, and no request of it is in flight
+# as the leader dies.
 tr_kill_leader() {
         local i m
+        kill -0 "$PROD" 2>/dev/null || die "the producer ended before the election"
+        kill -STOP "$PROD"
         kill -KILL "$("$CLUSTER_SH" pid "$TR_DIR" 1)" || die "cannot kill broker 1"
         kill -CONT "$("$CLUSTER_SH" pid "$TR_DIR" 2)" "$("$CLUSTER_SH" pid "$TR_DIR" 3)"
         for ((i = 0; i < 120; i++)); do
@@ -94,6 +104,7 @@ tr_kill_leader() {
         log "leader killed: $m"
         [[ "$m" == "leader 2 "* || "$m" == "leader 3 "* ]] ||
                 die "no out-of-sync follower was elected: '$m'"
+        kill -CONT "$PROD"
 }
 
 # tr_oracle TOPIC: the final log, read by kcat: "records distinct extra
