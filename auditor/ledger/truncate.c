@@ -455,6 +455,23 @@ oom:
         return -1;
 }
 
+/* Prepares sql (a read) with ?1, ?2 p's key and ?3 at; the caller
+ * finalizes *st. */
+static int trunc_query(struct ledger *lg, const char *sql,
+                       const struct ledger_part *p, int64_t at,
+                       sqlite3_stmt **st, const char *what, char *errstr,
+                       size_t errstr_size)
+{
+        if (ledger_prepare(lg, sql, st, errstr, errstr_size))
+                return -1;
+        if (ledger_bind_key(*st, p, NULL, 0) ||
+            sqlite3_bind_int64(*st, 3, at)) {
+                ledger_err(lg, what, errstr, errstr_size);
+                return -1;
+        }
+        return 0;
+}
+
 int ledger_trunc_fps(struct ledger *lg, const struct ledger_part *p,
                      int64_t below, ledger_trunc_fp_cb *cb, void *opaque,
                      char *errstr, size_t errstr_size)
@@ -462,19 +479,13 @@ int ledger_trunc_fps(struct ledger *lg, const struct ledger_part *p,
         sqlite3_stmt *st = NULL;
         int rc = -1, r, s;
 
-        if (ledger_prepare(lg,
-                           "SELECT offset, fp_ts, fp_lo, fp_hi FROM "
-                           "audited_batches WHERE topic = ?1 AND "
-                           "partition = ?2 AND offset < ?3 ORDER BY offset "
-                           "DESC",
-                           &st, errstr, errstr_size))
+        if (trunc_query(lg,
+                        "SELECT offset, fp_ts, fp_lo, fp_hi FROM "
+                        "audited_batches WHERE topic = ?1 AND partition = ?2 "
+                        "AND offset < ?3 ORDER BY offset DESC",
+                        p, below, &st, "cannot read batch fingerprints",
+                        errstr, errstr_size))
                 goto out;
-        if (ledger_bind_key(st, p, NULL, 0) ||
-            sqlite3_bind_int64(st, 3, below)) {
-                ledger_err(lg, "cannot read batch fingerprints", errstr,
-                           errstr_size);
-                goto out;
-        }
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
                 struct fingerprint fp;
                 fp.offset = sqlite3_column_int64(st, 0);
@@ -542,15 +553,16 @@ static int trunc_last_seq(struct ledger *lg, const struct ledger_part *p,
         int rc = -1, r;
 
         s->last_seq = s->seq - 1;
-        if (ledger_prepare(lg,
-                           "SELECT epoch, seq_lo + (MIN(offset_hi, ?4 - 1) - "
-                           "offset_lo) FROM audited_runs WHERE topic = ?1 AND "
-                           "partition = ?2 AND producer = ?3 AND offset_lo < "
-                           "?4 ORDER BY offset_lo DESC LIMIT 1",
-                           &st, errstr, errstr_size))
+        if (trunc_query(lg,
+                        "SELECT epoch, seq_lo + (MIN(offset_hi, ?3 - 1) - "
+                        "offset_lo) FROM audited_runs WHERE topic = ?1 AND "
+                        "partition = ?2 AND producer = ?4 AND offset_lo < ?3 "
+                        "ORDER BY offset_lo DESC LIMIT 1",
+                        p, offset, &st, "cannot read audited runs", errstr,
+                        errstr_size))
                 goto out;
-        if (ledger_bind_key(st, p, s->producer, s->producer_len) ||
-            sqlite3_bind_int64(st, 4, offset)) {
+        if (sqlite3_bind_text(st, 4, s->producer, (int)s->producer_len,
+                              SQLITE_STATIC)) {
                 ledger_err(lg, "cannot read audited runs", errstr,
                            errstr_size);
                 goto out;
@@ -582,19 +594,14 @@ int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
         size_t nv = 0, i;
         int rc = -1, s;
 
-        if (ledger_prepare(lg,
-                           "SELECT producer, epoch, seq_lo, offset_lo, "
-                           "offset_hi FROM audited_runs WHERE topic = ?1 AND "
-                           "partition = ?2 AND offset_hi >= ?3 ORDER BY "
-                           "offset_lo",
-                           &st, errstr, errstr_size))
+        if (trunc_query(lg,
+                        "SELECT producer, epoch, seq_lo, offset_lo, "
+                        "offset_hi FROM audited_runs WHERE topic = ?1 AND "
+                        "partition = ?2 AND offset_hi >= ?3 ORDER BY "
+                        "offset_lo",
+                        p, offset, &st, "cannot read audited runs", errstr,
+                        errstr_size))
                 goto out;
-        if (ledger_bind_key(st, p, NULL, 0) ||
-            sqlite3_bind_int64(st, 3, offset)) {
-                ledger_err(lg, "cannot read audited runs", errstr,
-                           errstr_size);
-                goto out;
-        }
         while ((s = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *prod = (const char *)sqlite3_column_text(st, 0);
                 size_t len = (size_t)sqlite3_column_bytes(st, 0);
