@@ -316,6 +316,11 @@ int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
                        char *errstr, size_t errstr_size);
 int audit_trunc_run(struct audit *a, int64_t now, char *errstr,
                     size_t errstr_size);
+/* Whether err is librdkafka's report of a truncated log (KIP-320;
+ * librdkafka >= 2.1), and its handling: lp noted for audit_trunc_run(). */
+int audit_trunc_signal(rd_kafka_resp_err_t err);
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
+                       char *errstr, size_t errstr_size);
 int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
                        const char *how, char *errstr, size_t errstr_size);
 /* trunc_unaudit.c: audit_trunc_note() after the engine's verdict v on a

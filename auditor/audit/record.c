@@ -260,6 +260,11 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                         *fatal = 1;
                 return;
         }
+        if (audit_trunc_signal(rkm->err) && lp) {
+                if (audit_trunc_kip320(a, lp, errstr, errstr_size))
+                        *fatal = 1;
+                return;
+        }
         if (rkm->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
                 audit_group_refused(a, rkm->err);
                 return;

@@ -17,9 +17,13 @@
  * than the ledger keeps): not a truncation; the caller goes on as before
  * (resume.c starts a new incarnation).
  *
- * Debian's librdkafka 2.0.2 has no KIP-320 truncation detection (the
- * leader epoch of each fetch position, validated after a leader change);
- * with it, the divergence point would come from the broker.
+ * A third way in: librdkafka >= 2.1 validates each fetch position's
+ * leader epoch after a leader change (KIP-320) and, under
+ * auto.offset.reset=error, reports a truncation as __LOG_TRUNCATION
+ * (record.c -> audit_trunc_kip320()), also when the new leader's log has
+ * grown past the position again.  The divergence point is then found the
+ * same way, below the log end.  Debian's 2.0.2 has no such check: there
+ * only the two other ways show it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@ struct audit_trunc {
         rd_kafka_t *probe;      /* made at first use */
         int64_t *beyond;        /* per part: the log end of a truncation
                                    seen and not yet handled, else -1 */
+        const char **how;       /* per part: how it showed */
         size_t nbeyond;
 };
 
@@ -82,6 +87,7 @@ void audit_trunc_free(struct audit *a)
         if (t->kconf)
                 rd_kafka_conf_destroy(t->kconf);
         free(t->beyond);
+        free(t->how);
         free(t);
         a->trunc = NULL;
 }
@@ -219,32 +225,79 @@ int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
                    : 1;
 }
 
-int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
-                       char *errstr, size_t errstr_size)
+/* Notes a truncation of lp (log end hi) for audit_trunc_run(). */
+static int trunc_note_beyond(struct audit *a, const struct ledger_part *lp,
+                             int64_t hi, const char *how, char *errstr,
+                             size_t errstr_size)
 {
         struct audit_trunc *t = a->trunc;
 
+        if (lp->part >= t->nbeyond) {
+                size_t n = a->parts_cap > lp->part ? a->parts_cap
+                                                   : lp->part + 1;
+                int64_t *v = realloc(t->beyond, n * sizeof(*v));
+                const char **w;
+                size_t i;
+                if (v)
+                        t->beyond = v;
+                w = v ? realloc(t->how, n * sizeof(*w)) : NULL;
+                if (!w) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        return -1;
+                }
+                t->how = w;
+                for (i = t->nbeyond; i < n; i++) {
+                        v[i] = -1;
+                        w[i] = NULL;
+                }
+                t->nbeyond = n;
+        }
+        t->beyond[lp->part] = hi;
+        t->how[lp->part] = how;
+        return 1;
+}
+
+int audit_trunc_signal(rd_kafka_resp_err_t err)
+{
+#if RD_KAFKA_VERSION >= 0x020100ff
+        return err == RD_KAFKA_RESP_ERR__LOG_TRUNCATION;
+#else
+        (void)err;
+        return 0;
+#endif
+}
+
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
+                       char *errstr, size_t errstr_size)
+{
+        int64_t lo, hi;
+        rd_kafka_resp_err_t err;
+
+        if (!a->trunc)
+                return 0;
+        err = rd_kafka_query_watermark_offsets(a->rk, lp->topic,
+                                               lp->partition, &lo, &hi,
+                                               AUDIT_META_TIMEOUT_MS);
+        if (err) {
+                snprintf(errstr, errstr_size,
+                         "cannot read watermarks of %s [%d]: %s", lp->topic,
+                         (int)lp->partition, rd_kafka_err2str(err));
+                return -1;
+        }
+        return trunc_note_beyond(a, lp, hi, "KIP-320", errstr,
+                                 errstr_size) < 0
+                   ? -1
+                   : 0;
+}
+
+int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       char *errstr, size_t errstr_size)
+{
         /* While the loop runs: handled after the batch, once what was
          * read before it is committed (audit_trunc_run()). */
-        if (t && a->started_ms) {
-                if (lp->part >= t->nbeyond) {
-                        size_t n = a->parts_cap > lp->part ? a->parts_cap
-                                                           : lp->part + 1;
-                        int64_t *v = realloc(t->beyond, n * sizeof(*v));
-                        size_t i;
-                        if (!v) {
-                                snprintf(errstr, errstr_size,
-                                         "out of memory");
-                                return -1;
-                        }
-                        for (i = t->nbeyond; i < n; i++)
-                                v[i] = -1;
-                        t->beyond = v;
-                        t->nbeyond = n;
-                }
-                t->beyond[lp->part] = hi;
-                return 1;
-        }
+        if (a->trunc && a->started_ms)
+                return trunc_note_beyond(a, lp, hi, "offset out of range",
+                                         errstr, errstr_size);
         snprintf(errstr, errstr_size,
                  "%s [%d]: the ledger expects offset %lld but the partition "
                  "ends at %lld, and the ledger holds no record of this log "
@@ -312,14 +365,15 @@ int audit_trunc_run(struct audit *a, int64_t now, char *errstr,
                 if (hi < 0)
                         continue;
                 t->beyond[i] = -1;
-                r = audit_trunc_locate(a, lp, hi, "offset out of range",
-                                       errstr, errstr_size);
+                r = audit_trunc_locate(a, lp, hi, t->how[i], errstr,
+                                       errstr_size);
                 if (r < 0)
                         return -1;
                 if (r == 0) {
                         snprintf(errstr, errstr_size,
-                                 "%s [%d]: the log now ends at %lld, below "
-                                 "the ledger's next offset %lld, and no "
+                                 "%s [%d]: the log was truncated (it ends at "
+                                 "%lld, the ledger's next offset is %lld), "
+                                 "and no "
                                  "batch the ledger remembers is still there "
                                  "(the topic was recreated, or the log lost "
                                  "more than the last %d offsets): the "
