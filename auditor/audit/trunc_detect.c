@@ -312,10 +312,11 @@ int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
 }
 
 /*
- * Fetches lp again from its next offset.  Not a seek: after an offset out
- * of range under auto.offset.reset=error, librdkafka has stopped fetching
- * the partition, and a seek of a stopped partition fails (with the error
- * in the list, not returned).  So it is assigned again, alone.
+ * Fetches lp again from its next offset: a seek, or, where it failed,
+ * lp assigned again alone.  After an offset out of range under
+ * auto.offset.reset=error librdkafka 2.0.2 has stopped fetching the
+ * partition, and a seek of a stopped partition fails (its error is in
+ * the list, not returned).
  */
 static int trunc_restart(struct audit *a, const struct ledger_part *lp,
                          char *errstr, size_t errstr_size)
@@ -326,9 +327,14 @@ static int trunc_restart(struct audit *a, const struct ledger_part *lp,
 
         rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)
             ->offset = lp->next_offset;
-        error = rd_kafka_incremental_unassign(a->rk, l);
-        if (!error)
-                error = rd_kafka_incremental_assign(a->rk, l);
+        error = rd_kafka_seek_partitions(a->rk, l, AUDIT_META_TIMEOUT_MS);
+        if (!error && l->elems[0].err) {
+                l->elems[0].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+                l->elems[0].offset = lp->next_offset;
+                error = rd_kafka_incremental_unassign(a->rk, l);
+                if (!error)
+                        error = rd_kafka_incremental_assign(a->rk, l);
+        }
         rd_kafka_topic_partition_list_destroy(l);
         if (error) {
                 snprintf(errstr, errstr_size, "cannot fetch %s [%d] again: %s",
@@ -392,6 +398,7 @@ int audit_trunc_run(struct audit *a, int64_t now, char *errstr,
                 if (trunc_restart(a, lp, errstr, errstr_size))
                         return -1;
                 a->rt[i].eof = 0;
+                a->rt[i].state_dirty = 1; /* --group: its state record */
                 if (!a->conf.follow && lp->next_offset >= a->rt[i].end)
                         audit_mark_done(a, lp);
         }
