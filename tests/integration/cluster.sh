@@ -102,14 +102,8 @@ start_node() { # DIR BASE N
         fi
         mkdir -p "$dir/node$n"
         config "$dir" "$base" "$n" >"$cfg"
-        if [ ! -f "$dir/node$n/log/meta.properties" ]; then
-                kjava -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
-                        kafka.tools.StorageTool format -t "$CLUSTER_ID" \
-                        -c "$cfg" --ignore-formatted \
-                        --feature eligible.leader.replicas.version=0 \
-                        >"$dir/node$n.format.log" 2>&1 ||
-                        { cat "$dir/node$n.format.log" >&2; die "format of node $n failed"; }
-        fi
+        [ -f "$dir/node$n/log/meta.properties" ] ||
+                die "node $n is not formatted"
         setsid nohup java -Xms64m -Xmx256m -XX:+UseSerialGC \
                 -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError \
                 -Djava.awt.headless=true \
@@ -138,6 +132,23 @@ up() { # DIR BASE
                         port_busy "$((base + n))"; then
                         die "port $((base + n)) is in use by a process this script did not start"
                 fi
+        done
+        # The formats at once: each is a JVM's start, slow on a busy
+        # machine.
+        local pids=()
+        for ((n = 0; n <= NBROKERS; n++)); do
+                mkdir -p "$dir/node$n"
+                config "$dir" "$base" "$n" >"$dir/node$n.properties"
+                [ -f "$dir/node$n/log/meta.properties" ] && continue
+                kjava -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                        kafka.tools.StorageTool format -t "$CLUSTER_ID" \
+                        -c "$dir/node$n.properties" --ignore-formatted \
+                        --feature eligible.leader.replicas.version=0 \
+                        >"$dir/node$n.format.log" 2>&1 &
+                pids+=("$!")
+        done
+        for n in "${pids[@]}"; do
+                wait "$n" || { cat "$dir"/node*.format.log >&2; die "a format failed"; }
         done
         for ((n = 0; n <= NBROKERS; n++)); do
                 start_node "$dir" "$base" "$n"

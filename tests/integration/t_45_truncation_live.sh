@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# it-timeout: 240
+# it-timeout: 420
 # A log truncated under a running serve: the classic loss of an unclean
 # leader election, on a real cluster (cluster.sh: a KRaft controller and
 # three brokers).  One partition on brokers 1 (leader), 2 and 3 with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# it-timeout: 240
+# it-timeout: 420
 # The same truncation as t_45 (cluster.sh; an unclean leader election cuts
 # the log below what serve had read), but while serve is stopped: serve
 # reads what the leader takes alone, stops (SIGTERM), the leader is killed
