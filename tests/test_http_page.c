@@ -166,6 +166,8 @@ static void test_query_parse(void **state)
                                           "kind=truncated", 14, err,
                                           sizeof(err)),
                          0);
+        assert_string_equal(q.kind, "truncated");
+        http_query_release(&q);
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=redelivered", 16, err,
                                           sizeof(err)),
