@@ -459,6 +459,35 @@ int dedup_tracker_part_foreach(struct dedup_tracker *tr, uint32_t part,
 void dedup_tracker_part_forget(struct dedup_tracker *tr, uint32_t part);
 
 /*
+ * A partition's log was truncated (an unclean leader election): the
+ * records the audit accepted at offsets >= offset are gone from it, and
+ * are taken back, one entry of rw per producer that had any: its first
+ * such record was seq of epoch, records of them were accepted, and the
+ * last seq it had accepted before offset in epoch was last_seq (-1: none;
+ * seq - 1 when the caller does not know).  Each such pair of part goes
+ * back to epoch and last_seq, so the seqs after it are holes again:
+ * records written again fill them as if they came for the first time; a
+ * later seq past them opens a gap over the rest (missing once confirmed,
+ * as any gap).  The open gaps that records taken back had opened go, its
+ * history runs are cut at offset, its records and the part's lowered by
+ * records.  The pairs are marked dirty; events, anomaly counters and id
+ * windows stay as they are (what was seen was seen).  A producer without
+ * a pair on part is skipped.  Returns the number of pairs rewound, or -1
+ * on a bad argument (nothing changed before it).
+ */
+struct dedup_rewind {
+        const char *producer;
+        size_t producer_len;
+        int32_t epoch;
+        int64_t seq;      /* the first record taken back */
+        int64_t last_seq; /* the last accepted before offset; < seq */
+        uint64_t records;
+};
+int dedup_tracker_part_rewind(struct dedup_tracker *tr, uint32_t part,
+                              int64_t offset, const struct dedup_rewind *rw,
+                              size_t n);
+
+/*
  * Restores a pair read back from persistence (gaps are copied).  The part
  * must have been added.  Not marked dirty.  Returns 0, or -1 on allocation
  * failure or a bad view.

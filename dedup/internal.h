@@ -8,6 +8,8 @@
  *              (arrays grown by base/grow.h's grow_array())
  *   observe.c  classification of a record, events, open gaps
  *   tracker.c  configuration, parts, ticks, persistence views, restore
+ *   rewind.c   a partition's records past a truncated log's divergence
+ *              point taken back (dedup_tracker_part_rewind())
  *   window.c   the id windows (struct dedup_windows)
  *   txn.c      the transaction check (txn.h)
  *   flow*.c    the flow audit's engine (flow.h; flow_internal.h maps

@@ -171,7 +171,7 @@ static int http_kind_ok(const char *k)
 {
         enum dedup_kind kind;
 
-        if (!strcmp(k, "coverage"))
+        if (!strcmp(k, "coverage") || !strcmp(k, "truncated"))
                 return 1;
         return !dedup_kind_parse(k, &kind) &&
                (kind < DEDUP_KIND__ANOMALY_CNT ||
@@ -195,7 +195,7 @@ static void http_kinds_text(char *buf, size_t size)
         }
         if (o >= 2)
                 o -= 2;
-        snprintf(buf + o, size - o, ", %s or coverage",
+        snprintf(buf + o, size - o, ", %s, truncated or coverage",
                  dedup_kind_name(DEDUP_KIND_GAP_UNKNOWN));
 }
 

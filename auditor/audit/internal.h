@@ -36,6 +36,12 @@
  *             (status.h), and the slot of the group view's snapshot
  *   status_group.c  the member listing in those figures (copy, free)
  *             and the parser of a member's assignment bytes
+ *   fpmsg.c   a record's fingerprint hashed from its message (the
+ *             batch's last records; a truncation's probe)
+ *   trunc_note.c a log truncated under the audit (an unclean leader
+ *             election), as it shows while the loop reads: noted
+ *   trunc_detect.c ... handled after the batch: where the log diverged
+ *   trunc_unaudit.c ... what the audit accepted from there taken back
  *
  * Threads (audit.h says which four kinds there are): the consumer's
  * thread, the one that calls audit_run(), owns everything here but for
@@ -183,6 +189,8 @@ struct audit {
          * own state (auditor/group/; NULL in the single-process mode). */
         const struct audit_mode *mode;
         struct audit_group *grp;
+        /* A log truncated under the audit (trunc_detect.c) */
+        struct audit_trunc *trunc;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -194,7 +202,8 @@ int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
 void audit_part_init(struct ledger_part *lp, const char *topic,
                      int32_t partition, uint32_t part);
 
-/* parts.c */
+/* parts.c: audit_position() returns 0, 1 (a truncation noted, see
+ * audit_trunc_beyond()) or -1 with errstr. */
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
                    size_t errstr_size);
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size);
@@ -300,6 +309,50 @@ int audit_mode_failed(struct audit *a, char *errstr, size_t errstr_size);
  * every part's next offset (a failure changes nothing). */
 void audit_kafka_commit(struct audit *a);
 
+
+/* trunc_note.c: what a truncation seen while the loop runs leaves for
+ * trunc_detect.c, made by audit_trunc_init() (a->trunc). */
+struct audit_trunc {
+        rd_kafka_conf_t *kconf; /* the probe's settings */
+        rd_kafka_t *probe;      /* made at first use */
+        int64_t *beyond;        /* per part: the log end of a truncation
+                                   seen and not yet handled, else -1 */
+        const char **how;       /* per part: how it showed */
+        size_t nbeyond;
+};
+
+/* trunc_note.c and trunc_detect.c: a log truncated under the audit.  audit_trunc_init()
+ * with the consumer's settings before the handle takes them;
+ * audit_trunc_beyond() when lp's fetch position is past the log end hi
+ * (parts.c): while the loop runs, noted for audit_trunc_run() (returns
+ * 1), else an error (-1 with errstr); audit_trunc_run() after each batch
+ * handles what was noted (-1: fatal, errstr); audit_trunc_locate() looks
+ * for where lp's log diverged below hi and un-audits from there: 1 done
+ * (the next commit writes it), 0 no record of the ledger's is still
+ * there (another log), -1 error. */
+int audit_trunc_init(struct audit *a, const rd_kafka_conf_t *kconf,
+                     char *errstr, size_t errstr_size);
+void audit_trunc_free(struct audit *a);
+int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       char *errstr, size_t errstr_size);
+int audit_trunc_run(struct audit *a, int64_t now, audit_commit_fn *commit,
+                    char *errstr, size_t errstr_size);
+/* Whether err is librdkafka's report of a truncated log (KIP-320;
+ * librdkafka >= 2.1), and its handling: lp noted for audit_trunc_run(). */
+int audit_trunc_signal(rd_kafka_resp_err_t err);
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
+                       char *errstr, size_t errstr_size);
+int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       const char *how, char *errstr, size_t errstr_size);
+/* trunc_unaudit.c: audit_trunc_note() after the engine's verdict v on a
+ * record of lp; audit_trunc_unaudit() takes back lp's records from
+ * offset d (match: the last record still there, hi the log end). */
+void audit_trunc_note(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h,
+                      enum dedup_verdict v);
+int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
+                        const struct fingerprint *match, int64_t hi,
+                        const char *how, char *errstr, size_t errstr_size);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

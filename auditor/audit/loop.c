@@ -466,6 +466,9 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!fatal && audit_mode_failed(a, errstr, errstr_size))
                         fatal = 1;
+                if (!fatal && audit_trunc_run(a, now, audit_commit, errstr,
+                                    errstr_size))
+                        fatal = 1;
                 if (fatal)
                         break;
                 if (a->flow)

@@ -177,6 +177,7 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                 h->ts_ms = ts;
         }
         v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
+        audit_trunc_note(a, lp, rkm->offset, h, v);
         if (a->mode->after_record)
                 a->mode->after_record(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)
@@ -250,6 +251,11 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                         *fatal = 1;
                 return;
         }
+        if (audit_trunc_signal(rkm->err) && lp) {
+                if (audit_trunc_kip320(a, lp, errstr, errstr_size))
+                        *fatal = 1;
+                return;
+        }
         if (rkm->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
                 audit_group_refused(a, rkm->err);
                 return;
@@ -274,30 +280,6 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         log_debug("consumer: %s", rd_kafka_message_errstr(rkm));
 }
 
-void audit_fingerprint_msg(const rd_kafka_message_t *rkm,
-                           struct fingerprint *out)
-{
-        struct fingerprint_hasher h;
-        rd_kafka_headers_t *hdrs;
-
-        fingerprint_hasher_init(&h);
-        fingerprint_hasher_key(&h, rkm->key, rkm->key ? rkm->key_len : 0);
-        fingerprint_hasher_value(&h, rkm->payload,
-                                 rkm->payload ? rkm->len : 0);
-        if (rd_kafka_message_headers(rkm, &hdrs) ==
-            RD_KAFKA_RESP_ERR_NO_ERROR) {
-                const char *name;
-                const void *val;
-                size_t size, i;
-                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
-                                                     &size);
-                     i++)
-                        fingerprint_hasher_header(&h, name, strlen(name), val,
-                                                  val ? size : 0);
-        }
-        fingerprint_hasher_final(&h, rkm->offset,
-                                 rd_kafka_message_timestamp(rkm, NULL), out);
-}
 
 void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
                              size_t n)

@@ -92,7 +92,7 @@ static int audit_part_new(struct audit *a, size_t t, int32_t p,
                 return -1;
         }
         lp = &a->parts[a->nparts - 1];
-        if (audit_position(a, lp, errstr, errstr_size))
+        if (audit_position(a, lp, errstr, errstr_size) < 0)
                 return -1;
         log_info("%s [%d]: new partition: auditing it from offset %lld "
                  "(its log start)",

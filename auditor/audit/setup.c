@@ -398,6 +398,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 rd_kafka_conf_destroy(kconf);
                 goto out;
         }
+        if (audit_trunc_init(a, kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
         if (a->mode->conf && a->mode->conf(a, kconf, errstr, errstr_size)) {
                 rd_kafka_conf_destroy(kconf);
                 goto out;
@@ -537,6 +541,7 @@ void audit_free(struct audit *a)
         }
         if (a->mode && a->mode->free)
                 a->mode->free(a);
+        audit_trunc_free(a);
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);

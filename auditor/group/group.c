@@ -176,7 +176,7 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                 goto out;
                         restored++;
                 }
-                if (audit_position(a, lp, errstr, errstr_size))
+                if (audit_position(a, lp, errstr, errstr_size) < 0)
                         goto out;
                 log_debug("group %s: %s [%d] assigned: %s, from offset "
                           "%lld (%llu records audited before)",

@@ -694,6 +694,10 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_counts_flush(lg, parts, nparts, cc.delta, &cc.counts,
                                 errstr, errstr_size))
                 goto out;
+        /* What a truncation of the log would take back (truncate.c). */
+        if (ledger_trunc_write(lg, parts, nparts, now_ms, errstr,
+                               errstr_size))
+                goto out;
         /* The flow audit's batch, when one is attached (flow.c). */
         if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))
                 goto out;
@@ -708,6 +712,7 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         dedup_tracker_dirty_clear(tr);
         dedup_tracker_events_clear(tr);
         ledger_flow_committed(lg);
+        ledger_trunc_committed(lg);
         for (i = 0; i < nparts; i++) {
                 parts[i].dirty = 0;
                 parts[i].coverage_lo = parts[i].coverage_hi = -1;

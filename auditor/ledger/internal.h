@@ -31,6 +31,9 @@
  *             tombstones, written with each batch and read back
  *   fingerprint.c  the last audited record of a partition, hashed
  *             (fingerprint.h: a type of ledger.h's)
+ *   truncate.c a log truncated under the audit: the runs accepted and
+ *             the batches' fingerprints, the truncations
+ *             (ledger_trunc.h)
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -158,7 +161,19 @@ struct ledger {
         const struct ledger_part *flow_parts; /* borrowed */
         size_t flow_nparts;
         const char *flow_expect;
+        /* A log truncated under the audit (truncate.c): the runs noted
+         * since the last commit, pending truncations, statements. */
+        struct ledger_trunc *trunc;
 };
+
+/* truncate.c: ledger_commit() writes the runs noted, the dirty parts'
+ * fingerprints and pending truncations in its transaction, and forgets
+ * them once it committed; ledger_close() frees them. */
+int ledger_trunc_write(struct ledger *lg, const struct ledger_part *parts,
+                       size_t nparts, int64_t now_ms, char *errstr,
+                       size_t errstr_size);
+void ledger_trunc_committed(struct ledger *lg);
+void ledger_trunc_free(struct ledger *lg);
 
 /* common.c */
 void ledger_err(struct ledger *lg, const char *what, char *errstr,

@@ -204,6 +204,9 @@ struct ledger_summary {
         uint64_t window_ids;     /* ids the windows hold now */
         uint32_t window_gens;    /* their live generations */
         int64_t window_oldest_ms; /* first_ms of the oldest; -1 none */
+        uint64_t truncations;    /* logs found truncated under the audit
+                                    (ledger_trunc.h) */
+        uint64_t truncated_records; /* accepted records they took back */
 };
 
 int ledger_summary(struct ledger *lg, const char *topic,
@@ -243,6 +246,9 @@ struct ledger_anomaly {
          * its first_offset the last record audited there. */
         int64_t incarnation;
         const char *reason;
+        /* 'truncated': what it took back, a JSON object
+         * (schema/0014_truncation.sql); NULL otherwise. */
+        const char *detail;
 };
 
 typedef int(ledger_anomaly_cb)(void *opaque, const struct ledger_anomaly *a);

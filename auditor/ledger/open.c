@@ -549,6 +549,7 @@ void ledger_close(struct ledger *lg)
                 return;
         ledger_windows_free(lg);
         ledger_idfiles_free(lg);
+        ledger_trunc_free(lg);
         free(lg->ids_dir);
         for (i = 0; i < LEDGER_ST__CNT; i++)
                 sqlite3_finalize(lg->st[i]);

@@ -156,6 +156,10 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "incarnation", json_integer(a->incarnation));
         json_object_set_new(o, "reason", a->reason ? json_string(a->reason)
                                                    : json_null());
+        if (a->detail) {
+                json_t *d = json_loads(a->detail, 0, NULL);
+                json_object_set_new(o, "detail", d ? d : json_null());
+        }
         json_object_set_new(o, "count", report_u64_json(a->count));
         json_object_set_new(o, "detected_ms", json_integer(a->detected_ms));
         return o;
@@ -202,6 +206,10 @@ static json_t *report_counts_json(const struct ledger_summary *s)
                             report_u64_json(s->coverage_gaps));
         json_object_set_new(o, "unaudited_offsets",
                             report_u64_json(s->coverage_records));
+        json_object_set_new(o, "truncations",
+                            report_u64_json(s->truncations));
+        json_object_set_new(o, "truncated_records",
+                            report_u64_json(s->truncated_records));
         json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
         json_object_set_new(o, "anomalies_total",
                             report_u64_json(report_anomaly_total(s)));

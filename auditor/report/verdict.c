@@ -11,7 +11,7 @@
 
 uint64_t report_anomaly_total(const struct ledger_summary *s)
 {
-        uint64_t n = s->coverage_gaps;
+        uint64_t n = s->coverage_gaps + s->truncations;
         int k;
 
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
@@ -120,6 +120,8 @@ void report_summary_add(struct ledger_summary *sum,
         sum->open_gaps += s->open_gaps;
         sum->coverage_gaps += s->coverage_gaps;
         sum->coverage_records += s->coverage_records;
+        sum->truncations += s->truncations;
+        sum->truncated_records += s->truncated_records;
         sum->partitions += s->partitions;
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 sum->anomalies[k] += s->anomalies[k];
@@ -146,6 +148,8 @@ void report_delta(const struct ledger_summary *s,
         d->missing = REPORT_SUB(missing);
         d->coverage_gaps = REPORT_SUB(coverage_gaps);
         d->coverage_records = REPORT_SUB(coverage_records);
+        d->truncations = REPORT_SUB(truncations);
+        d->truncated_records = REPORT_SUB(truncated_records);
         d->ids_checked = REPORT_SUB(ids_checked);
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 d->anomalies[k] = REPORT_SUB(anomalies[k]);
