@@ -57,6 +57,20 @@ jvm_of() {
         return 1
 }
 
+# wait_records TOPIC N WHO: TOPIC holds N records (read_committed) within
+# 60 s, or the test ends saying how many WHO wrote.  Sets COUNT.
+wait_records() {
+        local i
+        COUNT=0
+        for ((i = 0; i < 300; i++)); do
+                COUNT="$(kcat -C -b "$BOOTSTRAP" -t "$1" -o beginning -e -q \
+                        -f '.\n' 2>/dev/null | wc -l)"
+                [ "$COUNT" -ge "$2" ] && return 0
+                sleep 0.2
+        done
+        die "$3 wrote $COUNT of $2 records in 60 s"
+}
+
 # scope_oracle TOPIC [--skip-every N]: what the topic holds, read by kcat
 # and counted by scope_oracle.py (its words in $S, for kv; the epochs in
 # $EPOCHS).
@@ -84,4 +98,52 @@ assert_stamps() {
         assert_oracle untracked 0
         assert_oracle other 0
         assert_oracle streams "$3"
+}
+
+# assert_epoch_grew WHAT BEFORE AFTER: EPOCHS of one producer before a
+# restart ("p:e1") and after it ("p:e1/e2"): one epoch more, larger.
+assert_epoch_grew() {
+        assert_true "$1: a new, larger epoch ($2 then $3)" python3 -c 'import sys
+a = sys.argv[1].split(":")[-1].split("/")
+b = sys.argv[2].split(":")[-1].split("/")
+sys.exit(not (len(a) == 1 and len(b) == 2 and b[0] == a[0] and int(b[1]) > int(a[0])))' \
+                "$2" "$3"
+}
+
+# connect_fetch: the standalone Connect worker's jars (connect-runtime,
+# connect-file) from Maven Central into tests/connect/lib, once per
+# version of tests/connect/pom.xml.
+CONNECT_DIR="$ROOT/tests/connect"
+connect_fetch() {
+        local stamp="$CONNECT_DIR/lib/.fetched" sum
+        sum="$(sha256sum "$CONNECT_DIR/pom.xml" | cut -d' ' -f1)"
+        [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ] && return 0
+        rm -rf "$CONNECT_DIR/lib"
+        mvn -q -B -f "$CONNECT_DIR/pom.xml" dependency:copy-dependencies \
+                >"$IT_TMP/connect-fetch.log" 2>&1 ||
+                die "maven could not fetch the Connect jars: $(tail -n 20 "$IT_TMP/connect-fetch.log")"
+        echo "$sum" >"$stamp"
+}
+
+# connect_standalone WORKER_PROPS CONNECTOR_PROPS: Kafka Connect's
+# standalone worker with the interceptor jar on its classpath (the
+# connector's producer loads it from there).
+# Its log: warnings, and the interceptor's lines from INFO up.
+connect_standalone() {
+        cat >"$IT_TMP/connect-log4j2.properties" <<'L4J'
+status = warn
+appender.stderr.type = Console
+appender.stderr.name = STDERR
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = STDERR
+logger.eos.name = io.eosaudit
+logger.eos.level = info
+L4J
+        java -Xmx384m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                -Dlog4j2.configurationFile="$IT_TMP/connect-log4j2.properties" \
+                -cp "$CONNECT_DIR/lib/*:$ICPT_JAR" \
+                org.apache.kafka.connect.cli.ConnectStandalone "$@"
 }
