@@ -159,6 +159,14 @@ bench_json_int() {
   { grep -o "\"$2\":-\{0,1\}[0-9][0-9]*" <<<"$1" || true; } | sed -n '1s/.*://p'
 }
 
+# bench_pperf_summary OUTPUT: "records records_per_s p99_ms" from
+# ProducerPerformance's output, whose last line reads "N records sent,
+# X records/sec (..), .. ms avg latency, .., P ms 99th, ..".
+bench_pperf_summary() {
+  tail -n 1 <<<"$1" | sed -n \
+    's/^\([0-9]*\) records sent, \([0-9.]*\) records\/sec.*, \([0-9.]*\) ms 99th.*/\1 \2 \3/p'
+}
+
 # median min max of the numbers on stdin, one per line.
 bench_stats() {
   sort -g | awk '{ v[NR] = $1 }
