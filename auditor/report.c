@@ -725,7 +725,9 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
         a->msgid_len = -1;
         /* A fenced write's evidence may be on another partition: without
          * it, its offset would mislead. */
-        if (ev->kind == DEDUP_KIND_FENCED && ev->first_part != ev->part)
+        if ((ev->kind == DEDUP_KIND_FENCED ||
+             ev->kind == DEDUP_KIND_DUPLICATE) &&
+            ev->first_part != ev->part)
                 a->first_offset = -1;
         if (ev->kind == DEDUP_KIND_REDELIVERED) {
                 a->first_offset_hi = ev->first_offset_hi;
@@ -800,6 +802,10 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                 what = "missing";
         } else if (!strcmp(a->kind, "torn"))
                 snprintf(evidence, sizeof(evidence), " (no manifest)");
+        else if (a->first_offset >= 0 && a->first_partition >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (first copy at partition %d offset %lld)",
+                         (int)a->first_partition, (long long)a->first_offset);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",

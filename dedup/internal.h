@@ -6,6 +6,7 @@
  *   pairs.c    the tracker's tables: names, the pair slab, part indexes
  *   observe.c  classification of a record, events, open gaps
  *   tracker.c  configuration, parts, ticks, persistence views, restore
+ *   topic.c    topic-scoped streams (topic.h): windows of seen seqs
  *   window.c   the id windows (struct dedup_windows)
  *
  * "Window" is the one name of the id windows: struct dedup_windows holds
@@ -174,6 +175,12 @@ struct dedup_part {
         int added;
         int from_log_start;
         int compacted;
+        /* Topic-scoped streams (topic.c): the part's topic (NONE: none),
+         * the latest record time read on it (INT64_MIN: none yet), and
+         * whether the caller said it is read to its end. */
+        uint32_t topic;
+        int at_end;
+        int64_t read_ms;
 };
 
 struct u32vec {
@@ -218,6 +225,8 @@ struct dedup_tracker {
 
         struct dedup_windows *wins;
         struct dedup_txns *txns; /* txn.c; NULL until dedup_txn_enable() */
+        struct dedup_topics *topics; /* topic.c; NULL until a part is
+                                        tied to a topic */
         uint64_t redeliv_rec; /* part record count at the last redelivered
                                  record (to coalesce the next one) */
 };
@@ -289,6 +298,32 @@ void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr);
 void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot,
                            int force);
 void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force);
+
+/* observe.c: follows the producer's current session (across its parts
+ * and topics) at this record; returns 1 when the record belongs to an
+ * older session of the producer, else 0. */
+int dedup_producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
+                           const struct dedup_hdrs *h, uint32_t part,
+                           int64_t offset);
+/* observe.c: one counted record of kind, extending the last event when
+ * it continues it (same kind, part, producer, epoch, next seq, later
+ * offset and, for a duplicate, the next first copy). */
+void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
+                        uint32_t part, uint32_t name, int32_t epoch,
+                        int64_t seq, int64_t offset, uint32_t first_part,
+                        int64_t first_offset);
+
+/* topic.c: a tracked record whose eos.scope is topic (counted in its
+ * part's records already); the topic streams' part of tick and
+ * confirm_all, of part_rebaseline, of dirty_clear and of free (no-ops
+ * while no part is tied to a topic). */
+enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
+                                       uint32_t part, int64_t offset,
+                                       const struct dedup_hdrs *h);
+void dedup_topics_sweep(struct dedup_tracker *tr, int force);
+void dedup_topics_rebaseline(struct dedup_tracker *tr, uint32_t part);
+void dedup_topics_dirty_clear(struct dedup_tracker *tr);
+void dedup_topics_free(struct dedup_tracker *tr);
 
 /* txn.c: the transaction check's part of tick, confirm_all, dirty_clear
  * and free (all no-ops while it is off). */

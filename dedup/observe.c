@@ -42,38 +42,46 @@ void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
         ev->producer_len = nm->len;
 }
 
-/*
- * Reports one record of kind (duplicate, out_of_order, fenced) for pair,
- * extending the previous event when it is the same run.
- */
-static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
-                         const struct dedup_pair *pr, int32_t epoch,
-                         int64_t seq, int64_t offset, uint32_t first_part,
-                         int64_t first_offset)
+void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
+                        uint32_t part, uint32_t name, int32_t epoch,
+                        int64_t seq, int64_t offset, uint32_t first_part,
+                        int64_t first_offset)
 {
-        const struct dedup_name *nm = tr->names[pr->name];
+        const struct dedup_name *nm = tr->names[name];
         struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
 
-        if (ev && ev->kind == kind && ev->part == pr->part &&
+        if (ev && ev->kind == kind && ev->part == part &&
             ev->producer == nm->bytes && ev->epoch == epoch &&
             seq - 1 == ev->seq_hi && ev->offset_hi < offset &&
             (kind != DEDUP_KIND_OUT_OF_ORDER ||
-             ev->first_offset == first_offset)) {
+             ev->first_offset == first_offset) &&
+            (kind != DEDUP_KIND_DUPLICATE || ev->first_part == first_part)) {
                 ev->seq_hi = seq;
                 ev->offset_hi = offset;
                 ev->count++;
                 return;
         }
-        ev = dedup_event_new(tr, kind, pr->part);
+        ev = dedup_event_new(tr, kind, part);
         if (!ev)
                 return;
-        dedup_event_pair_fill(tr, ev, pr);
+        ev->producer = nm->bytes;
+        ev->producer_len = nm->len;
         ev->epoch = epoch;
         ev->seq_lo = ev->seq_hi = seq;
         ev->offset_lo = ev->offset_hi = offset;
         ev->first_part = first_part;
         ev->first_offset = first_offset;
         ev->count = 1;
+}
+
+/* One record of kind for pair pr. */
+static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
+                         const struct dedup_pair *pr, int32_t epoch,
+                         int64_t seq, int64_t offset, uint32_t first_part,
+                         int64_t first_offset)
+{
+        dedup_record_event(tr, kind, pr->part, pr->name, epoch, seq, offset,
+                           first_part, first_offset);
 }
 
 static void malformed_event(struct dedup_tracker *tr, uint32_t part,
@@ -406,9 +414,9 @@ static int pid_rank(const struct dedup_name *nm, int64_t pid)
  * starts a new session at this record.  Returns 1 when the record
  * belongs to an older session of the producer, else 0.
  */
-static int producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
-                            const struct dedup_hdrs *h, uint32_t part,
-                            int64_t offset)
+int dedup_producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
+                           const struct dedup_hdrs *h, uint32_t part,
+                           int64_t offset)
 {
         int i;
 
@@ -488,6 +496,8 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         case DEDUP_HDR_TRACKED:
                 break;
         }
+        if (h->scope_topic)
+                return dedup_topic_observe(tr, part, offset, h);
 
         slot = dedup_pair_lookup(tr, p, part, h, &created);
         if (slot == NONE) {
@@ -502,7 +512,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         pr->last_ms = tr->rec_ms;
         dedup_pair_dirty(tr, slot);
         seq = h->seq;
-        zombie = producer_session(tr, nm, h, part, offset);
+        zombie = dedup_producer_session(tr, nm, h, part, offset);
         if (zombie && nm->session_ms >= 0 && h->ts_ms > 0 &&
             tr->rec_ms > nm->session_ms) {
                 /* Written from an older session after the producer's
@@ -602,7 +612,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
         record_event(tr, DEDUP_KIND_DUPLICATE, pr, pr->epoch, seq, offset,
-                     0, run_offset_of(pr, seq));
+                     pr->part, run_offset_of(pr, seq));
         return DEDUP_V_DUPLICATE;
 
 accept:
@@ -745,6 +755,10 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                 dedup_windows_prefetch(tr->wins, p->window, &id);
         }
         record_time(tr, h);
+        /* The part is read up to this record (topic-scoped streams). */
+        if (tr->rec_ms > p->read_ms)
+                p->read_ms = tr->rec_ms;
+        p->at_end = 0;
         v = observe_seq(tr, part, offset, h);
         /* An in-session repeat is reported once, by its sequence. */
         if (!check || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)

@@ -67,6 +67,30 @@ void audit_group_fail(struct audit *a, const char *what, const char *why)
         log_error("%s", a->grp->err);
 }
 
+void audit_group_note(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h,
+                      enum dedup_verdict v)
+{
+        char why[700];
+
+        if (h->scope_topic && dedup_hdrs_status(h) == DEDUP_HDR_TRACKED) {
+                snprintf(why, sizeof(why),
+                         "%s [%d] offset %lld: producer '%.*s' numbers its "
+                         "records per topic (eos.scope: topic), across "
+                         "partitions that members of a group audit apart; "
+                         "audit this topic with one process (serve or scan "
+                         "without --group)",
+                         lp->topic, (int)lp->partition, (long long)offset,
+                         (int)(h->producer_len > 100 ? 100 : h->producer_len),
+                         h->producer);
+                audit_group_fail(a, "topic-scoped streams are not audited "
+                                    "in group mode",
+                                 why);
+                return;
+        }
+        audit_group_ids_note(a, lp, offset, h, v);
+}
+
 int audit_group_failed(const struct audit *a, char *errstr,
                        size_t errstr_size)
 {

@@ -287,6 +287,14 @@ void audit_group_free(struct audit *a);
  * /api/v1/group and the group's figures, on a thread of its own); before
  * the consumer is closed.  A no-op without one. */
 void audit_group_view_stop(struct audit *a);
+/* group.c: after the engine's verdict v on a record of lp (owned, group
+ * mode): refuses a topic-scoped stream (eos.scope: topic: its partitions
+ * live on different members, which do not reconcile them yet; the loop
+ * stops at audit_group_failed()), then notes the id
+ * (audit_group_ids_note()). */
+void audit_group_note(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h,
+                      enum dedup_verdict v);
 /* group_ids.c: after the engine's verdict v on a record of lp (owned,
  * group mode), notes its id for the ids topic (README: More than one
  * machine); a no-op without --group. */

@@ -7,6 +7,7 @@
 
 #include "../../base/le.h"
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 /* The topic of rkt: its index, or ntopics. */
@@ -185,7 +186,7 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                           (long long)rkm->offset - 1);
         v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
         if (a->grp)
-                audit_group_ids_note(a, lp, rkm->offset, h, v);
+                audit_group_note(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)
                 audit_txn_record(a, lp, rkm, h);
         if (a->conf.status) {
@@ -248,6 +249,10 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                         rt->last_progress_ms = now;
                 }
                 rt->eof = 1;
+                /* Topic-scoped streams: this partition is read past the
+                 * records' clock (a record read ends that, in the
+                 * engine). */
+                dedup_tracker_part_at_end(a->tr, lp->part, 1);
                 if (!a->conf.follow && lp->next_offset >= rt->end)
                         audit_mark_done(a, lp);
                 return;
