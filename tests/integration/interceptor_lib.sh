@@ -147,3 +147,24 @@ L4J
                 -cp "$CONNECT_DIR/lib/*:$ICPT_JAR" \
                 org.apache.kafka.connect.cli.ConnectStandalone "$@"
 }
+
+# assert_scope_scan WHAT TOPIC: eosaudit scan of TOPIC finds exactly what
+# the last scope_oracle counted there: its records, duplicate copies,
+# missing seqs, fenced and redelivered records, and nothing else.
+assert_scope_scan() {
+        local bad
+        bad=$(($(kv extra) + $(kv missing) + $(kv fenced) + $(kv redelivered)))
+        scan_json -t "$2"
+        log "-- $1: the audit against the oracle"
+        assert_eq "$1: scan exit status" $((bad > 0 ? 1 : 0)) "$SCAN_RC"
+        assert_scan records_total "$(($(kv records) + $(kv untracked)))"
+        assert_scan untracked "$(kv untracked)"
+        assert_scan anomalies.duplicate "$(kv extra)"
+        assert_scan missing_records "$(kv missing)"
+        assert_scan anomalies.fenced "$(kv fenced)"
+        assert_scan anomalies.redelivered "$(kv redelivered)"
+        assert_scan anomalies.out_of_order 0
+        assert_scan anomalies.malformed 0
+        assert_scan open_gaps 0
+        assert_scan coverage_gaps 0
+}

@@ -34,6 +34,7 @@ assert_oracle extra 0
 assert_oracle missing 0
 assert_eq "perf-test's producer name is its client.id" \
         perf-producer-client "${EPOCHS%%:*}"
+assert_scope_scan "perf-test, clean" "$T"
 
 T="$(name clean-console)"
 create_topic "$T" "$P"
@@ -48,6 +49,7 @@ assert_oracle msgids 300
 assert_oracle redelivered 0
 first="$EPOCHS"
 assert_eq "console producer's name is its client.id" console-producer "${first%%:*}"
+assert_scope_scan "console producer, keyed, clean" "$T"
 # The restart: the same name, a new epoch; k5, k6, k7 sent once more.
 printf 'k5:again\nk6:again\nk7:again\n' |
         console_producer "$T" eos.msgid=key >"$IT_TMP/console2.log" 2>&1 ||
@@ -57,6 +59,7 @@ assert_stamps "console producer restarted" 303 2
 assert_oracle dense 1
 assert_oracle redelivered 3
 assert_epoch_grew "console producer restarted" "$first" "$EPOCHS"
+assert_scope_scan "console producer restarted, 3 keys again" "$T"
 
 # --- 2. the test switch -------------------------------------------------------
 T="$(name skip)"
@@ -69,6 +72,7 @@ assert_oracle seqmax 3029
 assert_oracle missing 30
 assert_oracle skipped 30
 assert_oracle extra 0
+assert_scope_scan "every 100th seq skipped" "$T"
 
 # --- 3. killed and restarted --------------------------------------------------
 T="$(name restart)"
@@ -83,6 +87,7 @@ wait_pid "$PERF" 30
 log "perf-test killed after $COUNT+ records"
 scope_oracle "$T"
 first="$EPOCHS"
+assert_scope_scan "perf-test killed" "$T"
 out="$(perf_test "$T" 1000 -1 eos.producer="$(name perf)")" || die "perf-test failed: $out"
 scope_oracle "$T"
 assert_oracle streams 2
@@ -94,6 +99,7 @@ newest="${EPOCHS##*/}"
 got="$(kcat -C -b "$BOOTSTRAP" -t "$T" -o beginning -e -q -f '%h\n' |
         grep -c "eos.epoch=$newest,")"
 assert_eq "records of the new epoch" 1000 "$got"
+assert_scope_scan "perf-test killed and restarted" "$T"
 
 # --- 4. a zombie --------------------------------------------------------------
 T="$(name zombie)"
@@ -123,5 +129,6 @@ assert_stamps "a zombie writing after the new session began" 120 2
 assert_oracle fenced 20
 assert_oracle extra 0
 assert_oracle missing 0
+assert_scope_scan "a zombie" "$T"
 
 finish

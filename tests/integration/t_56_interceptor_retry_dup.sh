@@ -70,6 +70,7 @@ for idem in false true; do
         else
                 assert_eq "extra copies with idempotence" 0 "$extra"
         fi
+        assert_scope_scan "idempotence $idem" "$T"
 done
 
 finish

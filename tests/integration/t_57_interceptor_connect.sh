@@ -80,6 +80,7 @@ assert_true "the stream is named after the connector's producer ($first)" \
 assert_true "the interceptor said what it stamps as" \
         grep -q "eosaudit-interceptor: stamping as eos.producer=connector-producer-" \
         "$IT_TMP/worker1.log"
+assert_scope_scan "FileStreamSource, first worker" "$T"
 
 lines 3000 3499
 worker worker2.log
@@ -92,5 +93,6 @@ assert_oracle extra 0
 assert_oracle missing 0
 assert_oracle fenced 0
 assert_epoch_grew "the worker restarted" "$first" "$EPOCHS"
+assert_scope_scan "FileStreamSource, restarted worker" "$T"
 
 finish

@@ -59,7 +59,7 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         producerBytes = conf.producer.getBytes(StandardCharsets.UTF_8);
         epochBytes = Long.toString(conf.epoch).getBytes(StandardCharsets.US_ASCII);
         log.info("eosaudit-interceptor: stamping as eos.producer={} eos.epoch={} ({}), "
-                 + "eos.msgid from {}, topic-scoped seqs", conf.producer, conf.epoch,
+                 + "eos.msgid: {}, topic-scoped seqs", conf.producer, conf.epoch,
                  conf.epochSource, conf.msgid.describe());
         if (conf.transactionalId != null) {
             log.warn("eosaudit-interceptor: transactional.id={} is set: the interceptor sees "

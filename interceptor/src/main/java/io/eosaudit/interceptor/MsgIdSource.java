@@ -39,7 +39,7 @@ final class MsgIdSource {
     }
 
     String describe() {
-        return none ? "nowhere" : header == null ? "the key" : "header " + header;
+        return none ? "none" : header == null ? "the key" : "header " + header;
     }
 
     /** The record's eos.msgid value, or null for none. */
