@@ -38,19 +38,7 @@ bench_build build/eosaudit-interceptor.jar
 bench_broker_up
 
 variants=(plain interceptor)
-declare -A topic
-stamp=$(date +%s)
-for v in "${variants[@]}"; do
-  topic[$v]="bench-icpt-$stamp-$v"
-  bench_topic_create "${topic[$v]}" "$parts"
-done
-cleanup() {
-  local v
-  for v in "${variants[@]}"; do
-    bench_topic_delete "${topic[$v]}"
-  done
-}
-trap cleanup EXIT
+bench_topics bench-icpt "$parts" "${variants[@]}"
 
 runs="$BENCH_RESULTS/interceptor_runs.csv"
 summary="$BENCH_RESULTS/interceptor.csv"

@@ -65,6 +65,29 @@ bench_topic_delete() {
     --delete --topic "$1" >/dev/null 2>&1 || say "warning: cannot delete topic $1"
 }
 
+# bench_topics PREFIX PARTITIONS ITEM...: a fresh topic for each ITEM,
+# PREFIX-<time>-ITEM (underscores as dashes), named in topic[ITEM]; all
+# of them are deleted at exit.
+bench_topics() {
+  local prefix="$1" parts="$2" stamp i
+  shift 2
+  declare -gA topic
+  bench_topics_items=("$@")
+  stamp=$(date +%s)
+  for i in "$@"; do
+    topic[$i]="$prefix-$stamp-${i//_/-}"
+    bench_topic_create "${topic[$i]}" "$parts"
+  done
+  trap bench_topics_delete EXIT
+}
+
+bench_topics_delete() {
+  local i
+  for i in "${bench_topics_items[@]}"; do
+    bench_topic_delete "${topic[$i]}"
+  done
+}
+
 # Records a read_committed reader sees in topic $1 (also warms the page cache).
 bench_topic_count() {
   kcat -b "$BROKER" -C -e -q -o beginning -X isolation.level=read_committed \

@@ -40,19 +40,7 @@ bench_build build/eosaudit
 bench_broker_up
 
 tools=(eosaudit pperf pperf_big)
-declare -A topic
-stamp=$(date +%s)
-for t in "${tools[@]}"; do
-  topic[$t]="bench-prod-$stamp-${t//_/-}"
-  bench_topic_create "${topic[$t]}" "$parts"
-done
-cleanup() {
-  local t
-  for t in "${tools[@]}"; do
-    bench_topic_delete "${topic[$t]}"
-  done
-}
-trap cleanup EXIT
+bench_topics bench-prod "$parts" "${tools[@]}"
 
 runs="$BENCH_RESULTS/producer_runs.csv"
 summary="$BENCH_RESULTS/producer.csv"

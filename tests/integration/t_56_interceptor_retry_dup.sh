@@ -18,14 +18,7 @@ source "$(dirname "$0")/lib.sh"
 source "$IT_DIR/interceptor_lib.sh"
 
 N=10000 RATE=1000 P=4 # 10 s of producing; the broker freezes for 4 s
-BPID="$(cat "$KAFKA_PID_FILE" 2>/dev/null)" || die "no broker pid in $KAFKA_PID_FILE"
-[[ "$BPID" =~ ^[0-9]+$ ]] && kill -0 "$BPID" 2>/dev/null ||
-        die "broker pid $BPID from $KAFKA_PID_FILE is not running"
-tr '\0' ' ' <"/proc/$BPID/cmdline" | grep -q 'kafka\.Kafka' ||
-        die "pid $BPID is not a Kafka broker"
-
-# Never leave the broker frozen, whatever happens below.
-test_cleanup() { kill -CONT "$BPID" 2>/dev/null; }
+broker_freezable
 
 for idem in false true; do
         log "== enable.idempotence=$idem"
