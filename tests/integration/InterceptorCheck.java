@@ -157,6 +157,7 @@ public class InterceptorCheck {
             }
         };
         check("a record that throws: passed through", true, ic.onSend(hostile) == hostile);
+        check("... and used no seq of its topic", "0", h(ic.onSend(rec("x", null)), "eos.seq"));
 
         /* The test switch. */
         EosAuditInterceptor sk = configured("eos.producer", "p", "eos.epoch", "1", "eos.test.skip.every", "10");

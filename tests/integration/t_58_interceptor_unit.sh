@@ -9,7 +9,7 @@
 #  - eos.msgid from String, byte[] and Long keys, none from null, empty or
 #    other keys, sha256 past 255 bytes, from a header;
 #  - never a failed send: before configure, or a record that throws, goes
-#    through unstamped;
+#    through unstamped, and uses no seq;
 #  - eos.test.skip.every=10 leaves out exactly the seqs 9, 19, ...;
 #  - the settings configure() refuses (no name, client.id producer-N, bad
 #    numbers, both epoch settings, an unusable epoch file);
@@ -31,7 +31,7 @@ while IFS=$'\t' read -r what want got; do
         assert_eq "$what" "$want" "$got"
         n=$((n + 1))
 done <<<"$out"
-assert_true "InterceptorCheck ran its 42 checks ($n)" test "$n" -eq 42
+assert_true "InterceptorCheck ran its 43 checks ($n)" test "$n" -eq 43
 assert_true "a failed stamp is logged, not thrown" \
         grep -q "sent unstamped (1 so far)" "$IT_TMP/check.err"
 assert_true "a transactional producer gets a warning" \

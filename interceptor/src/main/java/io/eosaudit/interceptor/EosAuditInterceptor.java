@@ -98,7 +98,6 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         if (c == null) throw new IllegalStateException("onSend before configure");
         String topic = record.topic();
         byte[] msgid = c.msgid.extract(record);
-        long seq = nextSeq(topic, c.skipEvery);
 
         /* A copy: the caller's record (and its headers, read-only once sent)
          * stay as they were, so an application that sends one record object
@@ -109,11 +108,13 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         }
         h.add(H_PRODUCER, producerBytes);
         h.add(H_EPOCH, epochBytes);
-        h.add(H_SEQ, Long.toString(seq).getBytes(StandardCharsets.US_ASCII));
         h.add(H_SCOPE, SCOPE_TOPIC);
         if (msgid != null) h.add(H_MSGID, msgid);
         ProducerRecord<Object, Object> out = new ProducerRecord<>(topic, record.partition(),
                 record.timestamp(), record.key(), record.value(), h);
+        /* The seq last: whatever failed above used none, so an unstamped
+         * record leaves no hole in the stream. */
+        h.add(H_SEQ, Long.toString(nextSeq(topic, c.skipEvery)).getBytes(StandardCharsets.US_ASCII));
         stamped.incrementAndGet();
         return out;
     }
@@ -144,15 +145,5 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         log.info("eosaudit-interceptor: eos.producer={} eos.epoch={}: {} records stamped, "
                  + "{} sent unstamped, {} sends failed", conf.producer, conf.epoch,
                  stamped.get(), unstamped.get(), failedSends.get());
-    }
-
-    /** The seq the next record to TOPIC would get (tests). */
-    long peekSeq(String topic) {
-        AtomicLong ctr = seqs.get(topic);
-        return ctr == null ? 0 : ctr.get();
-    }
-
-    long unstampedCount() {
-        return unstamped.get();
     }
 }
