@@ -8,7 +8,7 @@ import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.header.Headers;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,7 +102,9 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         /* A copy: the caller's record (and its headers, read-only once sent)
          * stay as they were, so an application that sends one record object
          * twice gets two stamps, and one that inspects it sees no change. */
-        RecordHeaders h = new RecordHeaders();
+        ProducerRecord<Object, Object> out = new ProducerRecord<>(topic, record.partition(),
+                record.timestamp(), record.key(), record.value());
+        Headers h = out.headers();
         for (Header old : record.headers()) {
             if (!old.key().startsWith("eos.")) h.add(old);
         }
@@ -110,8 +112,6 @@ public class EosAuditInterceptor implements ProducerInterceptor<Object, Object> 
         h.add(H_EPOCH, epochBytes);
         h.add(H_SCOPE, SCOPE_TOPIC);
         if (msgid != null) h.add(H_MSGID, msgid);
-        ProducerRecord<Object, Object> out = new ProducerRecord<>(topic, record.partition(),
-                record.timestamp(), record.key(), record.value(), h);
         /* The seq last: whatever failed above used none, so an unstamped
          * record leaves no hole in the stream. */
         h.add(H_SEQ, Long.toString(nextSeq(topic, c.skipEvery)).getBytes(StandardCharsets.US_ASCII));
