@@ -24,6 +24,8 @@
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
  *   after a coverage hole, seq > next        -> accepted as a baseline
+ * (A record stamped eos.scope: topic is numbered across its topic's parts
+ * instead: dedup/topic.h.)
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan

@@ -307,11 +307,13 @@ int dedup_producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
                            int64_t offset);
 /* observe.c: one counted record of kind, extending the last event when
  * it continues it (same kind, part, producer, epoch, next seq, later
- * offset and, for a duplicate, the next first copy). */
+ * offset; a duplicate's first copy on the same part, and, with
+ * first_next, at the offset after the last one's: where a stream's seqs
+ * and offsets need not advance together). */
 void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                         uint32_t part, uint32_t name, int32_t epoch,
                         int64_t seq, int64_t offset, uint32_t first_part,
-                        int64_t first_offset);
+                        int64_t first_offset, int first_next);
 
 /* topic.c: a tracked record whose eos.scope is topic (counted in its
  * part's records already); the topic streams' part of tick and

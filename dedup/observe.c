@@ -45,7 +45,7 @@ void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
 void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                         uint32_t part, uint32_t name, int32_t epoch,
                         int64_t seq, int64_t offset, uint32_t first_part,
-                        int64_t first_offset)
+                        int64_t first_offset, int first_next)
 {
         const struct dedup_name *nm = tr->names[name];
         struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
@@ -55,7 +55,13 @@ void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
             seq - 1 == ev->seq_hi && ev->offset_hi < offset &&
             (kind != DEDUP_KIND_OUT_OF_ORDER ||
              ev->first_offset == first_offset) &&
-            (kind != DEDUP_KIND_DUPLICATE || ev->first_part == first_part)) {
+            (kind != DEDUP_KIND_DUPLICATE ||
+             (ev->first_part == first_part &&
+              (!first_next ||
+               (ev->first_offset < 0
+                    ? first_offset < 0
+                    : first_offset ==
+                          ev->first_offset + (seq - ev->seq_lo)))))) {
                 ev->seq_hi = seq;
                 ev->offset_hi = offset;
                 ev->count++;
@@ -81,7 +87,7 @@ static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                          int64_t first_offset)
 {
         dedup_record_event(tr, kind, pr->part, pr->name, epoch, seq, offset,
-                           first_part, first_offset);
+                           first_part, first_offset, 0);
 }
 
 static void malformed_event(struct dedup_tracker *tr, uint32_t part,

@@ -664,7 +664,7 @@ enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
                 c->anomalies[DEDUP_KIND_FENCED]++;
                 dedup_record_event(tr, DEDUP_KIND_FENCED, part, name,
                                    h->epoch, seq, offset, nm->session_part,
-                                   nm->session_offset);
+                                   nm->session_offset, 0);
                 if (!s)
                         dedup_name_unref(tr, name);
                 return DEDUP_V_FENCED;
@@ -699,7 +699,7 @@ enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
                 }
                 dedup_record_event(tr, DEDUP_KIND_OUT_OF_ORDER, part, name,
                                    s->epoch, seq, offset, done.part,
-                                   done.offset);
+                                   done.offset, 0);
                 return DEDUP_V_OUT_OF_ORDER;
         }
         if (!loc_get(s, seq, &first_part, &first_offset)) {
@@ -708,7 +708,7 @@ enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
         dedup_record_event(tr, DEDUP_KIND_DUPLICATE, part, name, s->epoch,
-                           seq, offset, first_part, first_offset);
+                           seq, offset, first_part, first_offset, 1);
         return DEDUP_V_DUPLICATE;
 
 accept:
