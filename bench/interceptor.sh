@@ -17,7 +17,10 @@
 # eos.seq, eos.scope: some 60 bytes).  records/s is ProducerPerformance's
 # own figure (no JVM start).  Writes build/bench-results/interceptor.csv
 # (summary), interceptor_runs.csv and interceptor.md; the overhead line is
-# 1 - median(with) / median(without).
+# 1 - median(with) / median(without).  Then bench/InterceptorCost.java
+# times onSend alone (CPU ns per record, one thread, no client, no
+# broker) and counts the bytes the stamps add, to tell the interceptor's
+# own cost from the cost of carrying its headers.
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -83,5 +86,9 @@ done
 bench_out ""
 bench_out "overhead of the interceptor: $(awk -v a="${med[interceptor]}" -v b="${med[plain]}" \
   'BEGIN { printf "%.1f %%", (1 - a / b) * 100 }') of the median throughput"
+read -r ns hbytes _ < <(java -Xmx256m -cp "$JAR:$BENCH_ROOT/deploy/kafka/lib/*" \
+  -Dlog4j2.configurationFile="$BENCH_ROOT/deploy/kafka/log4j2-tools.properties" \
+  "$BENCH_ROOT/bench/InterceptorCost.java" 5000000) || die "InterceptorCost failed"
+bench_out "onSend alone: $ns ns of CPU per record (one thread, 5,000,000 records, no client, no broker); the stamps add $hbytes bytes of header keys and values to each record"
 bench_out "load average at end: $(bench_load)"
 say "results: $summary, $runs, $BENCH_MD"
