@@ -14,7 +14,7 @@
 #     from 0 again;
 #  4. a zombie: a console producer writing on after a newer one with its
 #     name started: exactly its late records are fenced.
-# it-timeout: 360
+# it-timeout: 600
 source "$(dirname "$0")/lib.sh"
 source "$IT_DIR/interceptor_lib.sh"
 

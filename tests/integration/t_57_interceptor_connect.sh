@@ -11,7 +11,7 @@
 #  - the worker stopped and started again resumes where it was (Connect's
 #    stored offsets) with a new, larger epoch: two dense streams, nothing
 #    missing, nothing twice.
-# it-timeout: 300
+# it-timeout: 480
 source "$(dirname "$0")/lib.sh"
 source "$IT_DIR/interceptor_lib.sh"
 
