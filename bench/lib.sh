@@ -83,6 +83,29 @@ bench_topic_delete() {
     --delete --topic "$1" >/dev/null 2>&1 || say "warning: cannot delete topic $1"
 }
 
+# bench_topics PREFIX PARTITIONS ITEM...: a fresh topic for each ITEM,
+# PREFIX-<time>-ITEM (underscores as dashes), named in topic[ITEM]; all
+# of them are deleted at exit.
+bench_topics() {
+  local prefix="$1" parts="$2" stamp i
+  shift 2
+  declare -gA topic
+  bench_topics_items=("$@")
+  stamp=$(date +%s)
+  for i in "$@"; do
+    topic[$i]="$prefix-$stamp-${i//_/-}"
+    bench_topic_create "${topic[$i]}" "$parts"
+  done
+  trap bench_topics_delete EXIT
+}
+
+bench_topics_delete() {
+  local i
+  for i in "${bench_topics_items[@]}"; do
+    bench_topic_delete "${topic[$i]}"
+  done
+}
+
 # Records a read_committed reader sees in topic $1 (also warms the page cache).
 bench_topic_count() {
   kcat -b "$BROKER" -C -e -q -o beginning -X isolation.level=read_committed \
@@ -175,6 +198,14 @@ bench_rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 
 # Integer member $2 of the top level of one JSON object $1 (no jq needed).
 bench_json_int() {
   { grep -o "\"$2\":-\{0,1\}[0-9][0-9]*" <<<"$1" || true; } | sed -n '1s/.*://p'
+}
+
+# bench_pperf_summary OUTPUT: "records records_per_s p99_ms" from
+# ProducerPerformance's output, whose last line reads "N records sent,
+# X records/sec (..), .. ms avg latency, .., P ms 99th, ..".
+bench_pperf_summary() {
+  tail -n 1 <<<"$1" | sed -n \
+    's/^\([0-9]*\) records sent, \([0-9.]*\) records\/sec.*, \([0-9.]*\) ms 99th.*/\1 \2 \3/p'
 }
 
 # median min max of the numbers on stdin, one per line.

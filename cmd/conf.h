@@ -92,6 +92,8 @@ enum conf_id {
         CONF_MSGID_HEADER,
         CONF_RESTART_EVERY,
         CONF_RESTART_REPLAY,
+        CONF_SCOPE,
+        CONF_UNKEYED,
         /* process */
         CONF_PROC_SOURCE,
         CONF_PROC_SINK,

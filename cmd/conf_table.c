@@ -418,6 +418,19 @@ const struct conf_option conf_options[CONF__CNT] = {
                              "(0..1000000; never more than were delivered): "
                              "same key, value, id and partition, a new seq; "
                              "only the id tells them from new ones"},
+    [CONF_SCOPE] = {CONF_SCOPE, NULL, "scope", 0, CONF_T_ENUM, "WHAT",
+                    "partition", NULL, 0, 1, "partition|topic", NULL,
+                    CONF_PRODUCE,
+                    "what eos.seq numbers: partition (each partition of the "
+                    "topic from 0, the producer picking partitions) or "
+                    "topic (the whole topic from 0, stamped eos.scope: "
+                    "topic, librdkafka's partitioner picking them, as a "
+                    "producer that does not know partitions would); topic "
+                    "not with --transactional-id or --zombie"},
+    [CONF_UNKEYED] = {CONF_UNKEYED, NULL, "unkeyed", 0, CONF_T_FLAG, NULL,
+                      NULL, NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
+                      "records without a key (needs --scope topic and "
+                      "--msgid-from index or none)"},
     /* process: the reference processor (producer/process.h) */
     [CONF_PROC_SOURCE] = {CONF_PROC_SOURCE, NULL, "source", 0, CONF_T_LIST,
                           "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,

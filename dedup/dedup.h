@@ -24,6 +24,8 @@
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
  *   after a coverage hole, seq > next        -> accepted as a baseline
+ * (A record stamped eos.scope: topic is numbered across its topic's parts
+ * instead: dedup/topic.h.)
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
@@ -73,6 +75,7 @@
 #define DEDUP_HDR_PREV_EPOCH 0x20u
 #define DEDUP_HDR_PREV_SEQ 0x40u
 #define DEDUP_HDR_TXN 0x80u
+#define DEDUP_HDR_SCOPE 0x100u
 #define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
 #define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
@@ -107,6 +110,10 @@ struct dedup_hdrs {
         /* eos.txn: the record's transaction, an ordinal within (producer,
          * epoch); -1 when absent.  Checked by dedup/txn.h. */
         int64_t txn;
+        /* eos.scope: topic: eos.seq numbers (producer, epoch, topic)
+         * across the topic's partitions (dedup/topic.h); 0: per
+         * partition (absent, or "partition"). */
+        int scope_topic;
         /* The record's identity for the id window: NULL = none.  Not set
          * by dedup_hdrs_feed(); the caller points it at msgid, a header,
          * the key, or a hash of key and value (see the auditor's
@@ -218,6 +225,10 @@ struct dedup_config {
         int64_t idle_ttl_ms;        /* 0 = never expire idle pairs */
         uint32_t max_open_gaps;     /* per pair; past it the oldest is
                                        confirmed early. >= 1 */
+        /* Seqs a topic-scoped stream keeps between the lowest not yet
+         * settled and the highest seen (dedup/topic.h); 0 = the default,
+         * DEDUP_TOPIC_WINDOW_DEFAULT.  Rounded up to a power of two. */
+        uint32_t topic_window;
         struct dedup_window_config {
                 uint64_t max_ids;   /* per window; 0 = ids are not checked */
                 int64_t max_age_ms; /* 0 = no age bound */

@@ -7,6 +7,7 @@
 
 #include "../../base/le.h"
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 /* The topic of rkt: its index, or ntopics. */
@@ -240,6 +241,10 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                         rt->last_progress_ms = now;
                 }
                 rt->eof = 1;
+                /* Topic-scoped streams: this partition is read past the
+                 * records' clock (a record read ends that, in the
+                 * engine). */
+                dedup_tracker_part_at_end(a->tr, lp->part, 1);
                 if (!a->conf.follow && lp->next_offset >= rt->end)
                         audit_mark_done(a, lp);
                 return;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 /* Room for one more part in parts[] and rt[]. */
@@ -69,6 +70,8 @@ int audit_part_add(struct audit *a, size_t t, int32_t p)
                         goto oom;
         }
         dedup_tracker_part_set_compacted(a->tr, i, at->compacted);
+        if (dedup_tracker_part_set_topic(a->tr, i, (uint32_t)t))
+                goto oom;
         if (audit_view_part_add(a, lp))
                 goto oom;
         at->part_of[p] = i;

@@ -14,6 +14,7 @@
 #include "../../base/clock.h"
 #include "../../base/kafka_log.h"
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 void audit_conf_defaults(struct audit_conf *c)
@@ -320,6 +321,8 @@ out:
 static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
 {
         uint32_t i;
+        size_t t;
+        int32_t p;
 
         dedup_tracker_free(a->tr);
         a->tr = dedup_tracker_new(&a->conf.dedup);
@@ -335,6 +338,17 @@ static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
                         return -1;
                 }
         }
+        /* Topic-scoped streams are reconciled across a topic's parts:
+         * topic t is the engine's topic t. */
+        for (t = 0; t < a->ntopics; t++)
+                for (p = 0; p < a->topics[t].npart; p++)
+                        if (dedup_tracker_part_set_topic(
+                                a->tr, a->topics[t].part_of[p],
+                                (uint32_t)t)) {
+                                snprintf(errstr, errstr_size,
+                                         "out of memory");
+                                return -1;
+                        }
         return ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
                            errstr_size);
 }

@@ -14,6 +14,11 @@ void ledger_err(struct ledger *lg, const char *what, char *errstr,
         snprintf(errstr, errstr_size, "%s: %s", what, sqlite3_errmsg(lg->db));
 }
 
+int64_t ledger_u64_put(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 uint64_t ledger_u64_get(sqlite3_stmt *st, int col)
 {
         int64_t v = sqlite3_column_int64(st, col);

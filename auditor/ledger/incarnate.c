@@ -33,6 +33,7 @@ static const char *const ledger_retire_sql[] = {
          * (truncate.c); its truncations rows stay as evidence. */
         "DELETE FROM audited_runs WHERE topic = ?1",
         "DELETE FROM audited_batches WHERE topic = ?1",
+        "DELETE FROM topic_streams WHERE topic = ?1",
         /* The summary's kept counts (schema/0005_counts.sql, counts.c)
          * lose the topic's pairs and gaps: a producer of this topic only
          * leaves counts_producer, the others count one topic less. */

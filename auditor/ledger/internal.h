@@ -34,6 +34,8 @@
  *   truncate.c a log truncated under the audit: the runs accepted and
  *             the batches' fingerprints, the truncations
  *             (ledger_trunc.h)
+ *   topic.c   topic-scoped streams (schema 0015): written with each
+ *             batch, read back by ledger_load()
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -103,6 +105,8 @@ enum ledger_stmt {
         LEDGER_ST_FLOW_FIND,
         LEDGER_ST_TXN_PUT,       /* txn.c */
         LEDGER_ST_TXN_DEL,
+        LEDGER_ST_TSTREAM_PUT,   /* topic.c */
+        LEDGER_ST_TSTREAM_DEL,
         LEDGER_ST__CNT
 };
 
@@ -179,6 +183,8 @@ void ledger_trunc_free(struct ledger *lg);
 void ledger_err(struct ledger *lg, const char *what, char *errstr,
                 size_t errstr_size);
 uint64_t ledger_u64_get(sqlite3_stmt *st, int col);
+/* Counters are stored clamped to INT64_MAX, the largest SQLite integer. */
+int64_t ledger_u64_put(uint64_t v);
 /* Reads a column that may be NULL (the engine's "unknown", as
  * ledger_bind_opt() writes it) as -1. */
 int64_t ledger_col_opt(sqlite3_stmt *st, int col);
@@ -323,6 +329,15 @@ int ledger_flow_incarnate(struct ledger *lg, const char *topic,
                           size_t errstr_size);
 /* txn.c: the transaction check's dirty state, inside the commit's
  * transaction. */
+/* topic.c: the dirty topic-scoped streams, inside ledger_commit()'s
+ * transaction; and every stored one into tr (inside ledger_load()'s read
+ * snapshot, after the parts were tied to their topics). */
+int ledger_topics_put(struct ledger *lg, struct dedup_tracker *tr,
+                      const struct ledger_part *parts, size_t nparts,
+                      char *errstr, size_t errstr_size);
+int ledger_topics_load(struct ledger *lg, struct dedup_tracker *tr,
+                       const struct ledger_part *parts, size_t nparts,
+                       char *errstr, size_t errstr_size);
 int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
                     const struct ledger_part *parts, size_t nparts,
                     char *errstr, size_t errstr_size);

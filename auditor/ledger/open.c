@@ -163,6 +163,12 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "?9)",
         [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
                               "AND epoch = ?2 AND txn = ?3",
+        [LEDGER_ST_TSTREAM_PUT] =
+                "INSERT OR REPLACE INTO topic_streams (topic, producer, epoch, "
+                "floor, base, next, last_ms, records, state) VALUES (?1, ?2, "
+                "?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        [LEDGER_ST_TSTREAM_DEL] = "DELETE FROM topic_streams WHERE topic = ?1 "
+                                  "AND producer = ?2 AND epoch = ?3",
 };
 
 /*

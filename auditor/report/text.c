@@ -138,6 +138,10 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
                 what = "missing";
         } else if (!strcmp(a->kind, "torn"))
                 snprintf(evidence, sizeof(evidence), " (no manifest)");
+        else if (a->first_offset >= 0 && a->first_partition >= 0)
+                snprintf(evidence, sizeof(evidence),
+                         " (first copy at partition %d offset %lld)",
+                         (int)a->first_partition, (long long)a->first_offset);
         else if (a->first_offset >= 0)
                 snprintf(evidence, sizeof(evidence),
                          " (first copy at offset %lld)",

@@ -219,7 +219,9 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
         a->msgid_len = -1;
         /* A fenced write's evidence may be on another partition: without
          * it, its offset would mislead. */
-        if (ev->kind == DEDUP_KIND_FENCED && ev->first_part != ev->part)
+        if ((ev->kind == DEDUP_KIND_FENCED ||
+             ev->kind == DEDUP_KIND_DUPLICATE) &&
+            ev->first_part != ev->part)
                 a->first_offset = -1;
         if (ev->kind == DEDUP_KIND_REDELIVERED) {
                 a->first_offset_hi = ev->first_offset_hi;
