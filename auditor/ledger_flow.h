@@ -34,6 +34,11 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                      const struct ledger_part *parts, size_t nparts,
                      const char *expect, char *errstr, size_t errstr_size);
 
+/* How many views the flow's batches gather before they are closed into a
+ * file of their own (schema/0014_flow_store.sql); 0: the default,
+ * 131,072.  For tests, which want files from a few ids. */
+void ledger_flow_gen_views_set(struct ledger *lg, size_t views);
+
 /* The figures of the last commit.  present = 0: no flow was ever
  * audited in this ledger (the rest is zero). */
 struct ledger_flow_summary {
