@@ -411,12 +411,90 @@ static void test_store_crash(void **state)
         run_close(&r);
 }
 
+static void db_exec(const char *path, const char *sql)
+{
+        sqlite3 *db = NULL;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+}
+
+/* A flow_entries row as a ledger from before the packed store wrote it. */
+static void legacy_row(const char *path, int64_t seq, const char *id,
+                       const char *outcome, int copies)
+{
+        struct dedup_id h;
+        char sql[1024];
+
+        dedup_id_hash(id, strlen(id), &h);
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO flow_entries (seq, id_lo, id_hi, outcome, "
+                 "live, src_topic, src_partition, src_offset, src_ts, "
+                 "copies, sink_topic, sink_partition, sink_offset, "
+                 "sink_topic_last, sink_partition_last, sink_offset_last, "
+                 "sink_ts, born, due, latency_done, id, id_len, prior) "
+                 "VALUES (%lld, %lld, %lld, '%s', 1, 'in', 0, %lld, 1000, "
+                 "%d, %s, %s, %s, %s, %s, %s, %s, 0, 0, %d, '%s', %zu, 0)",
+                 (long long)seq, (long long)h.lo, (long long)h.hi, outcome,
+                 (long long)seq - 1, copies, copies ? "'out'" : "NULL",
+                 copies ? "0" : "NULL", copies ? "0" : "NULL",
+                 copies ? "'out'" : "NULL", copies ? "0" : "NULL",
+                 copies ? "0" : "NULL", copies ? "1040" : "NULL", copies, id,
+                 strlen(id));
+        db_exec(path, sql);
+}
+
+/* A ledger whose flow entries are rows (before schema 0014): its first
+ * load converts them to packed views, keeps only evidence rows, and the
+ * flow goes on from them. */
+static void test_store_legacy(void **state)
+{
+        struct fx *fx = *state;
+        const char *path = fx->path[0];
+        struct ledger_flow_summary s;
+        struct run r;
+        char err[256];
+
+        /* The state row as a run leaves it: a delivered, b pending. */
+        assert_int_equal(run_open(fx, path, &r), 0);
+        assert_int_equal(dedup_flow_source(r.fl, 1, 0, 1000, "a", 1), 0);
+        assert_int_equal(dedup_flow_source(r.fl, 1, 1, 1000, "b", 1), 0);
+        assert_int_equal(dedup_flow_sink(r.fl, 0, 0, 1040, "a", 1), 0);
+        assert_int_equal(commit(fx, &r), 0);
+        run_close(&r);
+        /* ... with its entries as rows instead. */
+        db_exec(path, "DELETE FROM flow_batches; DELETE FROM flow_gens; "
+                      "DELETE FROM flow_entries");
+        legacy_row(path, 1, "a", "delivered", 1);
+        legacy_row(path, 2, "b", "pending", 0);
+
+        assert_int_equal(run_open(fx, path, &r), 0);
+        assert_int_equal(db_int(path, "SELECT count(*) FROM flow_entries"), 0);
+        assert_true(db_int(path, "SELECT count(*) FROM flow_batches") > 0);
+        /* b's copy, and a second copy of a: both entries came back. */
+        assert_int_equal(dedup_flow_sink(r.fl, 0, 1, 1050, "b", 1), 0);
+        assert_int_equal(dedup_flow_sink(r.fl, 0, 2, 1060, "a", 1), 0);
+        assert_int_equal(commit(fx, &r), 0);
+        assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.source_records, 2);
+        assert_int_equal(s.delivered, 1);
+        assert_int_equal(s.duplicated, 1);
+        assert_int_equal(s.pending, 0);
+        assert_int_equal(db_int(path, "SELECT count(*) FROM flow_entries "
+                                      "WHERE outcome = 'duplicated'"),
+                         1);
+        run_close(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_store_bounded, fx_setup,
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_store_crash, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_store_legacy, fx_setup,
                                             fx_teardown),
         };
 
