@@ -20,7 +20,7 @@
  *
  * The writer keeps in memory the views of the batches (to close them into
  * a file, and to find a retired one: a hash table of their ids), and per
- * file a sparse index (8 bytes per LEDGER_IDFILE_STEP views) and a Bloom
+ * file a sparse index (8 bytes per LEDGER_FLOW_STEP views) and a Bloom
  * filter (16 bits per view), so that a miss (an id the engine does not
  * hold) costs one probe per file and a hit one pread().
  */
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../base/le.h"
 #include "../../base/log.h"
@@ -48,6 +49,7 @@ struct flow_gen {
         uint64_t *lo;    /* sparse index */
         uint64_t *bloom; /* nbloom words, a power of two */
         size_t nbloom;
+        int fd; /* open for lookups; -1: not yet */
 };
 
 struct flow_key {
@@ -292,9 +294,10 @@ static uint64_t bloom_bits(uint64_t hi)
 /* Indexes g from its n sorted views at p. */
 static int gen_index(struct flow_gen *g, const unsigned char *p, size_t n)
 {
-        size_t k = (n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP, i;
+        size_t k = (n + LEDGER_FLOW_STEP - 1) / LEDGER_FLOW_STEP, i;
 
         g->n = n;
+        g->fd = -1;
         g->nbloom = 1;
         while (g->nbloom * 4 < n)
                 g->nbloom *= 2;
@@ -303,7 +306,7 @@ static int gen_index(struct flow_gen *g, const unsigned char *p, size_t n)
         if (!g->lo || !g->bloom)
                 return -1;
         for (i = 0; i < k; i++)
-                g->lo[i] = v_lo(p + i * LEDGER_IDFILE_STEP * VIEW);
+                g->lo[i] = v_lo(p + i * LEDGER_FLOW_STEP * VIEW);
         for (i = 0; i < n; i++)
                 g->bloom[v_lo(p + i * VIEW) & (g->nbloom - 1)] |=
                     bloom_bits(v_hi(p + i * VIEW) >> 24);
@@ -312,6 +315,9 @@ static int gen_index(struct flow_gen *g, const unsigned char *p, size_t n)
 
 static void gen_release(struct flow_gen *g)
 {
+        if (g->fd >= 0 && g->lo)
+                close(g->fd);
+        g->fd = -1;
         free(g->lo);
         free(g->bloom);
         g->lo = g->bloom = NULL;
@@ -332,20 +338,27 @@ static int gen_push(struct ledger_flow_store *fs, const struct flow_gen *g)
 }
 
 /* gen's view of id into out (VIEW bytes): 1, 0 (none), -1 with errstr. */
-static int gen_find(struct ledger *lg, const struct flow_gen *g, uint64_t lo,
+static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
                     uint64_t hi, unsigned char *out, char *errstr,
                     size_t errstr_size)
 {
-        unsigned char buf[2 * LEDGER_IDFILE_STEP * VIEW];
+        unsigned char buf[2 * LEDGER_FLOW_STEP * VIEW];
         uint64_t want = bloom_bits(hi >> 24);
         size_t first, cnt, i;
 
         if (!g->n || (g->bloom[lo & (g->nbloom - 1)] & want) != want)
                 return 0;
-        ledger_idfile_span(g->lo, g->n, lo, &first, &cnt);
-        if (ledger_idfile_pread(lg, LEDGER_IDFILE_FLOW, g->gen, first * VIEW,
-                                buf, cnt * VIEW, errstr, errstr_size))
+        ledger_idfile_span(g->lo, g->n, LEDGER_FLOW_STEP, lo, &first, &cnt);
+        if (g->fd < 0 && (g->fd = ledger_idfile_open(lg, LEDGER_IDFILE_FLOW,
+                                                     g->gen, errstr,
+                                                     errstr_size)) < 0)
                 return -1;
+        if (ledger_idfile_pread_fd(g->fd, first * VIEW, buf, cnt * VIEW)) {
+                snprintf(errstr, errstr_size,
+                         "cannot read the ledger's flow file %llu: %s",
+                         (unsigned long long)g->gen, strerror(errno));
+                return -1;
+        }
         for (i = 0; i < cnt; i++) {
                 const unsigned char *p = buf + i * VIEW;
                 if (v_lo(p) == lo && v_hi(p) == hi) {

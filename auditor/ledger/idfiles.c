@@ -312,7 +312,8 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         }
         if (!f->n)
                 return 0;
-        ledger_idfile_span(f->lo, f->n, id->lo, &first, &cnt);
+        ledger_idfile_span(f->lo, f->n, LEDGER_IDFILE_STEP, id->lo, &first,
+                          &cnt);
         if (ledger_idfile_pread(lg, LEDGER_IDFILE_IDS, gen,
                                 f->head + first * f->size, buf,
                                 cnt * f->size, errstr, errstr_size))
@@ -323,10 +324,10 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         return ledger_entries_find(&v, 1, id, partition, offset);
 }
 
-void ledger_idfile_span(const uint64_t *lo, size_t n, uint64_t key,
-                        size_t *first, size_t *cnt)
+void ledger_idfile_span(const uint64_t *lo, size_t n, size_t step,
+                        uint64_t key, size_t *first, size_t *cnt)
 {
-        size_t a = 0, b = (n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP;
+        size_t a = 0, b = (n + step - 1) / step;
 
         /* The last step that starts below key: the entries of that lo
          * begin in it or at the next step's start, so two steps hold them
@@ -338,24 +339,31 @@ void ledger_idfile_span(const uint64_t *lo, size_t n, uint64_t key,
                 else
                         b = mid;
         }
-        *first = (a ? a - 1 : 0) * LEDGER_IDFILE_STEP;
-        *cnt = n - *first < 2 * LEDGER_IDFILE_STEP ? n - *first
-                                                    : 2 * LEDGER_IDFILE_STEP;
+        *first = (a ? a - 1 : 0) * step;
+        *cnt = n - *first < 2 * step ? n - *first : 2 * step;
 }
 
-int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
-                        uint64_t gen, size_t at, unsigned char *buf,
-                        size_t want, char *errstr, size_t errstr_size)
+int ledger_idfile_open(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *errstr, size_t errstr_size)
 {
         char path[4096];
-        size_t done = 0;
         int fd;
 
         if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
                         errstr_size))
                 return -1;
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        while (fd >= 0 && done < want) {
+        if (fd < 0)
+                snprintf(errstr, errstr_size, "cannot read ledger ids %s: %s",
+                         path, strerror(errno));
+        return fd;
+}
+
+int ledger_idfile_pread_fd(int fd, size_t at, unsigned char *buf, size_t want)
+{
+        size_t done = 0;
+
+        while (done < want) {
                 ssize_t n = pread(fd, buf + done, want - done,
                                   (off_t)(at + done));
                 if (n < 0 && errno == EINTR)
@@ -363,15 +371,27 @@ int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
                 if (n <= 0) {
                         if (!n)
                                 errno = EIO; /* shorter than its row says */
-                        break;
+                        return -1;
                 }
                 done += (size_t)n;
         }
-        if (fd < 0 || done < want) {
-                snprintf(errstr, errstr_size, "cannot read ledger ids %s: %s",
-                         path, strerror(errno));
-                if (fd >= 0)
-                        close(fd);
+        return 0;
+}
+
+int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t at, unsigned char *buf,
+                        size_t want, char *errstr, size_t errstr_size)
+{
+        int fd = ledger_idfile_open(lg, kind, gen, errstr, errstr_size);
+
+        if (fd < 0)
+                return -1;
+        if (ledger_idfile_pread_fd(fd, at, buf, want)) {
+                snprintf(errstr, errstr_size,
+                         "cannot read ledger ids %s/%llu%s: %s", lg->ids_dir,
+                         (unsigned long long)gen, idfile_suffix[kind],
+                         strerror(errno));
+                close(fd);
                 return -1;
         }
         close(fd);

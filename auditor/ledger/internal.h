@@ -260,19 +260,24 @@ int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
  * makes it durable (file, then directory); map maps one of bytes (> 0)
  * read-only, after checking its length (NULL with errstr); pread reads want
  * bytes from at; span: which entries to read for key, given the sparse
- * index lo (every LEDGER_IDFILE_STEP-th entry's first 8 bytes, little-
- * endian, of n entries sorted by them): first and cnt, two steps at most. */
+ * index lo (every step-th entry's first 8 bytes, little-endian, of n
+ * entries sorted by them): first and cnt, two steps at most. */
 int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
                          uint64_t gen, const unsigned char *blob, size_t len,
                          char *errstr, size_t errstr_size);
 void *ledger_idfile_map(const struct ledger *lg, enum ledger_idfile_kind kind,
                         uint64_t gen, size_t bytes, char *errstr,
                         size_t errstr_size);
+/* open: kind's file gen for reading (its fd, or -1 with errstr);
+ * pread_fd: want bytes at at from fd (0, or -1 and errno). */
+int ledger_idfile_open(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *errstr, size_t errstr_size);
+int ledger_idfile_pread_fd(int fd, size_t at, unsigned char *buf, size_t want);
 int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
                         uint64_t gen, size_t at, unsigned char *buf,
                         size_t want, char *errstr, size_t errstr_size);
-void ledger_idfile_span(const uint64_t *lo, size_t n, uint64_t key,
-                        size_t *first, size_t *cnt);
+void ledger_idfile_span(const uint64_t *lo, size_t n, size_t step,
+                        uint64_t key, size_t *first, size_t *cnt);
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                         const unsigned char *blob, size_t len, char *errstr,
                         size_t errstr_size);
@@ -338,6 +343,9 @@ int ledger_flow_incarnate(struct ledger *lg, const char *topic,
  * ledger's flow_entries rows from before the store (sql selects the
  * columns row reads, then live), once. */
 #define LEDGER_FLOW_VIEW 128
+/* A flow file's sparse index: every 16th view, so that a revival reads
+ * 4 KiB, not the 32 KiB an id file's step of 128 would make of views. */
+#define LEDGER_FLOW_STEP 16
 #define LEDGER_FLOW_GEN_VIEWS 131072
 struct ledger_flow_store;
 struct ledger_flow_inc {
