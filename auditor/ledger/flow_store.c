@@ -1067,6 +1067,14 @@ int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
         int rc = -1, x;
 
         memset(r, 0, sizeof(*r));
+        if (lg->flow) {
+                /* The store is read again by the next load, not here. */
+                snprintf(errstr, errstr_size,
+                         "topic '%s': a new incarnation is recorded before "
+                         "the flow is loaded",
+                         topic);
+                return -1;
+        }
         if (!lg->fs && ledger_flow_store_open(lg, errstr, errstr_size))
                 return -1;
         fs = lg->fs;
