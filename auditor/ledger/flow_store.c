@@ -403,8 +403,8 @@ static int b_latest(const struct ledger_flow_store *fs, unsigned char **out,
 typedef int(view_cb)(void *opaque, const unsigned char *v);
 
 /* Calls cb with the latest view of every id in the store, in id order
- * (the files mapped, for this walk only).  0, or -1 with errstr (cb's
- * non-zero return is returned as it is). */
+ * (the files mapped, for this walk only).  0, or -1 with errstr; cb's
+ * non-zero return (positive: out of memory) stops it and is returned. */
 static int latest_foreach(struct ledger *lg, view_cb *cb, void *opaque,
                           char *errstr, size_t errstr_size)
 {
@@ -731,7 +731,7 @@ static int restore_collect(void *opaque, const unsigned char *p)
                 size_t n = rc->cap ? rc->cap * 2 : 4096;
                 unsigned char *v = realloc(rc->v, n * VIEW);
                 if (!v)
-                        return -1;
+                        return 1; /* out of memory */
                 rc->v = v;
                 rc->cap = n;
         }
@@ -759,12 +759,13 @@ int ledger_flow_store_restore(struct ledger *lg, struct dedup_flow *fl,
         *dropped = 0;
         r = latest_foreach(lg, restore_collect, &c, errstr, errstr_size);
         if (r) {
-                if (r > 0 || r == -1)
+                if (r > 0)
                         snprintf(errstr, errstr_size,
                                  "cannot restore the flow: out of memory");
                 goto out;
         }
-        qsort(c.v, c.n, VIEW, seq_cmp);
+        if (c.n)
+                qsort(c.v, c.n, VIEW, seq_cmp);
         for (k = 0; k < c.n; k++) {
                 /* A topic no longer in the flow: its entry cannot be
                  * judged by this run. */
@@ -1013,7 +1014,7 @@ static int inc_cb(void *opaque, const unsigned char *p)
             (!src_in && !sink_in) || o >= DEDUP_FLOW__OUTCOMES)
                 return 0;
         if (w_room(fs, 1))
-                return -1;
+                return 1; /* out of memory */
         w = fs->w + fs->wn++ * VIEW;
         memcpy(w, p, VIEW);
         if (live == LIVE_RETIRED) {
@@ -1089,7 +1090,7 @@ int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
         ledger_flow_store_begin(lg);
         x = latest_foreach(lg, inc_cb, &c, errstr, errstr_size);
         if (x) {
-                if (x > 0 || x == -1)
+                if (x > 0)
                         snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
