@@ -40,3 +40,12 @@ CREATE TABLE flow_gens (
         views      INTEGER NOT NULL,
         file_bytes INTEGER NOT NULL CHECK (file_bytes >= 0)
 );
+
+-- The evidence rows are read in seq order (their primary key) and are few;
+-- a retired entry is found in the packed views, not by its row.  Both
+-- indexes only cost writes now: every transiently bad entry (a sink
+-- record aged unexpected before its source was read, say) paid two
+-- random-key index updates for its evidence row, and another two when
+-- the row was taken back.
+DROP INDEX flow_entries_id;
+DROP INDEX flow_entries_outcome;
