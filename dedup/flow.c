@@ -278,6 +278,7 @@ static void dedup_flow_ent_view(const struct dedup_flow *fl,
         v->born = e->born;
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
+        v->evid = !!(e->flags & F_EVID);
         v->id_len = e->id_len;
         memcpy(v->id_bytes, e->id_bytes,
                e->id_len < DEDUP_FLOW_ID_KEEP ? e->id_len : DEDUP_FLOW_ID_KEEP);
@@ -468,6 +469,8 @@ static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
                 e->flags |= F_LAT;
         if (v->prior && v->src_seen)
                 e->flags |= F_PRIOR;
+        if (v->evid)
+                e->flags |= F_EVID;
         if (v->src_seen) {
                 e->flags |= F_SRC;
                 if (v->due)
@@ -816,8 +819,14 @@ void dedup_flow_dirty_clear(struct dedup_flow *fl)
 {
         size_t k;
 
-        for (k = 0; k < fl->ndirty; k++)
-                fl->ents[fl->dirty[k]].flags &= ~F_DIRTY;
+        for (k = 0; k < fl->ndirty; k++) {
+                struct flow_ent *e = &fl->ents[fl->dirty[k]];
+                if (!(e->flags & F_LIVE) || !(e->flags & F_DIRTY))
+                        continue;
+                e->flags &= ~(F_DIRTY | F_EVID);
+                if (dedup_flow_outcome_bad(outcome_of(fl, e)))
+                        e->flags |= F_EVID;
+        }
         fl->ndirty = 0;
         dedup_flow_spill_clear(fl);
 }

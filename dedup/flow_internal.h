@@ -30,6 +30,7 @@
 #define F_LAT 0x20u
 #define F_QUEUED 0x40u /* in a part list or the awaiting list */
 #define F_PRIOR 0x80u  /* delivered to a sink incarnation since retired */
+#define F_EVID 0x100u  /* persisted lost, duplicated or unexpected */
 
 struct flow_ent {
         struct dedup_id id;

@@ -112,6 +112,11 @@ int dedup_flow_spill_find(struct dedup_flow *fl, const struct dedup_id *id,
                 size_t s = r_slot(fl, id);
                 if (fl->rslots[s]) {
                         *v = fl->retired[fl->rslots[s] - 1];
+                        /* That view is persisted first, with this batch:
+                         * evidence when it is a bad verdict. */
+                        if ((unsigned)v->outcome < DEDUP_FLOW__OUTCOMES &&
+                            dedup_flow_outcome_bad(v->outcome))
+                                v->evid = 1;
                         return 1;
                 }
         }

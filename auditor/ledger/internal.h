@@ -19,7 +19,9 @@
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   incarnate.c a topic recreated or truncated: its state retired, a new
  *             incarnation begun
- *   flow.c    the flow audit: its entries and state (schema 0006)
+ *   flow.c    the flow audit: its state and evidence (schema 0006)
+ *   flow_store.c the flow engine's entries, packed: batches, then files
+ *             (schema 0016)
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
  *   history.c the per-minute history (written by the schema's triggers
@@ -49,6 +51,7 @@
 
 #include <sqlite3.h>
 
+#include "../../dedup/flow.h"
 #include "ledger.h"
 
 struct dedup_flow;
@@ -102,7 +105,7 @@ enum ledger_stmt {
         LEDGER_ST_COUNTS_ALL,
         LEDGER_ST_FLOW_PUT,   /* flow.c */
         LEDGER_ST_FLOW_STATE,
-        LEDGER_ST_FLOW_FIND,
+        LEDGER_ST_FLOW_DEL,
         LEDGER_ST_TXN_PUT,       /* txn.c */
         LEDGER_ST_TXN_DEL,
         LEDGER_ST_TSTREAM_PUT,   /* topic.c */
@@ -162,6 +165,8 @@ struct ledger {
         /* The flow audit (flow.c), attached by ledger_flow_load(): written
          * by every commit.  NULL: none. */
         struct dedup_flow *flow;
+        struct ledger_flow_store *fs; /* flow_store.c; NULL: not open */
+        size_t flow_gen_views; /* 0: LEDGER_FLOW_GEN_VIEWS */
         const struct ledger_part *flow_parts; /* borrowed */
         size_t flow_nparts;
         const char *flow_expect;
@@ -274,8 +279,34 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
  * sweep removes files no row names.  ledger_txn() runs BEGIN or COMMIT
  * (a commit unlinks the files the transaction dropped), ledger_rollback()
  * ends a failed transaction if one is open (its drops stay). */
+enum ledger_idfile_kind {
+        LEDGER_IDFILE_IDS,  /* "<gen>.ids": an id window's generation */
+        LEDGER_IDFILE_FLOW, /* "<gen>.flow": flow entries (flow_store.c) */
+};
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
                         size_t errstr_size);
+/* What every kind shares: create writes blob whole as kind's file gen and
+ * makes it durable (file, then directory); map maps one of bytes (> 0)
+ * read-only, after checking its length (NULL with errstr); pread reads want
+ * bytes from at; span: which entries to read for key, given the sparse
+ * index lo (every step-th entry's first 8 bytes, little-endian, of n
+ * entries sorted by them): first and cnt, two steps at most. */
+int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
+                         uint64_t gen, const unsigned char *blob, size_t len,
+                         char *errstr, size_t errstr_size);
+void *ledger_idfile_map(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t bytes, char *errstr,
+                        size_t errstr_size);
+/* open: kind's file gen for reading (its fd, or -1 with errstr);
+ * pread_fd: want bytes at at from fd (0, or -1 and errno). */
+int ledger_idfile_open(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *errstr, size_t errstr_size);
+int ledger_idfile_pread_fd(int fd, size_t at, unsigned char *buf, size_t want);
+int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t at, unsigned char *buf,
+                        size_t want, char *errstr, size_t errstr_size);
+void ledger_idfile_span(const uint64_t *lo, size_t n, size_t step,
+                        uint64_t key, size_t *first, size_t *cnt);
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                         const unsigned char *blob, size_t len, char *errstr,
                         size_t errstr_size);
@@ -293,7 +324,8 @@ int ledger_idfile_drop(struct ledger *lg, uint64_t gen);
 int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
                char *errstr, size_t errstr_size);
 void ledger_rollback(struct ledger *lg);
-int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size);
+int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
+                         char *errstr, size_t errstr_size);
 void ledger_idfiles_free(struct ledger *lg);
 
 /* ids.c */
@@ -327,6 +359,57 @@ struct ledger_flow_reborn {
 int ledger_flow_incarnate(struct ledger *lg, const char *topic,
                           struct ledger_flow_reborn *out, char *errstr,
                           size_t errstr_size);
+/* flow_store.c: the flow engine's entries, packed (schema/0016).  open
+ * reads the topics, indexes the files and keeps the batches' views (a
+ * writer also removes files no row names); attach maps lg->flow_parts to
+ * stored keys (adding topics); restore fills a new flow with the live
+ * entries, in seq order (*dropped: those naming a part not in the flow).
+ * A commit: begin, put each retired (live 0) and dirty (live 1) view,
+ * flush (inside the transaction; closes the batches into a file first
+ * when they hold LEDGER_FLOW_GEN_VIEWS), then committed once it has
+ * committed.  find: the latest retired view of id (1, 0, -1 with errstr).
+ * incarnate: topic starts a new incarnation (inside the caller's
+ * transaction; the store is read again at the next open): its entries'
+ * new views appended, what moved counted in *r.  legacy: converts a
+ * ledger's flow_entries rows from before the store (sql selects the
+ * columns row reads, then live), once. */
+#define LEDGER_FLOW_VIEW 128
+/* A flow file's sparse index: every 16th view, so that a revival reads
+ * 4 KiB, not the 32 KiB an id file's step of 128 would make of views. */
+#define LEDGER_FLOW_STEP 16
+#define LEDGER_FLOW_GEN_VIEWS 131072
+struct ledger_flow_store;
+struct ledger_flow_inc {
+        uint64_t unjudged, judged, prior;
+        uint64_t gone_pending, gone_awaiting, gone;
+        struct dedup_flow_counts retired; /* added by the judged */
+};
+int ledger_flow_store_open(struct ledger *lg, char *errstr,
+                           size_t errstr_size);
+int ledger_flow_store_attach(struct ledger *lg, char *errstr,
+                             size_t errstr_size);
+int ledger_flow_store_restore(struct ledger *lg, struct dedup_flow *fl,
+                              size_t *dropped, char *errstr,
+                              size_t errstr_size);
+void ledger_flow_store_begin(struct ledger *lg);
+int ledger_flow_store_put(struct ledger *lg, const struct dedup_flow_view *v,
+                          int live);
+int ledger_flow_store_flush(struct ledger *lg, char *errstr,
+                            size_t errstr_size);
+void ledger_flow_store_committed(struct ledger *lg);
+int ledger_flow_store_find(struct ledger *lg, const struct dedup_id *id,
+                           struct dedup_flow_view *out, char *errstr,
+                           size_t errstr_size);
+int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
+                                struct ledger_flow_inc *r, char *errstr,
+                                size_t errstr_size);
+int ledger_flow_store_legacy(struct ledger *lg,
+                             int (*row)(struct ledger *, sqlite3_stmt *,
+                                        struct dedup_flow_view *),
+                             const char *sql, char *errstr,
+                             size_t errstr_size);
+void ledger_flow_store_free(struct ledger *lg);
+
 /* txn.c: the transaction check's dirty state, inside the commit's
  * transaction. */
 /* topic.c: the dirty topic-scoped streams, inside ledger_commit()'s

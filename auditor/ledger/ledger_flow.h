@@ -1,7 +1,7 @@
 /*
- * ledger_flow.h - the flow audit's part of the ledger (schema/0006_flow.sql):
- * the entries of the flow engine (dedup/flow.h), its state, and the
- * figures reports read.
+ * ledger_flow.h - the flow audit's part of the ledger (schema/0006_flow.sql,
+ * 0016_flow_store.sql): the entries of the flow engine (dedup/flow.h), its
+ * state, and the figures and evidence reports read.
  *
  * Invariants
  *  - Once ledger_flow_load() has attached a flow, every ledger_commit()
@@ -9,8 +9,14 @@
  *    transaction as the offsets of the records that changed them, then
  *    clears its dirty set: a kill -9 at any point replays the batch from
  *    the old offsets against the old entries, so no count changes.
- *  - Retired entries are deleted, but those lost, duplicated or unexpected,
- *    which stay as evidence (live = 0).
+ *  - Entries are packed views, appended batch by batch and closed into
+ *    files written once (a file is durable before the transaction that
+ *    names it commits; one no row names is removed at the next load); the
+ *    latest view of an id counts, and a retired one (any outcome) is found
+ *    again when its id shows up on either side.
+ *  - flow_entries holds the evidence only: a row per entry whose latest
+ *    view is lost, duplicated or unexpected (live = 1 held, 0 retired,
+ *    2 judged in a topic's old incarnation).
  *  - Strings handed to callbacks belong to SQLite: valid during the call.
  */
 #ifndef EOSAUDIT_LEDGER_FLOW_H
@@ -33,6 +39,11 @@
 int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                      const struct ledger_part *parts, size_t nparts,
                      const char *expect, char *errstr, size_t errstr_size);
+
+/* How many views the flow's batches gather before they are closed into a
+ * file of their own (schema/0016_flow_store.sql); 0: the default,
+ * 131,072.  For tests, which want files from a few ids. */
+void ledger_flow_gen_views_set(struct ledger *lg, size_t views);
 
 /* The figures of the last commit.  present = 0: no flow was ever
  * audited in this ledger (the rest is zero). */
