@@ -49,7 +49,7 @@ PKG_LIBS    = $(RDKAFKA_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # http, producer, cmd.  The library is all of them but cmd/main.c.
 BASE_SRC    := $(wildcard base/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
-AUDITOR_SRC := $(wildcard auditor/*.c auditor/ledger/*.c auditor/audit/*.c)
+AUDITOR_SRC := $(wildcard auditor/*/*.c)
 CMD_SRC     := $(filter-out cmd/main.c,$(wildcard cmd/*.c))
 HTTP_SRC    := $(wildcard http/*.c)
 PROD_SRC    := $(wildcard producer/*.c)
@@ -62,11 +62,14 @@ TEST_SRC    := $(wildcard tests/test_*.c)
 TESTS       := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# The Java producer interceptor, built by Maven (rule below).
+INTERCEPTOR_JAR := $(BUILD)/eosaudit-interceptor.jar
+INTERCEPTOR_SRC := interceptor/pom.xml $(shell find interceptor/src -type f 2>/dev/null)
 
 .PHONY: all deps run test unit-test sanitize-unit-test integration-test bench fuzz clean
 # Keep objects of tests and benchmarks between runs.
 .SECONDARY:
-all: $(BUILD)/eosaudit
+all: $(BUILD)/eosaudit $(INTERCEPTOR_JAR)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): deploy/install-deps.sh deploy/librdkafka.sh
@@ -111,6 +114,21 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libeosaudit.a
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+# The Java producer interceptor (interceptor/, docs/INTERCEPTOR.md).  Maven
+# runs offline first, so that a warm ~/.m2 builds with no network at all;
+# only a cold one goes to Maven Central (kafka-clients and the plugins,
+# once).  `clean package`: a deleted source leaves no class behind.
+INTERCEPTOR_MVN  = mvn -q -B -f interceptor/pom.xml \
+                   -Dinterceptor.build.dir=$(abspath $(BUILD))/interceptor clean package
+
+$(INTERCEPTOR_JAR): $(INTERCEPTOR_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(quiet) MVN $@
+	$(Q)$(INTERCEPTOR_MVN) -o >$(BUILD)/interceptor.log 2>&1 || \
+		$(INTERCEPTOR_MVN) >$(BUILD)/interceptor.log 2>&1 || \
+		{ cat $(BUILD)/interceptor.log >&2; exit 1; }
+	$(Q)cp $(BUILD)/interceptor/eosaudit-interceptor.jar $@
+
 run: $(BUILD)/eosaudit
 	@$(BUILD)/eosaudit demo
 
@@ -131,9 +149,10 @@ unit-test:
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) $(TESTS) $(BUILD)/eosaudit
 	@./tests/check_banned.sh
 	@./tests/check_layers.sh
+	@./tests/check_calls.sh $(BUILD)
 	@./tests/run_unit.sh $(TESTS)
 
-integration-test: $(BUILD)/eosaudit
+integration-test: $(BUILD)/eosaudit $(INTERCEPTOR_JAR)
 	@BUILD=$(BUILD) ./tests/integration/run.sh
 
 # The container image, the compose stack and a fresh machine, with Podman

@@ -10,7 +10,7 @@
 #
 # One 5,000,000-record topic is produced first and read by throughput.sh
 # and serve_load.sh; ledger.sh, cardinality.sh, idwindow.sh, producer.sh,
-# flow.sh, group.sh and group_ids.sh make their own.  The tables go to stdout and, together, to
+# flow.sh, group.sh, group_ids.sh and interceptor.sh make their own.  The tables go to stdout and, together, to
 # build/bench-results/all.md; every benchmark also writes its CSV files
 # there, and throughput.png comes from bench/chart.gp.  BENCHMARKS.md
 # quotes a run of this script; copy build/bench-results/throughput.png to
@@ -29,10 +29,10 @@ done
 if [ "$quick" -eq 1 ]; then
   n=300000 reps=1 card=(-p 20 -k 1000 -r 1) ledger=(-n 300000 -r 1) prod=(-n 200000 -r 1)
   ids=(-n 300000 -r 1) flow=(-n 200000 -r 1) group=(-n 200000 -r 1 -K 400)
-  gids=(-n 200000 -r 1)
+  gids=(-n 200000 -r 1) icpt=(-n 200000 -r 1)
 else
   n=5000000 reps=3 card=(-r 2) ledger=() prod=() ids=(-r 2) flow=() group=()
-  gids=()
+  gids=() icpt=()
 fi
 
 bench_build build/eosaudit build/bench/gen_pairs
@@ -61,9 +61,10 @@ bench producer "${prod[@]}"
 bench flow "${flow[@]}"
 bench group "${group[@]}"
 bench group_ids "${gids[@]}"
+bench interceptor "${icpt[@]}"
 
 : >"$BENCH_RESULTS/all.md"
-for b in throughput ledger cardinality idwindow serve_load producer flow group group_ids; do
+for b in throughput ledger cardinality idwindow serve_load producer flow group group_ids interceptor; do
   if [ -f "$BENCH_RESULTS/$b.md" ]; then
     { cat "$BENCH_RESULTS/$b.md"; echo; } >>"$BENCH_RESULTS/all.md"
   fi

@@ -34,7 +34,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../dedup/dedup.h"
 
 #define MAX_THREADS 64

@@ -24,6 +24,24 @@ BENCH_RESULTS="${BENCH_RESULTS:-$BENCH_ROOT/build/bench-results}"
 BENCH_TMP="${BENCH_TMP:-/var/tmp}"
 TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 
+# Like with like: kcat (Debian's, linked against librdkafka.so.1) runs on
+# the librdkafka eosaudit was built with, not on the system's older one
+# (deploy/librdkafka.sh; nothing to do when the system's is used).
+RDKAFKA_PREFIX="$("$BENCH_ROOT/deploy/librdkafka.sh" prefix 2>/dev/null)" || RDKAFKA_PREFIX=
+if [ -n "$RDKAFKA_PREFIX" ]; then
+  export LD_LIBRARY_PATH="$RDKAFKA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+# bench_same_librdkafka: die unless kcat and eosaudit run on one librdkafka.
+bench_same_librdkafka() {
+  local k e
+  k="$(kcat -V 2>&1 | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p' | head -n 1)"
+  e="$("$EOSAUDIT" version | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p')"
+  [ -n "$k" ] && [ "$k" = "$e" ] ||
+    die "kcat runs on librdkafka '${k:-?}', eosaudit on '${e:-?}': not like with like"
+  say "kcat and eosaudit on librdkafka $e"
+}
+
 bench_name="$(basename "$0" .sh)"
 say() { echo "$bench_name: $*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -40,14 +58,14 @@ bench_uint() {
 # sources right now) but the binaries exist, go on with them.
 bench_build() {
   local t missing=0
-  if make -s -C "$BENCH_ROOT" "$@" >&2; then
-    return 0
+  if ! make -s -C "$BENCH_ROOT" "$@" >&2; then
+    for t in "$@"; do
+      [ -x "$BENCH_ROOT/$t" ] || missing=1
+    done
+    [ "$missing" -eq 0 ] || die "make $* failed"
+    say "warning: make $* failed; using the binaries already built"
   fi
-  for t in "$@"; do
-    [ -x "$BENCH_ROOT/$t" ] || missing=1
-  done
-  [ "$missing" -eq 0 ] || die "make $* failed"
-  say "warning: make $* failed; using the binaries already built"
+  bench_same_librdkafka
 }
 
 bench_broker_up() {
@@ -63,6 +81,29 @@ bench_topic_create() {
 bench_topic_delete() {
   "$KAFKA_SH" tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$BROKER" \
     --delete --topic "$1" >/dev/null 2>&1 || say "warning: cannot delete topic $1"
+}
+
+# bench_topics PREFIX PARTITIONS ITEM...: a fresh topic for each ITEM,
+# PREFIX-<time>-ITEM (underscores as dashes), named in topic[ITEM]; all
+# of them are deleted at exit.
+bench_topics() {
+  local prefix="$1" parts="$2" stamp i
+  shift 2
+  declare -gA topic
+  bench_topics_items=("$@")
+  stamp=$(date +%s)
+  for i in "$@"; do
+    topic[$i]="$prefix-$stamp-${i//_/-}"
+    bench_topic_create "${topic[$i]}" "$parts"
+  done
+  trap bench_topics_delete EXIT
+}
+
+bench_topics_delete() {
+  local i
+  for i in "${bench_topics_items[@]}"; do
+    bench_topic_delete "${topic[$i]}"
+  done
 }
 
 # Records a read_committed reader sees in topic $1 (also warms the page cache).
@@ -157,6 +198,14 @@ bench_rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 
 # Integer member $2 of the top level of one JSON object $1 (no jq needed).
 bench_json_int() {
   { grep -o "\"$2\":-\{0,1\}[0-9][0-9]*" <<<"$1" || true; } | sed -n '1s/.*://p'
+}
+
+# bench_pperf_summary OUTPUT: "records records_per_s p99_ms" from
+# ProducerPerformance's output, whose last line reads "N records sent,
+# X records/sec (..), .. ms avg latency, .., P ms 99th, ..".
+bench_pperf_summary() {
+  tail -n 1 <<<"$1" | sed -n \
+    's/^\([0-9]*\) records sent, \([0-9.]*\) records\/sec.*, \([0-9.]*\) ms 99th.*/\1 \2 \3/p'
 }
 
 # median min max of the numbers on stdin, one per line.

@@ -40,19 +40,7 @@ bench_build build/eosaudit
 bench_broker_up
 
 tools=(eosaudit pperf pperf_big)
-declare -A topic
-stamp=$(date +%s)
-for t in "${tools[@]}"; do
-  topic[$t]="bench-prod-$stamp-${t//_/-}"
-  bench_topic_create "${topic[$t]}" "$parts"
-done
-cleanup() {
-  local t
-  for t in "${tools[@]}"; do
-    bench_topic_delete "${topic[$t]}"
-  done
-}
-trap cleanup EXIT
+bench_topics bench-prod "$parts" "${tools[@]}"
 
 runs="$BENCH_RESULTS/producer_runs.csv"
 summary="$BENCH_RESULTS/producer.csv"
@@ -80,11 +68,7 @@ run_one() {
                "${extra[@]}" 2>"/tmp/bench-producer-$$.err")" ||
         { cat "/tmp/bench-producer-$$.err" >&2; die "ProducerPerformance failed"; }
       rm -f "/tmp/bench-producer-$$.err"
-      # Last line: "N records sent, X records/sec (..), .. ms avg latency, .., P ms 99th, .."
-      out="$(tail -n 1 <<<"$out")"
-      got="$(sed -n 's/^\([0-9]*\) records sent.*/\1/p' <<<"$out")"
-      own="$(sed -n 's/.* records sent, \([0-9.]*\) records\/sec.*/\1/p' <<<"$out")"
-      p99="$(sed -n 's/.*, \([0-9.]*\) ms 99th.*/\1/p' <<<"$out")" ;;
+      read -r got own p99 < <(bench_pperf_summary "$out") ;;
   esac
   t1=$(bench_now)
   [ "$got" = "$records" ] || die "$tool delivered ${got:-?} records, not $records"

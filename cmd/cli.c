@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/access.h"
+#include "../auditor/audit/audit.h"
+#include "../auditor/group/group.h"
+#include "../base/clock.h"
 #include "../base/kafka_log.h"
 #include "../base/kconf.h"
 #include "../base/log.h"
@@ -132,6 +135,7 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         }
         c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
         c->ac.group = conf_str(&c->conf, CONF_GROUP);
+        c->ac.mode = c->ac.group ? &audit_mode_group : NULL;
         c->ac.group_member = conf_str(&c->conf, CONF_GROUP_MEMBER);
         c->ac.group_instance_id = conf_str(&c->conf, CONF_GROUP_INSTANCE_ID);
         c->ac.group_replication =
@@ -295,7 +299,68 @@ static int cli_http_start(struct cli *c, int serve)
         return 0;
 }
 
-/* access_ready_fn: the command's on_ready between audit_new() and
+/*
+ * audit_new() and audit_run() with kconf (a template: each attempt gets
+ * a copy; destroyed here).  A scan, or any failure that is not a refusal,
+ * returns at once.  In follow mode a refusal (AUDIT_E_ACCESS) is logged
+ * once per distinct line, published as the status's refusal (so /readyz
+ * answers 503 with it), and the attempt is repeated every retry_ms until
+ * one succeeds or *c->run is cleared.  *out is the last attempt's audit
+ * (NULL when audit_new() failed), for the caller to free.  ready, when
+ * not NULL, is called with opaque between audit_new() and audit_run()
+ * (*out set); non-zero from it ends the attempt with -1 (it said why).
+ * Returns what audit_run() returns, or audit_new()'s failure.
+ */
+static int cli_audit_run(struct audit **out, const struct audit_conf *c,
+                         rd_kafka_conf_t *kconf, int64_t retry_ms,
+                         int (*ready)(void *opaque), void *opaque,
+                         char *errstr, size_t errstr_size)
+{
+        char last[512] = "";
+        int rc;
+
+        *out = NULL;
+        for (;;) {
+                rc = audit_new(out, c, rd_kafka_conf_dup(kconf), errstr,
+                               errstr_size);
+                if (!rc && ready && ready(opaque)) {
+                        errstr[0] = '\0'; /* ready() said why */
+                        rc = -1;
+                        break;
+                }
+                if (!rc)
+                        rc = audit_run(*out, errstr, errstr_size);
+                if (rc != AUDIT_E_ACCESS || !c->follow ||
+                    (c->run && !*c->run))
+                        break;
+                audit_free(*out);
+                *out = NULL;
+                if (strcmp(last, errstr)) {
+                        log_error("%s (trying again every %lld s)", errstr,
+                                  (long long)(retry_ms / 1000));
+                        snprintf(last, sizeof(last), "%s", errstr);
+                }
+                if (c->status)
+                        status_refusal_set(c->status, errstr);
+                {
+                        int64_t until = clock_mono_ms() + retry_ms;
+                        struct timespec ts = {0, 100 * 1000 * 1000};
+                        while ((!c->run || *c->run) &&
+                               clock_mono_ms() < until)
+                                nanosleep(&ts, NULL);
+                }
+                if (c->run && !*c->run) {
+                        /* Stopped while refused: nothing ran, nothing to
+                         * commit. */
+                        rc = 0;
+                        break;
+                }
+        }
+        rd_kafka_conf_destroy(kconf);
+        return rc;
+}
+
+/* cli_audit_run()'s ready: the command's on_ready between audit_new() and
  * audit_run(). */
 static int cli_ready(void *opaque)
 {
@@ -319,9 +384,11 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
          * error names the cause when the brokers cannot be reached. */
         kafka_log_route(kconf);
         /* The consumer's version decides what it can see (KIP-320
-         * truncation needs >= 2.1): say which one runs. */
-        log_info("eosaudit %s on librdkafka %s", EOSAUDIT_VERSION,
-                 rd_kafka_version_str());
+         * truncation needs >= 2.1): serve's log says which one runs
+         * (scan's stderr stays for findings; `eosaudit version` says it). */
+        if (serve)
+                log_info("eosaudit %s on librdkafka %s", EOSAUDIT_VERSION,
+                         rd_kafka_version_str());
         {
                 size_t bsz = sizeof(c->brokers);
                 if (rd_kafka_conf_get(kconf, "bootstrap.servers", c->brokers,
@@ -341,9 +408,9 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
                 return -1;
         }
         /* serve waits out a refusal (not ready, retried every 10 s). */
-        if (access_audit_run(&c->a, &c->ac, kconf, 10000,
-                             c->on_ready ? cli_ready : NULL, c, errstr,
-                             sizeof(errstr))) {
+        if (cli_audit_run(&c->a, &c->ac, kconf, 10000,
+                          c->on_ready ? cli_ready : NULL, c, errstr,
+                          sizeof(errstr))) {
                 if (errstr[0])
                         cli_error(c, "%s", errstr);
                 return -1;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../http/http.h"
 #include "conf.h"
 

@@ -15,7 +15,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../http/http.h"
 #include "../base/kconf.h"
 #include "conf_internal.h"

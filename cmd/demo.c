@@ -13,14 +13,14 @@
 
 #include "../http/http.h"
 #include "../producer/producer.h"
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "cli.h"
 #include "cmd.h"
 #include "conf.h"
 #include "../base/kconf.h"
 #include "../base/clock.h"
 #include "../base/log.h"
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "demo_flow.h"
 #include "evlog.h"
 

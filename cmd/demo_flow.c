@@ -10,9 +10,9 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/audit.h"
-#include "../auditor/ledger_flow.h"
-#include "../auditor/report_flow.h"
+#include "../auditor/audit/audit.h"
+#include "../auditor/ledger/ledger_flow.h"
+#include "../auditor/report/report_flow.h"
 #include "../producer/process.h"
 #include "../producer/producer.h"
 #include "cli.h"

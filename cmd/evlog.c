@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "evlog.h"
 
 void evlog_init(struct evlog *l, evlog_sink *sink, void *opaque,

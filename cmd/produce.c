@@ -104,6 +104,8 @@ static void produce_opts(struct producer_opts *o, const struct conf *c,
         o->msgid_header = conf_str(c, CONF_MSGID_HEADER);
         o->restart_every = conf_int(c, CONF_RESTART_EVERY);
         o->restart_replay = conf_int(c, CONF_RESTART_REPLAY);
+        o->scope_topic = conf_int(c, CONF_SCOPE) == 1;
+        o->unkeyed = conf_int(c, CONF_UNKEYED) > 0;
         o->seed = conf_u64(c, CONF_SEED);
         o->conf_file = conf_str(c, CONF_PRODUCE_PROPERTIES_FILE);
         o->conf_kv = (const char *const *)kv;

@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
-#include "../auditor/report.h"
-#include "../auditor/report_flow.h"
+#include "../auditor/report/report.h"
+#include "../auditor/report/report_flow.h"
 #include "../base/log.h"
 #include "cli.h"
 #include "cmd.h"

@@ -24,6 +24,8 @@
  *   epoch < highest seen                     -> FENCED
  *   epoch > highest seen                     -> new session; must start at 0
  *   after a coverage hole, seq > next        -> accepted as a baseline
+ * (A record stamped eos.scope: topic is numbered across its topic's parts
+ * instead: dedup/topic.h.)
  * The first record of a producer on a part is a baseline unless the part
  * is audited from its log start (offset 0), in which case seq must be 0.
  * A gap only counts (DEDUP_KIND_GAP) once confirmed: at end of scan
@@ -73,6 +75,7 @@
 #define DEDUP_HDR_PREV_EPOCH 0x20u
 #define DEDUP_HDR_PREV_SEQ 0x40u
 #define DEDUP_HDR_TXN 0x80u
+#define DEDUP_HDR_SCOPE 0x100u
 #define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
 #define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
@@ -107,6 +110,10 @@ struct dedup_hdrs {
         /* eos.txn: the record's transaction, an ordinal within (producer,
          * epoch); -1 when absent.  Checked by dedup/txn.h. */
         int64_t txn;
+        /* eos.scope: topic: eos.seq numbers (producer, epoch, topic)
+         * across the topic's partitions (dedup/topic.h); 0: per
+         * partition (absent, or "partition"). */
+        int scope_topic;
         /* The record's identity for the id window: NULL = none.  Not set
          * by dedup_hdrs_feed(); the caller points it at msgid, a header,
          * the key, or a hash of key and value (see the auditor's
@@ -218,6 +225,10 @@ struct dedup_config {
         int64_t idle_ttl_ms;        /* 0 = never expire idle pairs */
         uint32_t max_open_gaps;     /* per pair; past it the oldest is
                                        confirmed early. >= 1 */
+        /* Seqs a topic-scoped stream keeps between the lowest not yet
+         * settled and the highest seen (dedup/topic.h); 0 = the default,
+         * DEDUP_TOPIC_WINDOW_DEFAULT.  Rounded up to a power of two. */
+        uint32_t topic_window;
         struct dedup_window_config {
                 uint64_t max_ids;   /* per window; 0 = ids are not checked */
                 int64_t max_age_ms; /* 0 = no age bound */
@@ -457,6 +468,35 @@ int dedup_tracker_part_foreach(struct dedup_tracker *tr, uint32_t part,
  * persisted the part's dirty pairs and events).
  */
 void dedup_tracker_part_forget(struct dedup_tracker *tr, uint32_t part);
+
+/*
+ * A partition's log was truncated (an unclean leader election): the
+ * records the audit accepted at offsets >= offset are gone from it, and
+ * are taken back, one entry of rw per producer that had any: its first
+ * such record was seq of epoch, records of them were accepted, and the
+ * last seq it had accepted before offset in epoch was last_seq (-1: none;
+ * seq - 1 when the caller does not know).  Each such pair of part goes
+ * back to epoch and last_seq, so the seqs after it are holes again:
+ * records written again fill them as if they came for the first time; a
+ * later seq past them opens a gap over the rest (missing once confirmed,
+ * as any gap).  The open gaps that records taken back had opened go, its
+ * history runs are cut at offset, its records and the part's lowered by
+ * records.  The pairs are marked dirty; events, anomaly counters and id
+ * windows stay as they are (what was seen was seen).  A producer without
+ * a pair on part is skipped.  Returns the number of pairs rewound, or -1
+ * on a bad argument (nothing changed before it).
+ */
+struct dedup_rewind {
+        const char *producer;
+        size_t producer_len;
+        int32_t epoch;
+        int64_t seq;      /* the first record taken back */
+        int64_t last_seq; /* the last accepted before offset; < seq */
+        uint64_t records;
+};
+int dedup_tracker_part_rewind(struct dedup_tracker *tr, uint32_t part,
+                              int64_t offset, const struct dedup_rewind *rw,
+                              size_t n);
 
 /*
  * Restores a pair read back from persistence (gaps are copied).  The part

@@ -31,6 +31,13 @@
  * 0..2^63-1: its records are checked against the transaction's manifest
  * (dedup/txn.h, schema/HEADERS.md "Transactions"). */
 #define EOS_HDR_TXN "eos.txn"
+/* What eos.seq numbers: "partition" (the default: the stream is per
+ * partition) or "topic" (per topic, across its partitions: dedup/topic.h,
+ * schema/HEADERS.md "Topic-scoped streams"); any other value is
+ * malformed. */
+#define EOS_HDR_SCOPE "eos.scope"
+#define EOS_SCOPE_PARTITION "partition"
+#define EOS_SCOPE_TOPIC "topic"
 
 /* The shortest name above ("eos.seq", "eos.pid"). */
 #define EOS_HDR_NAME_MIN (sizeof(EOS_HDR_SEQ) - 1)

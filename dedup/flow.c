@@ -192,8 +192,9 @@ static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
 }
 
 /* Adds (sign +1) or removes (-1) e's contribution to c. */
-void dedup_flow_acct(const struct dedup_flow *fl, const struct flow_ent *e,
-                     struct dedup_flow_counts *c, int sign)
+static void dedup_flow_acct(const struct dedup_flow *fl,
+                            const struct flow_ent *e,
+                            struct dedup_flow_counts *c, int sign)
 {
         enum dedup_flow_outcome o = outcome_of(fl, e);
         uint64_t w = (e->flags & F_SRC) ? 1 : e->copies;
@@ -254,8 +255,10 @@ static void latency(struct dedup_flow *fl, struct flow_ent *e)
 /* Life of an entry                                                    */
 /* ------------------------------------------------------------------ */
 
-void dedup_flow_ent_view(const struct dedup_flow *fl, const struct flow_ent *e,
-                         struct dedup_flow_view *v)
+/* The view of entry e, as the API and the retired list show it. */
+static void dedup_flow_ent_view(const struct dedup_flow *fl,
+                                const struct flow_ent *e,
+                                struct dedup_flow_view *v)
 {
         memset(v, 0, sizeof(*v));
         v->id = e->id;
@@ -275,12 +278,14 @@ void dedup_flow_ent_view(const struct dedup_flow *fl, const struct flow_ent *e,
         v->born = e->born;
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
+        v->evid = !!(e->flags & F_EVID);
         v->id_len = e->id_len;
         memcpy(v->id_bytes, e->id_bytes,
                e->id_len < DEDUP_FLOW_ID_KEEP ? e->id_len : DEDUP_FLOW_ID_KEEP);
 }
 
-int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
+/* Room for part in the per-part lists and frontiers.  0, or -1. */
+static int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
 {
         uint32_t n, k;
         struct flow_list *pl;
@@ -308,8 +313,9 @@ int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
 }
 
 /* A new, zeroed, live entry for id, in the hash table and the age list. */
-uint32_t dedup_flow_ent_new(struct dedup_flow *fl, const struct dedup_id *id,
-                            const void *idb, size_t id_len)
+static uint32_t dedup_flow_ent_new(struct dedup_flow *fl,
+                                   const struct dedup_id *id,
+                                   const void *idb, size_t id_len)
 {
         struct flow_ent *e;
         uint32_t i;
@@ -355,6 +361,7 @@ static void retire_oldest(struct dedup_flow *fl)
 {
         uint32_t i = fl->age.head;
         struct flow_ent *e = &fl->ents[i];
+        struct dedup_flow_view v;
 
         dedup_flow_acct(fl, e, &fl->cur, -1);
         q_unlink(fl, i);
@@ -363,7 +370,8 @@ static void retire_oldest(struct dedup_flow *fl)
         else
                 e->flags |= F_AGED;
         dedup_flow_acct(fl, e, &fl->st.retired, +1);
-        dedup_flow_spill_push(fl, e);
+        dedup_flow_ent_view(fl, e, &v);
+        dedup_flow_spill_push(fl, &v);
         h_del(fl, i);
         age_unlink(fl, i);
         e->flags = 0;
@@ -440,8 +448,8 @@ int dedup_flow_failed(const struct dedup_flow *fl)
 
 /* Fills the new entry i (from ent_new) from v: fields and flags; queued
  * when not yet due.  Not counted. */
-void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
-                         const struct dedup_flow_view *v)
+static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
+                                const struct dedup_flow_view *v)
 {
         struct flow_ent *e = &fl->ents[i];
 
@@ -461,6 +469,8 @@ void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
                 e->flags |= F_LAT;
         if (v->prior && v->src_seen)
                 e->flags |= F_PRIOR;
+        if (v->evid)
+                e->flags |= F_EVID;
         if (v->src_seen) {
                 e->flags |= F_SRC;
                 if (v->due)
@@ -477,6 +487,28 @@ void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
 /* The entry of an id read on either side: *fresh and a new numbered entry
  * when the id is unseen, *revived when it was retired and is live again;
  * NIL (the flow failed) when out of memory or a lookup failed. */
+/* A miss on id: revived when it was retired (dedup_flow_spill_find()):
+ * live again with its seq and fields, counted live instead of retired,
+ * the youngest entry (not yet dirty: the read that follows touches it).
+ * Returns its index; NIL when not found, or on failure (fl->failed). */
+static uint32_t ent_revive(struct dedup_flow *fl, const struct dedup_id *id)
+{
+        struct dedup_flow_view v;
+        uint32_t i;
+
+        if (dedup_flow_spill_find(fl, id, &v) <= 0)
+                return NIL;
+        if ((v.src_seen && dedup_flow_parts_ensure(fl, v.src_part)) ||
+            (i = dedup_flow_ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
+                fl->failed = 1;
+                return NIL;
+        }
+        dedup_flow_ent_fill(fl, i, &v);
+        dedup_flow_spill_revived(fl, &v);
+        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
+        return i;
+}
+
 static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
                         size_t id_len, int *fresh, int *revived)
 {
@@ -487,7 +519,7 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         i = h_find(fl, &id);
         *revived = 0;
         if (i == NIL) {
-                i = dedup_flow_spill_revive(fl, &id);
+                i = ent_revive(fl, &id);
                 if (fl->failed)
                         return NIL;
                 *revived = i != NIL;
@@ -787,8 +819,14 @@ void dedup_flow_dirty_clear(struct dedup_flow *fl)
 {
         size_t k;
 
-        for (k = 0; k < fl->ndirty; k++)
-                fl->ents[fl->dirty[k]].flags &= ~F_DIRTY;
+        for (k = 0; k < fl->ndirty; k++) {
+                struct flow_ent *e = &fl->ents[fl->dirty[k]];
+                if (!(e->flags & F_LIVE) || !(e->flags & F_DIRTY))
+                        continue;
+                e->flags &= ~(F_DIRTY | F_EVID);
+                if (dedup_flow_outcome_bad(outcome_of(fl, e)))
+                        e->flags |= F_EVID;
+        }
         fl->ndirty = 0;
         dedup_flow_spill_clear(fl);
 }

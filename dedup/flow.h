@@ -63,7 +63,8 @@
  * and retired again is listed twice, the later view wins), then the dirty
  * ones (dedup_flow_dirty_foreach: a revived entry is live again under
  * the same seq) and dedup_flow_state_get(), all in one
- * transaction, then dedup_flow_dirty_clear().  After a restart it restores
+ * transaction, then dedup_flow_dirty_clear(), which marks what was
+ * persisted as evidence (dedup_flow_view.evid).  After a restart it restores
  * the state (dedup_flow_state_set) and the live entries in seq order
  * (dedup_flow_restore).
  */
@@ -97,6 +98,14 @@ enum dedup_flow_outcome {
         DEDUP_FLOW_UNEXPECTED,
         DEDUP_FLOW__OUTCOMES
 };
+
+/* Whether o is a verdict that wants evidence: lost, duplicated or
+ * unexpected. */
+static inline int dedup_flow_outcome_bad(enum dedup_flow_outcome o)
+{
+        return o == DEDUP_FLOW_LOST || o == DEDUP_FLOW_DUPLICATED ||
+               o == DEDUP_FLOW_UNEXPECTED;
+}
 
 /* "pending", "delivered", ...; NULL for an unknown one. */
 const char *dedup_flow_outcome_name(enum dedup_flow_outcome o);
@@ -166,6 +175,12 @@ struct dedup_flow_view {
          * forgotten): DELIVERED with no copy, and its copies in the new
          * sink count from zero, so a re-delivery is not DUPLICATED. */
         int prior;
+        /* Its last persisted view was lost, duplicated or unexpected
+         * (the caller keeps evidence of those: dedup_flow_outcome_bad()),
+         * so a write that is none of them must take that evidence back.
+         * Set by dedup_flow_dirty_clear(); the caller sets it in a view it
+         * restores or looks up. */
+        int evid;
         size_t id_len;     /* the id's whole length */
         unsigned char id_bytes[DEDUP_FLOW_ID_KEEP]; /* min(id_len, KEEP) */
 };

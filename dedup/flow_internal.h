@@ -2,10 +2,15 @@
  * flow_internal.h - what the flow engine's files share; not part of its
  * API (flow.h is).
  *
- *   flow.c        entries, lists, hash table, outcomes and counters, the
- *                 API but for the retired entries
+ *   flow_names.c  expectations and outcomes to and from their text
  *   flow_spill.c  the retired entries: the list awaiting persistence, its
- *                 id table, and revival on a miss (dedup_flow_set_lookup)
+ *                 id table, and finding a retired entry on a miss (the
+ *                 list, then dedup_flow_set_lookup's store)
+ *   flow.c        entries, lists, hash table, outcomes and counters,
+ *                 revival of what flow_spill.c found, the API but for the
+ *                 retired entries
+ *
+ * Each file calls only those listed before it.
  */
 #ifndef EOSAUDIT_DEDUP_FLOW_INTERNAL_H
 #define EOSAUDIT_DEDUP_FLOW_INTERNAL_H
@@ -25,6 +30,7 @@
 #define F_LAT 0x20u
 #define F_QUEUED 0x40u /* in a part list or the awaiting list */
 #define F_PRIOR 0x80u  /* delivered to a sink incarnation since retired */
+#define F_EVID 0x100u  /* persisted lost, duplicated or unexpected */
 
 struct flow_ent {
         struct dedup_id id;
@@ -75,29 +81,20 @@ static inline int dedup_flow_id_eq(const struct dedup_id *a,
         return a->lo == b->lo && a->hi == b->hi;
 }
 
-/* flow.c */
-void dedup_flow_ent_view(const struct dedup_flow *fl, const struct flow_ent *e,
-                         struct dedup_flow_view *v);
-int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part);
-/* A new, zeroed, live entry for id, in the hash table and the age list;
- * NIL when out of memory. */
-uint32_t dedup_flow_ent_new(struct dedup_flow *fl, const struct dedup_id *id,
-                            const void *idb, size_t id_len);
-/* Fills the new entry i from v (not counted). */
-void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
-                         const struct dedup_flow_view *v);
-/* Adds (sign +1) or removes (-1) e's contribution to c. */
-void dedup_flow_acct(const struct dedup_flow *fl, const struct flow_ent *e,
-                     struct dedup_flow_counts *c, int sign);
-
 /* flow_spill.c */
-/* Appends e, just retired, to the retired list (fl->failed when out of
- * memory). */
-void dedup_flow_spill_push(struct dedup_flow *fl, const struct flow_ent *e);
-/* A miss on id: revived from the retired list or the caller's store; its
- * index, or NIL (not found, or fl->failed). */
-uint32_t dedup_flow_spill_revive(struct dedup_flow *fl,
-                                 const struct dedup_id *id);
+/* Appends v, the view of an entry just retired, to the retired list
+ * (fl->failed when out of memory). */
+void dedup_flow_spill_push(struct dedup_flow *fl,
+                           const struct dedup_flow_view *v);
+/* A miss on id: was it retired?  The retired list (not yet persisted)
+ * first, then the caller's store (dedup_flow_set_lookup).  1 with its
+ * view in *v, 0 when not, -1 when the store failed (fl->failed). */
+int dedup_flow_spill_find(struct dedup_flow *fl, const struct dedup_id *id,
+                          struct dedup_flow_view *v);
+/* v, found by dedup_flow_spill_find(), is live again: no longer counted
+ * retired. */
+void dedup_flow_spill_revived(struct dedup_flow *fl,
+                              const struct dedup_flow_view *v);
 /* Empties the retired list (persisted). */
 void dedup_flow_spill_clear(struct dedup_flow *fl);
 

@@ -46,10 +46,9 @@ static int r_grow(struct dedup_flow *fl, size_t n)
         return 0;
 }
 
-void dedup_flow_spill_push(struct dedup_flow *fl, const struct flow_ent *e)
+void dedup_flow_spill_push(struct dedup_flow *fl,
+                           const struct dedup_flow_view *v)
 {
-        struct dedup_flow_view *v;
-
         if (fl->nretired == fl->cap_retired) {
                 size_t n = fl->cap_retired ? fl->cap_retired * 2 : 64;
                 struct dedup_flow_view *r =
@@ -62,8 +61,7 @@ void dedup_flow_spill_push(struct dedup_flow *fl, const struct flow_ent *e)
                         fl->cap_retired = n;
         }
         if (fl->nretired < fl->cap_retired) {
-                v = &fl->retired[fl->nretired++];
-                dedup_flow_ent_view(fl, e, v);
+                fl->retired[fl->nretired++] = *v;
                 r_put(fl, fl->nretired - 1);
         }
 }
@@ -103,48 +101,40 @@ static void retired_sub(struct dedup_flow *fl, const struct dedup_flow_view *v)
                 sub_clamp(&c->duplicate_copies, v->copies - 1);
 }
 
-/* A miss on id: was it retired?  The retired list (not yet persisted)
- * first, then the caller's store (dedup_flow_set_lookup).  Found, it is
- * revived: live again with its seq and fields, counted live instead of
- * retired, the youngest entry (not yet dirty: the read that follows
- * touches it).  Returns its index; NIL when not found, or on failure
- * (fl->failed). */
-uint32_t dedup_flow_spill_revive(struct dedup_flow *fl,
-                                 const struct dedup_id *id)
+int dedup_flow_spill_find(struct dedup_flow *fl, const struct dedup_id *id,
+                          struct dedup_flow_view *v)
 {
-        struct dedup_flow_view v;
-        int found = 0, rc;
-        uint32_t i;
+        int rc;
 
         if (!retired_any(fl))
-                return NIL; /* nothing was ever retired: no lookup */
+                return 0; /* nothing was ever retired: no lookup */
         if (fl->nretired) {
                 size_t s = r_slot(fl, id);
                 if (fl->rslots[s]) {
-                        v = fl->retired[fl->rslots[s] - 1];
-                        found = 1;
+                        *v = fl->retired[fl->rslots[s] - 1];
+                        /* That view is persisted first, with this batch:
+                         * evidence when it is a bad verdict. */
+                        if ((unsigned)v->outcome < DEDUP_FLOW__OUTCOMES &&
+                            dedup_flow_outcome_bad(v->outcome))
+                                v->evid = 1;
+                        return 1;
                 }
         }
-        if (!found && fl->lookup) {
-                memset(&v, 0, sizeof(v));
-                rc = fl->lookup(fl->lookup_opaque, id, &v);
-                if (rc < 0) {
-                        fl->failed = 1;
-                        return NIL;
-                }
-                found = rc > 0 && dedup_flow_id_eq(&v.id, id);
-        }
-        if (!found)
-                return NIL;
-        if ((v.src_seen && dedup_flow_parts_ensure(fl, v.src_part)) ||
-            (i = dedup_flow_ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
+        if (!fl->lookup)
+                return 0;
+        memset(v, 0, sizeof(*v));
+        rc = fl->lookup(fl->lookup_opaque, id, v);
+        if (rc < 0) {
                 fl->failed = 1;
-                return NIL;
+                return -1;
         }
-        dedup_flow_ent_fill(fl, i, &v);
-        retired_sub(fl, &v);
-        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
-        return i;
+        return rc > 0 && dedup_flow_id_eq(&v->id, id);
+}
+
+void dedup_flow_spill_revived(struct dedup_flow *fl,
+                              const struct dedup_flow_view *v)
+{
+        retired_sub(fl, v);
 }
 
 const struct dedup_flow_view *dedup_flow_retired(const struct dedup_flow *fl,

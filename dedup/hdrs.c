@@ -95,6 +95,13 @@ void dedup_hdrs_feed(struct dedup_hdrs *h, const char *name, size_t name_len,
                 ok = dedup_parse_decimal(v, size, DEDUP_SEQ_MAX, &n) == 0;
                 h->txn = ok ? (int64_t)n : -1;
                 hdrs_mark(h, DEDUP_HDR_TXN, ok);
+        } else if (NAME_IS(EOS_HDR_SCOPE)) {
+                int topic = v && size == sizeof(EOS_SCOPE_TOPIC) - 1 &&
+                            !memcmp(v, EOS_SCOPE_TOPIC, size);
+                ok = topic || (v && size == sizeof(EOS_SCOPE_PARTITION) - 1 &&
+                               !memcmp(v, EOS_SCOPE_PARTITION, size));
+                h->scope_topic = topic;
+                hdrs_mark(h, DEDUP_HDR_SCOPE, ok);
         } else if (NAME_IS(EOS_HDR_MSGID)) {
                 ok = v && size >= 1 && size <= DEDUP_MSGID_MAX;
                 h->msgid = ok ? v : NULL;

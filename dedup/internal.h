@@ -2,11 +2,22 @@
  * internal.h - what the engine's files share; not part of the engine's
  * API (dedup.h is).
  *
- *   grow.c     dedup_grow(): the one growth function of its arrays
+ *   hdrs.c     parsing of the eos.* record headers
+ *   hash.c     the 128-bit identity hash of the id windows (MurmurHash3)
  *   pairs.c    the tracker's tables: names, the pair slab, part indexes
+ *              (arrays grown by base/grow.h's grow_array())
+ *   event.c    a new event, the producer of a pair's event, a record
+ *              counted into the event it continues
+ *   session.c  a producer's current session across its partitions
  *   observe.c  classification of a record, events, open gaps
  *   tracker.c  configuration, parts, ticks, persistence views, restore
+ *   rewind.c   a partition's records past a truncated log's divergence
+ *              point taken back (dedup_tracker_part_rewind())
+ *   topic.c    topic-scoped streams (topic.h): windows of seen seqs
  *   window.c   the id windows (struct dedup_windows)
+ *   txn.c      the transaction check (txn.h)
+ *   flow*.c    the flow audit's engine (flow.h; flow_internal.h maps
+ *              them)
  *
  * "Window" is the one name of the id windows: struct dedup_windows holds
  * every id window of one tracker (dedup_windows_*()), the tracker's API
@@ -29,14 +40,6 @@ static inline uint64_t dedup_fmix64(uint64_t k)
         k ^= k >> 33;
         return k;
 }
-
-/*
- * Grows *arr (of elem-sized items, *cap of them) to hold at least need,
- * doubling from first; adds the bytes it allocates to *mem.  Returns 0, or
- * -1 leaving *arr and *cap as they were.  (grow.c)
- */
-int dedup_grow(void **arr, size_t *cap, size_t need, size_t elem,
-               size_t first, size_t *mem);
 
 /* ------------------------------------------------------------------ */
 /* Id windows (window.c)                                               */
@@ -174,6 +177,12 @@ struct dedup_part {
         int added;
         int from_log_start;
         int compacted;
+        /* Topic-scoped streams (topic.c): the part's topic (NONE: none),
+         * the latest record time read on it (INT64_MIN: none yet), and
+         * whether the caller said it is read to its end. */
+        uint32_t topic;
+        int at_end;
+        int64_t read_ms;
 };
 
 struct u32vec {
@@ -218,6 +227,8 @@ struct dedup_tracker {
 
         struct dedup_windows *wins;
         struct dedup_txns *txns; /* txn.c; NULL until dedup_txn_enable() */
+        struct dedup_topics *topics; /* topic.c; NULL until a part is
+                                        tied to a topic */
         uint64_t redeliv_rec; /* part record count at the last redelivered
                                  record (to coalesce the next one) */
 };
@@ -289,6 +300,37 @@ void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr);
 void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot,
                            int force);
 void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force);
+
+/* session.c: how recent pid is among nm's producer ids: 0 (unknown) to
+ * 1 + the number of retired ids kept (the current one). */
+int dedup_pid_rank(const struct dedup_name *nm, int64_t pid);
+/* session.c: follows the producer's current session (across its parts
+ * and topics) at this record; returns 1 when the record belongs to an
+ * older session of the producer, else 0. */
+int dedup_producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
+                           const struct dedup_hdrs *h, uint32_t part,
+                           int64_t offset);
+/* event.c: one counted record of kind, extending the last event when
+ * it continues it (same kind, part, producer, epoch, next seq, later
+ * offset; a duplicate's first copy on the same part, and, with
+ * first_next, at the offset after the last one's: where a stream's seqs
+ * and offsets need not advance together). */
+void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
+                        uint32_t part, uint32_t name, int32_t epoch,
+                        int64_t seq, int64_t offset, uint32_t first_part,
+                        int64_t first_offset, int first_next);
+
+/* topic.c: a tracked record whose eos.scope is topic (counted in its
+ * part's records already); the topic streams' part of tick and
+ * confirm_all, of part_rebaseline, of dirty_clear and of free (no-ops
+ * while no part is tied to a topic). */
+enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
+                                       uint32_t part, int64_t offset,
+                                       const struct dedup_hdrs *h);
+void dedup_topics_sweep(struct dedup_tracker *tr, int force);
+void dedup_topics_rebaseline(struct dedup_tracker *tr, uint32_t part);
+void dedup_topics_dirty_clear(struct dedup_tracker *tr);
+void dedup_topics_free(struct dedup_tracker *tr);
 
 /* txn.c: the transaction check's part of tick, confirm_all, dirty_clear
  * and free (all no-ops while it is off). */

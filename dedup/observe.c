@@ -13,67 +13,15 @@
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
-struct dedup_event *dedup_event_new(struct dedup_tracker *tr,
-                                    enum dedup_kind kind, uint32_t part)
-{
-        struct dedup_event *ev;
 
-        if (dedup_mem_grow(tr, (void **)&tr->ev, &tr->ev_cap, tr->nev + 1,
-                    sizeof(*tr->ev)))
-                return NULL;
-        ev = &tr->ev[tr->nev++];
-        memset(ev, 0, sizeof(*ev));
-        ev->kind = kind;
-        ev->part = part;
-        ev->epoch = -1;
-        ev->seq_lo = ev->seq_hi = -1;
-        ev->offset_lo = ev->offset_hi = -1;
-        ev->first_offset = -1;
-        ev->when_ms = tr->now_ms;
-        return ev;
-}
-
-void dedup_event_pair_fill(struct dedup_tracker *tr, struct dedup_event *ev,
-                           const struct dedup_pair *pr)
-{
-        const struct dedup_name *nm = tr->names[pr->name];
-
-        ev->producer = nm->bytes;
-        ev->producer_len = nm->len;
-}
-
-/*
- * Reports one record of kind (duplicate, out_of_order, fenced) for pair,
- * extending the previous event when it is the same run.
- */
+/* One record of kind for pair pr. */
 static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                          const struct dedup_pair *pr, int32_t epoch,
                          int64_t seq, int64_t offset, uint32_t first_part,
                          int64_t first_offset)
 {
-        const struct dedup_name *nm = tr->names[pr->name];
-        struct dedup_event *ev = tr->nev ? &tr->ev[tr->nev - 1] : NULL;
-
-        if (ev && ev->kind == kind && ev->part == pr->part &&
-            ev->producer == nm->bytes && ev->epoch == epoch &&
-            seq - 1 == ev->seq_hi && ev->offset_hi < offset &&
-            (kind != DEDUP_KIND_OUT_OF_ORDER ||
-             ev->first_offset == first_offset)) {
-                ev->seq_hi = seq;
-                ev->offset_hi = offset;
-                ev->count++;
-                return;
-        }
-        ev = dedup_event_new(tr, kind, pr->part);
-        if (!ev)
-                return;
-        dedup_event_pair_fill(tr, ev, pr);
-        ev->epoch = epoch;
-        ev->seq_lo = ev->seq_hi = seq;
-        ev->offset_lo = ev->offset_hi = offset;
-        ev->first_part = first_part;
-        ev->first_offset = first_offset;
-        ev->count = 1;
+        dedup_record_event(tr, kind, pr->part, pr->name, epoch, seq, offset,
+                           first_part, first_offset, 0);
 }
 
 static void malformed_event(struct dedup_tracker *tr, uint32_t part,
@@ -99,10 +47,6 @@ static void malformed_event(struct dedup_tracker *tr, uint32_t part,
         ev->malformed_bits = bits;
 }
 
-uint64_t dedup_sat_add(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
 
 /* ------------------------------------------------------------------ */
 /* Gaps                                                                */
@@ -386,52 +330,6 @@ static int64_t run_offset_of(const struct dedup_pair *pr, int64_t seq)
 }
 
 /* Offset of the last accepted record, -1 when none in this epoch. */
-/* How recent pid is among nm's producer ids: 0 (unknown) to 1 + the
- * number of retired ids kept (the current one). */
-static int pid_rank(const struct dedup_name *nm, int64_t pid)
-{
-        int i;
-
-        if (pid == nm->pid)
-                return DEDUP_RETIRED_PIDS + 1;
-        for (i = DEDUP_RETIRED_PIDS - 1; i >= 0; i--)
-                if (pid == nm->retired[i])
-                        return i + 1;
-        return 0;
-}
-
-/*
- * Follows the producer's current session (across its partitions): a
- * producer id not seen before, or a higher epoch of the current one,
- * starts a new session at this record.  Returns 1 when the record
- * belongs to an older session of the producer, else 0.
- */
-static int producer_session(struct dedup_tracker *tr, struct dedup_name *nm,
-                            const struct dedup_hdrs *h, uint32_t part,
-                            int64_t offset)
-{
-        int i;
-
-        if (h->pid >= 0 && nm->pid >= 0 && h->pid != nm->pid) {
-                if (pid_rank(nm, h->pid))
-                        return 1;
-                for (i = 0; i + 1 < DEDUP_RETIRED_PIDS; i++)
-                        nm->retired[i] = nm->retired[i + 1];
-                nm->retired[DEDUP_RETIRED_PIDS - 1] = nm->pid;
-                nm->pid = h->pid;
-        } else {
-                if (h->pid >= 0)
-                        nm->pid = h->pid;
-                if (nm->epoch >= 0 && h->epoch <= nm->epoch)
-                        return h->epoch < nm->epoch;
-        }
-        nm->epoch = h->epoch;
-        nm->session_ms = h->ts_ms > 0 ? tr->rec_ms : -1;
-        nm->session_part = part;
-        nm->session_offset = offset;
-        return 0;
-}
-
 /*
  * The first record of a new session on this pair may name the last
  * record of the previous epoch (eos.prev_epoch, eos.prev_seq): with
@@ -488,6 +386,8 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         case DEDUP_HDR_TRACKED:
                 break;
         }
+        if (h->scope_topic)
+                return dedup_topic_observe(tr, part, offset, h);
 
         slot = dedup_pair_lookup(tr, p, part, h, &created);
         if (slot == NONE) {
@@ -502,7 +402,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         pr->last_ms = tr->rec_ms;
         dedup_pair_dirty(tr, slot);
         seq = h->seq;
-        zombie = producer_session(tr, nm, h, part, offset);
+        zombie = dedup_producer_session(tr, nm, h, part, offset);
         if (zombie && nm->session_ms >= 0 && h->ts_ms > 0 &&
             tr->rec_ms > nm->session_ms) {
                 /* Written from an older session after the producer's
@@ -539,7 +439,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
          * order the producer's ids came in, whatever its epoch (a new id
          * starts again at epoch 0). */
         pid_switch = h->pid >= 0 && pr->pid >= 0 && h->pid != pr->pid;
-        if (pid_switch ? pid_rank(nm, h->pid) < pid_rank(nm, pr->pid)
+        if (pid_switch ? dedup_pid_rank(nm, h->pid) < dedup_pid_rank(nm, pr->pid)
                        : h->epoch < pr->epoch) {
                 pr->last_ms = last_ms;
                 goto fenced;
@@ -602,7 +502,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
         record_event(tr, DEDUP_KIND_DUPLICATE, pr, pr->epoch, seq, offset,
-                     0, run_offset_of(pr, seq));
+                     pr->part, run_offset_of(pr, seq));
         return DEDUP_V_DUPLICATE;
 
 accept:
@@ -745,6 +645,10 @@ enum dedup_verdict dedup_tracker_observe(struct dedup_tracker *tr,
                 dedup_windows_prefetch(tr->wins, p->window, &id);
         }
         record_time(tr, h);
+        /* The part is read up to this record (topic-scoped streams). */
+        if (tr->rec_ms > p->read_ms)
+                p->read_ms = tr->rec_ms;
+        p->at_end = 0;
         v = observe_seq(tr, part, offset, h);
         /* An in-session repeat is reported once, by its sequence. */
         if (!check || v == DEDUP_V_DUPLICATE || v == DEDUP_V_FENCED)

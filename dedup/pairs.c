@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "dedup.h"
 #include "internal.h"
 
@@ -41,11 +42,16 @@ void dedup_mem_free(struct dedup_tracker *tr, void *p, size_t sz)
         free(p);
 }
 
+uint64_t dedup_sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Grows an array of elem-sized items to hold at least need items. */
 int dedup_mem_grow(struct dedup_tracker *tr, void **arr, size_t *cap,
                    size_t need, size_t elem)
 {
-        if (dedup_grow(arr, cap, need, elem, 16, &tr->mem)) {
+        if (grow_array(arr, cap, need, elem, 16, &tr->mem)) {
                 tr->failed = 1;
                 return -1;
         }

@@ -13,6 +13,7 @@
 
 #include "dedup.h"
 #include "internal.h"
+#include "topic.h"
 
 /* ------------------------------------------------------------------ */
 /* Public API                                                          */
@@ -59,6 +60,7 @@ void dedup_config_defaults(struct dedup_config *conf)
         conf->gap_grace_records = 1000000;
         conf->idle_ttl_ms = 7LL * 24 * 3600 * 1000;
         conf->max_open_gaps = 1024;
+        conf->topic_window = DEDUP_TOPIC_WINDOW_DEFAULT;
         /* 4 MB of filters and up to 62,500 ids of the open generation
          * in memory; a producer that restarts resends within minutes, far
          * inside a day. */
@@ -91,6 +93,7 @@ void dedup_tracker_free(struct dedup_tracker *tr)
         if (!tr)
                 return;
         dedup_txns_free(tr);
+        dedup_topics_free(tr);
         for (i = 0; i < tr->npairs_slab; i++) {
                 struct dedup_pair *pr = dedup_pair_at(tr, i);
                 free(pr->flags & PAIR_LIVE ? pr->gaps : NULL);
@@ -136,6 +139,8 @@ int dedup_tracker_part_add(struct dedup_tracker *tr, uint32_t part,
                         memset(&p[i], 0, sizeof(p[i]));
                         p[i].cache = NONE;
                         p[i].window = NONE;
+                        p[i].topic = NONE;
+                        p[i].read_ms = INT64_MIN;
                 }
                 tr->parts = p;
                 tr->nparts = part + 1;
@@ -194,6 +199,7 @@ void dedup_tracker_part_rebaseline(struct dedup_tracker *tr, uint32_t part)
                         dedup_pair_dirty(tr, i);
                 }
         }
+        dedup_topics_rebaseline(tr, part);
 }
 
 void dedup_tracker_part_set_compacted(struct dedup_tracker *tr, uint32_t part,
@@ -258,6 +264,7 @@ void dedup_tracker_tick(struct dedup_tracker *tr)
 
         dedup_gaps_sweep_all(tr, 0);
         dedup_txns_sweep(tr, 0);
+        dedup_topics_sweep(tr, 0);
         dedup_windows_tick(tr->wins, tr->clock_ms);
         if (ttl <= 0)
                 return;
@@ -279,6 +286,7 @@ void dedup_tracker_confirm_all(struct dedup_tracker *tr)
 {
         dedup_gaps_sweep_all(tr, 1);
         dedup_txns_sweep(tr, 1);
+        dedup_topics_sweep(tr, 1);
 }
 
 const struct dedup_event *dedup_tracker_events(const struct dedup_tracker *tr,
@@ -368,6 +376,7 @@ void dedup_tracker_dirty_clear(struct dedup_tracker *tr)
         tr->pair_pending.n = 0;
         dedup_windows_batch_clear(tr->wins);
         dedup_txns_dirty_clear(tr);
+        dedup_topics_dirty_clear(tr);
 }
 
 /* A dirty pair's sort key: the part and the first 12 producer bytes,

@@ -85,11 +85,6 @@ int dedup_txn_enable(struct dedup_tracker *tr,
         return 0;
 }
 
-int dedup_txn_enabled(const struct dedup_tracker *tr)
-{
-        return tr->txns != NULL;
-}
-
 size_t dedup_txn_pending(const struct dedup_tracker *tr)
 {
         return tr->txns ? tr->txns->open.n : 0;

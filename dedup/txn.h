@@ -61,7 +61,6 @@ struct dedup_txn_config {
  * failure.  Calling it again changes the config. */
 int dedup_txn_enable(struct dedup_tracker *tr,
                      const struct dedup_txn_config *conf);
-int dedup_txn_enabled(const struct dedup_tracker *tr);
 
 /*
  * A visible record of part at offset with a valid eos.txn (h->txn >= 0),

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/grow.h"
 #include "internal.h"
 
 #define GENS DEDUP_WINDOW_GENS
@@ -94,7 +95,7 @@ struct dedup_windows {
 static int grow(struct dedup_windows *ws, void **arr, size_t *cap, size_t need,
                 size_t elem)
 {
-        return dedup_grow(arr, cap, need, elem, 64, &ws->mem);
+        return grow_array(arr, cap, need, elem, 64, &ws->mem);
 }
 
 struct dedup_windows *dedup_windows_new(const struct dedup_window_config *conf)

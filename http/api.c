@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 void http_api_run(const struct http_request *rq, struct http_reply *r,

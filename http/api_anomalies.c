@@ -5,8 +5,8 @@
  * serve --group, by default, the group's newest events from its events
  * topic (api_scope.c); ?scope=member this member's ledger's.
  */
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 struct http_anomaly_walk {

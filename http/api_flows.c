@@ -6,7 +6,7 @@
  * item of the previous page).  "flow" is null when no flow was audited;
  * "processor_lag" is the live lag of --processor-group (null: none).
  */
-#include "../auditor/report_flow.h"
+#include "../auditor/report/report_flow.h"
 #include "internal.h"
 
 struct http_flow_page {

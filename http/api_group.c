@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
 #include "internal.h"
 

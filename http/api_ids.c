@@ -21,8 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
+#include "../base/hex.h"
 #include "internal.h"
 
 #define HTTP_ID_MAX 255
@@ -85,23 +86,9 @@ static const char *http_ids_topic(struct http_api *a)
 static int http_ids_hex(const char *s, size_t len,
                         unsigned char out[HTTP_ID_HASH_LEN])
 {
-        size_t i;
-        int v[2], k;
-
-        if (len != 2 * HTTP_ID_HASH_LEN)
+        if (len != 2 * HTTP_ID_HASH_LEN ||
+            hex_decode(out, HTTP_ID_HASH_LEN, s, len) < 0)
                 return -1;
-        for (i = 0; i < HTTP_ID_HASH_LEN; i++) {
-                for (k = 0; k < 2; k++) {
-                        char ch = s[2 * i + (size_t)k];
-                        v[k] = ch >= '0' && ch <= '9'   ? ch - '0'
-                               : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                               : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                                        : -1;
-                        if (v[k] < 0)
-                                return -1;
-                }
-                out[i] = (unsigned char)(v[0] << 4 | v[1]);
-        }
         return 0;
 }
 

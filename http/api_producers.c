@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 static int http_pair_cb(void *opaque, const struct ledger_pair *p)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
 #include "internal.h"
 

@@ -1,14 +1,14 @@
 /*
  * api_summary.c - /api/v1/summary: the ledger's counters per audited
- * topic (report_summary_json, the same as `eosaudit report --json`), with
- * the live lag and readiness; with serve --group, by default, the whole
+ * topic (report_summary_json, the same as `eosaudit scan --json`
+ * prints), with the live lag and readiness; with serve --group, by default, the whole
  * group's (api_scope.c), and ?scope=member this member's ledger's.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "../base/clock.h"
 #include "internal.h"
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 void http_page_handle(const struct http_request *rq, struct http_reply *r)

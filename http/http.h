@@ -37,8 +37,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../auditor/ledger.h"
-#include "../auditor/status.h"
+#include "../auditor/ledger/ledger.h"
+#include "../auditor/audit/status.h"
 
 #define HTTP_LISTEN_DEFAULT "127.0.0.1:8080"
 

@@ -13,6 +13,7 @@
  *   api.c          what the endpoints under /api/v1/ share
  *   api_*.c        one endpoint each
  *   metrics.c      /metrics
+ *   metrics_flow.c the flow audit's families on /metrics
  *
  * Every function here runs on a worker thread of libmicrohttpd unless it
  * says otherwise; nothing here keeps state between requests except the
@@ -27,8 +28,8 @@
 
 #include <jansson.h>
 
-#include "../auditor/ledger.h"
-#include "../auditor/status.h"
+#include "../auditor/ledger/ledger.h"
+#include "../auditor/audit/status.h"
 #include "http.h"
 
 #define HTTP_THREADS_MAX 16

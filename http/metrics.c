@@ -28,8 +28,8 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "../auditor/grouprep.h"
-#include "../auditor/report.h"
+#include "../auditor/group/grouprep.h"
+#include "../auditor/report/report.h"
 #include "internal.h"
 
 #define HTTP_METRICS_MAX (16 * 1024 * 1024)
@@ -162,6 +162,11 @@ static const struct http_topic_family http_summary_families[] = {
          "Offsets deleted by retention before they were audited (in the "
          "coverage gaps of eosaudit_anomaly_events_total).",
          offsetof(struct ledger_summary, coverage_records)},
+        {"eosaudit_truncated_records_total", "counter",
+         "Records the audit had accepted that a truncated log (an unclean "
+         "leader election) took back; those not written again are also "
+         "in eosaudit_missing_records_total once their gap is confirmed.",
+         offsetof(struct ledger_summary, truncated_records)},
         {"eosaudit_open_gaps", "gauge",
          "Gaps in eos.seq not confirmed yet (a late record may fill them).",
          offsetof(struct ledger_summary, open_gaps)},

@@ -11,7 +11,7 @@
  */
 #include <inttypes.h>
 
-#include "../auditor/ledger_flow.h"
+#include "../auditor/ledger/ledger_flow.h"
 #include "internal.h"
 
 /*

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hex.h"
 #include "../dedup/dedup.h"
 #include "http.h"
 
@@ -60,17 +61,6 @@ static const struct {
         [HTTP_EP_GROUP] = {0, 0, 0},
 };
 
-static int http_hex_val(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* Percent-decodes in[0..len) into out (with plus_space, '+' is a space);
  * returns the decoded length, or -1 for a bad escape or a NUL byte,
  * encoded or raw (libmicrohttpd hands us a C string, but
@@ -90,8 +80,8 @@ static long http_pct_decode_as(const char *in, size_t len, char *out,
                 } else if (in[i] != '%') {
                         out[o++] = in[i];
                 } else {
-                        if (len - i < 3 || (hi = http_hex_val(in[i + 1])) < 0 ||
-                            (lo = http_hex_val(in[i + 2])) < 0 ||
+                        if (len - i < 3 || (hi = hex_digit(in[i + 1])) < 0 ||
+                            (lo = hex_digit(in[i + 2])) < 0 ||
                             !(hi | lo))
                                 return -1;
                         out[o++] = (char)(hi << 4 | lo);
@@ -112,22 +102,15 @@ long http_path_decode(const char *in, size_t len, char *out)
         return http_pct_decode_as(in, len, out, 0);
 }
 
-/* Hex-decodes in[0..len) into out; returns the length, or -1. */
+/* Hex-decodes in[0..len) into out, NUL-terminated; returns the length,
+ * or -1. */
 static long http_hex_decode(const char *in, size_t len, char *out)
 {
-        size_t i;
-        int hi, lo;
+        long n = hex_decode(out, len / 2, in, len);
 
-        if (len % 2)
-                return -1;
-        for (i = 0; i < len; i += 2) {
-                if ((hi = http_hex_val(in[i])) < 0 ||
-                    (lo = http_hex_val(in[i + 1])) < 0)
-                        return -1;
-                out[i / 2] = (char)(hi << 4 | lo);
-        }
-        out[len / 2] = '\0';
-        return (long)(len / 2);
+        if (n >= 0)
+                out[n] = '\0';
+        return n;
 }
 
 size_t http_cursor_format(char *buf, size_t size, const char *topic,
@@ -188,7 +171,7 @@ static int http_kind_ok(const char *k)
 {
         enum dedup_kind kind;
 
-        if (!strcmp(k, "coverage"))
+        if (!strcmp(k, "coverage") || !strcmp(k, "truncated"))
                 return 1;
         return !dedup_kind_parse(k, &kind) &&
                (kind < DEDUP_KIND__ANOMALY_CNT ||
@@ -212,7 +195,7 @@ static void http_kinds_text(char *buf, size_t size)
         }
         if (o >= 2)
                 o -= 2;
-        snprintf(buf + o, size - o, ", %s or coverage",
+        snprintf(buf + o, size - o, ", %s, truncated or coverage",
                  dedup_kind_name(DEDUP_KIND_GAP_UNKNOWN));
 }
 

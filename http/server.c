@@ -22,7 +22,7 @@
 
 #include "../base/clock.h"
 #include "../base/log.h"
-#include "../auditor/report.h"
+#include "../auditor/report/report.h"
 #include "../dedup/dedup.h"
 #include "internal.h"
 

@@ -1,9 +1,14 @@
 /*
  * internal.h - what the files of the reference producer share (not for
- * other modules): producer.c (options, session counter, librdkafka
- * configuration and callbacks, instances, the summary) and run.c
- * (producing: pacing, records, injections, transactions, restarts,
- * producer_run()).
+ * other modules):
+ *
+ *   producer.c  options, session counter, librdkafka configuration and
+ *               callbacks, instances, the summary
+ *   run.c       producing: pacing, records, injections, transactions,
+ *               restarts, producer_run()
+ *   manifest.c  --txn-manifests: what a transaction wrote, and its
+ *               manifest
+ *   process.c   the reference processor (process.h)
  */
 #ifndef EOSAUDIT_PRODUCER_INTERNAL_H
 #define EOSAUDIT_PRODUCER_INTERNAL_H

@@ -268,6 +268,15 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
         else if (o->restart_replay < 0 ||
                  o->restart_replay > PRODUCER_REPLAY_MAX)
                 why = "--restart-replay must be in 0..1000000";
+        else if (o->scope_topic && (o->transactional_id || o->zombie))
+                why = "--scope topic stamps a producer that does not know "
+                      "its partitions: not with --transactional-id or "
+                      "--zombie";
+        else if (o->unkeyed && !o->scope_topic)
+                why = "--unkeyed needs --scope topic (the partition of a "
+                      "record without a key is librdkafka's choice)";
+        else if (o->unkeyed && o->msgid_from == PRODUCER_MSGID_KEY)
+                why = "--unkeyed needs --msgid-from index or none";
         else if (o->restart_every && o->zombie)
                 why = "--restart-every does not combine with --zombie";
         else if (o->restart_every && o->count > 0 &&

@@ -9,7 +9,11 @@
  *    default partitioner would put it; the partition count is read from
  *    metadata once, at start.
  *  - eos.seq counts per (producer, epoch, topic, partition) from 0, +1 per
- *    record.  Every injected gap is a skipped seq placed BEFORE a record of
+ *    record; with scope_topic (--scope topic) per (producer, epoch, topic)
+ *    instead, the record stamped eos.scope: topic and sent to no partition
+ *    of ours: librdkafka's partitioner picks it (by the key, or at random
+ *    for unkeyed records), as a producer that does not know partitions
+ *    would (schema/HEADERS.md "Topic-scoped streams").  Every injected gap is a skipped seq placed BEFORE a record of
  *    the same partition (the record takes next+1), so each gap counted in
  *    struct producer_result is visible to an auditor, including one on a
  *    partition's last record.  A record that fails leaves a gap too, and
@@ -103,6 +107,12 @@ struct producer_opts {
          * as its last write (schema/HEADERS.md "Transactions").  NULL:
          * none. */
         const char *txn_manifests;
+        /* --scope topic: one seq counter for the topic, the partition
+         * left to librdkafka; not with transactions or --zombie. */
+        int scope_topic;
+        /* --unkeyed: records have no key (with scope_topic, and
+         * msgid_from index or none). */
+        int unkeyed;
         uint64_t seed;        /* --seed: injections are a function of it */
         const char *conf_file;        /* -F, applied before conf_kv */
         const char *const *conf_kv;   /* -X key=value, applied in order */

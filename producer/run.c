@@ -77,7 +77,8 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 id_len = (size_t)snprintf(index_str, sizeof(index_str),
                                           "%" PRId64, w->n);
         }
-        if (c->prev_epoch && c->prev_epoch[w->partition] >= 0 &&
+        if (!o->scope_topic && c->prev_epoch &&
+            c->prev_epoch[w->partition] >= 0 &&
             c->prev_epoch[w->partition] != in->epoch) {
                 prev_epoch_len = snprintf(prev_epoch_str,
                                           sizeof(prev_epoch_str),
@@ -95,6 +96,9 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                                     (ssize_t)c->name_len);
                 rd_kafka_header_add(hdrs, EOS_HDR_EPOCH, -1, in->epoch_str, -1);
                 rd_kafka_header_add(hdrs, EOS_HDR_SEQ, -1, seq_str, seq_len);
+                if (o->scope_topic)
+                        rd_kafka_header_add(hdrs, EOS_HDR_SCOPE, -1,
+                                            EOS_SCOPE_TOPIC, -1);
                 if (in->pid >= 0)
                         rd_kafka_header_add(hdrs, EOS_HDR_PID, -1, in->pid_str,
                                             -1);
@@ -116,8 +120,11 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                 /* No copy: c->value outlives the handle. */
                 err = rd_kafka_producev(
                         in->rk, RD_KAFKA_V_RKT(in->rkt),
-                        RD_KAFKA_V_PARTITION(w->partition),
-                        RD_KAFKA_V_KEY(w->key, w->key_len),
+                        RD_KAFKA_V_PARTITION(o->scope_topic
+                                                 ? RD_KAFKA_PARTITION_UA
+                                                 : w->partition),
+                        RD_KAFKA_V_KEY(o->unkeyed ? NULL : w->key,
+                                       o->unkeyed ? 0 : w->key_len),
                         RD_KAFKA_V_VALUE(c->value, (size_t)o->value_size),
                         RD_KAFKA_V_HEADERS(hdrs),
                         RD_KAFKA_V_OPAQUE((void *)w->tag), RD_KAFKA_V_END);
@@ -131,6 +138,14 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                         return err;
                 rd_kafka_poll(in->rk, 100);
         }
+}
+
+/* The seq counter of a write to partition: its own, or the topic's
+ * (slot 0) with --scope topic. */
+static int32_t producer_seq_slot(const struct producer_ctx *c,
+                                 int32_t partition)
+{
+        return c->o->scope_topic ? 0 : partition;
 }
 
 /*
@@ -153,7 +168,7 @@ static int producer_send(struct producer_ctx *c, struct producer_inst *in,
                 .key = key,
                 .key_len = key_len,
                 .partition = partition,
-                .seq = in->next_seq[partition] + gap,
+                .seq = in->next_seq[producer_seq_slot(c, partition)] + gap,
                 .tag = PRODUCER_TAG_NONE,
         };
         rd_kafka_resp_err_t err;
@@ -174,7 +189,7 @@ static int producer_send(struct producer_ctx *c, struct producer_inst *in,
                 return -1;
         /* The seq is spent even when the record fails: an auditor sees the
          * lost record as a gap. */
-        in->next_seq[partition] = w.seq + 1;
+        in->next_seq[producer_seq_slot(c, partition)] = w.seq + 1;
         if (err) {
                 t->failed++;
                 return 0;
@@ -215,13 +230,14 @@ static int producer_send_replay(struct producer_ctx *c,
         w.key_len = (size_t)snprintf(key, sizeof(key), "%s-%" PRId64,
                                      c->o->name, n);
         w.partition = producer_partition(key, w.key_len, c->partition_cnt);
-        w.seq = in->next_seq[w.partition];
+        w.seq = in->next_seq[producer_seq_slot(c, w.partition)];
         err = producer_enqueue(c, in, &w);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 return 1;
         if (err && producer_fatal(in, errstr, errstr_size))
                 return -1;
-        in->next_seq[w.partition] = w.seq + 1; /* spent, as in send() */
+        in->next_seq[producer_seq_slot(c, w.partition)] =
+                w.seq + 1; /* spent, as in send() */
         if (err) {
                 t->replay_failed++;
                 return 0;

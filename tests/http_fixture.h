@@ -30,10 +30,10 @@
 
 #include <jansson.h>
 
-#include "../auditor/ledger.h"
+#include "../auditor/ledger/ledger.h"
 #include "../base/log.h"
-#include "../auditor/report.h"
-#include "../auditor/status.h"
+#include "../auditor/report/report.h"
+#include "../auditor/audit/status.h"
 #include "../http/http.h"
 
 /* Names that must come out exactly (JSON) or escaped (labels). */

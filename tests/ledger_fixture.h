@@ -25,7 +25,7 @@
 
 #include <sqlite3.h>
 
-#include "../auditor/ledger.h"
+#include "../auditor/ledger/ledger.h"
 
 extern const size_t ledger_migrations_cnt;
 

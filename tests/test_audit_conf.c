@@ -17,7 +17,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 
 /* What the audit needs, and a value it cannot work with. */
 static const char *const required[][2] = {
@@ -187,6 +187,32 @@ static void test_new_refuses_an_overridden_setting(void **state)
         assert_int_equal(rmdir(dir), 0);
 }
 
+/* A group named without the group mode (audit_conf.mode, mode.h) is
+ * refused before anything is opened: the audit would otherwise run alone
+ * and assign every partition while its members shared them. */
+static void test_new_refuses_a_group_without_its_mode(void **state)
+{
+        char dir[] = "/tmp/eosaudit-conf-XXXXXX", db[64];
+        const char *topics[] = {"t"};
+        struct audit_conf ac;
+        static char sentinel;
+        struct audit *a = (struct audit *)(void *)&sentinel; /* cleared */
+        char errstr[512] = "";
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(db, sizeof(db), "%s/ledger.db", dir);
+        audit_conf_init(&ac, topics, db);
+        ac.group = "g1";
+        assert_int_equal(audit_new(&a, &ac, conf_new("127.0.0.1:1"), errstr,
+                                   sizeof(errstr)),
+                         -1);
+        assert_null(a);
+        assert_non_null(strstr(errstr, "group g1: no group mode"));
+        assert_int_equal(access(db, F_OK), -1);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 /* The positive control: what the program builds, with the isolation a
  * user may choose, is accepted (against librdkafka's mock cluster). */
 static void test_new_accepts_read_uncommitted(void **state)
@@ -238,6 +264,7 @@ int main(void)
             cmocka_unit_test(test_apply_sets_required_and_defaults),
             cmocka_unit_test(test_apply_keeps_what_the_user_may_change),
             cmocka_unit_test(test_new_refuses_an_overridden_setting),
+            cmocka_unit_test(test_new_refuses_a_group_without_its_mode),
             cmocka_unit_test(test_new_accepts_read_uncommitted),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

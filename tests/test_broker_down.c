@@ -27,10 +27,10 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <pthread.h>
 
-#include "../auditor/audit.h"
-#include "../auditor/ledger.h"
+#include "../auditor/audit/audit.h"
+#include "../auditor/ledger/ledger.h"
 #include "../base/log.h"
-#include "../auditor/status.h"
+#include "../auditor/audit/status.h"
 #include "../producer/producer.h"
 
 #define NBROKERS 3

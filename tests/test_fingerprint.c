@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../auditor/fingerprint.h"
+#include "../auditor/ledger/fingerprint.h"
 
 struct rec {
         const char *key;   /* NULL: a null key */

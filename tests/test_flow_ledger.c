@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "../auditor/ledger_flow.h"
-#include "../auditor/report_flow.h"
-#include "../auditor/ledger.h"
+#include "../auditor/ledger/ledger_flow.h"
+#include "../auditor/report/report_flow.h"
+#include "../auditor/ledger/ledger.h"
 
 struct fx {
         char dir[64];

@@ -14,8 +14,8 @@
 
 #include <sqlite3.h>
 
-#include "../auditor/ledger_flow.h"
-#include "../auditor/report_flow.h"
+#include "../auditor/ledger/ledger_flow.h"
+#include "../auditor/report/report_flow.h"
 
 struct ofx {
         char dir[64];

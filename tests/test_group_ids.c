@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../auditor/audit/group_ids_window.h"
+#include "../auditor/group/group_ids_window.h"
 
 static struct gids_rec rec(uint64_t id, const char *topic, int32_t partition,
                            int64_t offset, int64_t ts)

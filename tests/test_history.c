@@ -17,7 +17,7 @@
 
 #include <sqlite3.h>
 
-#include "../auditor/ledger.h"
+#include "../auditor/ledger/ledger.h"
 #include "../base/clock.h"
 
 #define NPARTS 2

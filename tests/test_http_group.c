@@ -9,7 +9,7 @@
  */
 #include "http_fixture.h"
 
-#include "../auditor/grouprep.h"
+#include "../auditor/group/grouprep.h"
 
 /* A state record of topic/partition, as partstate.c writes it. */
 static void put_state(struct grouprep *g, const char *topic, int part,
@@ -27,8 +27,17 @@ static void put_state(struct grouprep *g, const char *topic, int part,
             (json_int_t)0, "ids", (json_int_t)0, "anomalies", "duplicate",
             (json_int_t)dup, "gap", (json_int_t)gap, "pairs");
         char *s, key[300];
+        json_t *an;
+        int k;
 
         assert_non_null(o);
+        /* Every kind, as partstate_counts_of() requires. */
+        an = json_object_get(json_object_get(o, "counts"), "anomalies");
+        for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
+                if (!json_object_get(an, dedup_kind_name((enum dedup_kind)k)))
+                        json_object_set_new(
+                            an, dedup_kind_name((enum dedup_kind)k),
+                            json_integer(0));
         s = json_dumps(o, JSON_COMPACT);
         assert_non_null(s);
         snprintf(key, sizeof(key), "%s/%d", topic, part);

@@ -159,8 +159,15 @@ static void test_query_parse(void **state)
                          -1);
         assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
                                  "out_of_order, fenced, malformed, "
-                                 "redelivered, torn, aborted_read, gap_unknown or "
-                                 "coverage)");
+                                 "redelivered, torn, aborted_read, gap_unknown, "
+                                 "truncated or coverage)");
+        /* A log truncated under the audit (docs/RUNBOOK.md). */
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
+                                          "kind=truncated", 14, err,
+                                          sizeof(err)),
+                         0);
+        assert_string_equal(q.kind, "truncated");
+        http_query_release(&q);
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=redelivered", 16, err,
                                           sizeof(err)),

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../auditor/partstate.h"
+#include "../auditor/group/partstate.h"
 
 #define NPARTS 3
 #define NPROD 4

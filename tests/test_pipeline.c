@@ -20,7 +20,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "../auditor/audit.h"
+#include "../auditor/audit/audit.h"
 #include "../producer/producer.h"
 
 struct mock {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../auditor/status.h"
+#include "../auditor/audit/status.h"
 
 struct blob {
         unsigned char b[256];

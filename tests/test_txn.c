@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "../auditor/ledger.h"
+#include "../auditor/ledger/ledger.h"
 #include "../dedup/dedup.h"
 #include "../dedup/txn.h"
 

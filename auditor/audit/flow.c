@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
-#include "../ledger_flow.h"
+#include "../ledger/ledger_flow.h"
 #include "internal.h"
 
 int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)
@@ -39,16 +39,16 @@ int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)
                                 return -1;
                         }
         n = a->conf.topic_cnt + a->conf.source_cnt;
-        a->all_topics = calloc(n, sizeof(*a->all_topics));
-        if (!a->all_topics) {
+        a->fls.all_topics = calloc(n, sizeof(*a->fls.all_topics));
+        if (!a->fls.all_topics) {
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
         for (i = 0; i < a->conf.topic_cnt; i++)
-                a->all_topics[i] = a->conf.topics[i];
+                a->fls.all_topics[i] = a->conf.topics[i];
         for (i = 0; i < a->conf.source_cnt; i++)
-                a->all_topics[a->conf.topic_cnt + i] = a->conf.sources[i];
-        a->conf.topics = a->all_topics;
+                a->fls.all_topics[a->conf.topic_cnt + i] = a->conf.sources[i];
+        a->conf.topics = a->fls.all_topics;
         a->conf.topic_cnt = n;
         return 0;
 }
@@ -110,7 +110,7 @@ static int frontier_read(struct audit *a)
         }
         got = rd_kafka_group_result_partitions(groups[0]);
         for (p = 0; p < a->nparts; p++)
-                a->flow_pend[p] = -1;
+                a->fls.pend[p] = -1;
         for (i = 0; got && i < got->cnt; i++) {
                 const rd_kafka_topic_partition_t *tp = &got->elems[i];
                 for (t = 0; t < a->ntopics; t++)
@@ -119,7 +119,7 @@ static int frontier_read(struct audit *a)
                 if (t == a->ntopics || tp->err || tp->partition < 0 ||
                     tp->partition >= a->topics[t].npart || tp->offset < 0)
                         continue;
-                a->flow_pend[a->topics[t].part_of[tp->partition]] =
+                a->fls.pend[a->topics[t].part_of[tp->partition]] =
                     tp->offset;
                 committed = 1;
         }
@@ -133,10 +133,10 @@ static int frontier_read(struct audit *a)
                         err = rd_kafka_query_watermark_offsets(
                             a->rk, a->parts[p].topic, a->parts[p].partition,
                             &lo, &hi, AUDIT_META_TIMEOUT_MS);
-                        if (!err && a->flow_pend[p] >= 0 &&
-                            hi > a->flow_pend[p])
-                                lag += hi - a->flow_pend[p];
-                        else if (!err && a->flow_pend[p] < 0)
+                        if (!err && a->fls.pend[p] >= 0 &&
+                            hi > a->fls.pend[p])
+                                lag += hi - a->fls.pend[p];
+                        else if (!err && a->fls.pend[p] < 0)
                                 lag += hi - lo;
                         /* A partition whose watermark is not
                          * known makes the sum unknown, not smaller. */
@@ -156,18 +156,18 @@ static int frontier_read(struct audit *a)
                                  rd_kafka_err2str(err));
                         goto out;
                 }
-                a->flow_pend[p] = hi;
+                a->fls.pend[p] = hi;
         }
-        if (!committed && !a->flow_info.group_committed)
+        if (!committed && !a->fls.info.group_committed)
                 log_warn("flow: processor group '%s' has no committed offset "
                          "on any source partition (does it exist? is it "
                          "the processor's group.id / application.id?): no "
                          "source record is due, all stay pending",
                          a->conf.processor_group);
         if (committed)
-                a->flow_info.group_committed = 1;
-        a->flow_info.lag = lag_known ? lag : -1;
-        a->flow_pending = 1;
+                a->fls.info.group_committed = 1;
+        a->fls.info.lag = lag_known ? lag : -1;
+        a->fls.pending = 1;
         rc = 0;
 out:
         if (ev)
@@ -188,18 +188,18 @@ static int frontier_apply(struct audit *a)
 {
         uint32_t p;
 
-        if (!a->flow_pending)
+        if (!a->fls.pending)
                 return 0;
         for (p = 0; p < a->nparts; p++)
                 if (a->rt[p].flow_role == AUDIT_FLOW_SINK &&
-                    a->parts[p].next_offset < a->flow_pend[p])
+                    a->parts[p].next_offset < a->fls.pend[p])
                         return 0;
         for (p = 0; p < a->nparts; p++)
                 if (a->rt[p].flow_role == AUDIT_FLOW_SOURCE &&
-                    a->flow_pend[p] >= 0)
-                        dedup_flow_frontier(a->flow, p, a->flow_pend[p]);
-        a->flow_pending = 0;
-        a->flow_info.frontiers++;
+                    a->fls.pend[p] >= 0)
+                        dedup_flow_frontier(a->flow, p, a->fls.pend[p]);
+        a->fls.pending = 0;
+        a->fls.info.frontiers++;
         return 1;
 }
 
@@ -229,7 +229,7 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                 for (i = 0; i < a->conf.source_cnt; i++)
                         if (!strcmp(a->topics[t].name, a->conf.sources[i]))
                                 a->topics[t].flow_role = AUDIT_FLOW_SOURCE;
-                if (a->txn_topics && a->conf.txn_manifests &&
+                if (a->txs.topics && a->conf.txn_manifests &&
                     !strcmp(a->topics[t].name, a->conf.txn_manifests))
                         a->topics[t].flow_role = AUDIT_FLOW_NONE;
         }
@@ -242,8 +242,8 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
         }
         fc.by_frontier = a->conf.processor_group != NULL;
         a->flow = dedup_flow_new(&fc);
-        a->flow_pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));
-        if (!a->flow || !a->flow_pend) {
+        a->fls.pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));
+        if (!a->flow || !a->fls.pend) {
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
@@ -251,9 +251,9 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                              dedup_flow_expect_name(fc.expect), errstr,
                              errstr_size))
                 return -1;
-        a->flow_early0 = flow_retired_bad(a);
-        a->flow_info.group = a->conf.processor_group != NULL;
-        a->flow_info.lag = -1;
+        a->fls.early0 = flow_retired_bad(a);
+        a->fls.info.group = a->conf.processor_group != NULL;
+        a->fls.info.lag = -1;
         /* Before the scan's end watermarks are taken (audit_position):
          * a frontier read now lies within what the scan will read. */
         if (a->conf.processor_group) {
@@ -264,7 +264,7 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                                  a->conf.processor_group);
                         return -1;
                 }
-                a->flow_last_read_ms = 0;
+                a->fls.last_read_ms = 0;
         }
         log_info("flow: %zu sink topic(s), %zu source topic(s), expect %s, "
                  "due %s",
@@ -302,10 +302,10 @@ static void flow_early_say(struct audit *a)
 {
         uint64_t n = flow_retired_bad(a);
 
-        n = n > a->flow_early0 ? n - a->flow_early0 : 0;
-        if (!n || a->flow_early_said)
+        n = n > a->fls.early0 ? n - a->fls.early0 : 0;
+        if (!n || a->fls.early_said)
                 return;
-        a->flow_early_said = 1;
+        a->fls.early_said = 1;
         log_info("flow: %" PRIu64 " lost or unexpected id(s) were retired "
                  "past --flow-max-ids (%" PRIu64 ") and their copy or "
                  "source never came: their verdicts stand (a later copy or "
@@ -318,21 +318,21 @@ static void flow_say(struct audit *a, int64_t now)
         struct dedup_flow_stats st;
         uint64_t c[3];
 
-        if (now - a->flow_said_ms < 5000)
+        if (now - a->fls.said_ms < 5000)
                 return;
-        a->flow_said_ms = now;
+        a->fls.said_ms = now;
         dedup_flow_stats_get(a->flow, &st);
         c[0] = st.c.outcome[DEDUP_FLOW_LOST];
         c[1] = st.c.outcome[DEDUP_FLOW_DUPLICATED];
         c[2] = st.c.outcome[DEDUP_FLOW_UNEXPECTED];
-        if (c[0] > a->flow_said[0] || c[1] > a->flow_said[1] ||
-            c[2] > a->flow_said[2])
+        if (c[0] > a->fls.said[0] || c[1] > a->fls.said[1] ||
+            c[2] > a->fls.said[2])
                 log_warn("flow: %" PRIu64 " lost, %" PRIu64
                          " duplicated, %" PRIu64
                          " unexpected so far (of %" PRIu64
                          " source records; /api/v1/flows has the evidence)",
                          c[0], c[1], c[2], st.source_records);
-        memcpy(a->flow_said, c, sizeof(c));
+        memcpy(a->fls.said, c, sizeof(c));
 }
 
 /*
@@ -384,8 +384,8 @@ static void side_hold(struct audit *a, int role)
         }
         rd_kafka_pause_partitions(a->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
-        a->flow_held_role = role;
-        a->flow_info.holds++;
+        a->fls.held_role = role;
+        a->fls.info.holds++;
         log_debug("flow: the %s run ahead of the %s: held",
                   role == AUDIT_FLOW_SOURCE ? "sources" : "sinks",
                   role == AUDIT_FLOW_SOURCE ? "sinks" : "sources");
@@ -428,7 +428,7 @@ static void side_free(struct audit *a, int64_t now)
                 rd_kafka_error_destroy(error);
         }
         rd_kafka_topic_partition_list_destroy(l);
-        a->flow_held_role = AUDIT_FLOW_NONE;
+        a->fls.held_role = AUDIT_FLOW_NONE;
 }
 
 static void flow_pace(struct audit *a, int64_t now)
@@ -443,11 +443,11 @@ static void flow_pace(struct audit *a, int64_t now)
                 return;
         /* Live entries only: retired ones were judged. */
         dedup_flow_outstanding(a->flow, &src, &snk);
-        if (a->flow_held_role == AUDIT_FLOW_SOURCE) {
+        if (a->fls.held_role == AUDIT_FLOW_SOURCE) {
                 if (src <= FLOW_FREE_AT(max) ||
                     !side_reading(a, AUDIT_FLOW_SINK))
                         side_free(a, now);
-        } else if (a->flow_held_role == AUDIT_FLOW_SINK) {
+        } else if (a->fls.held_role == AUDIT_FLOW_SINK) {
                 if (snk <= FLOW_FREE_AT(max) ||
                     !side_reading(a, AUDIT_FLOW_SOURCE))
                         side_free(a, now);
@@ -466,9 +466,9 @@ void audit_flow_poll(struct audit *a, int64_t now)
         flow_pace(a, now);
         /* serve: a new frontier once the last one is applied; a scan
          * keeps the one read before its end watermarks. */
-        if (a->conf.follow && a->conf.processor_group && !a->flow_pending &&
-            now - a->flow_last_read_ms >= a->conf.flow_frontier_interval_ms) {
-                a->flow_last_read_ms = now;
+        if (a->conf.follow && a->conf.processor_group && !a->fls.pending &&
+            now - a->fls.last_read_ms >= a->conf.flow_frontier_interval_ms) {
+                a->fls.last_read_ms = now;
                 frontier_read(a);
         }
         dedup_flow_tick(a->flow);
@@ -480,7 +480,7 @@ void audit_flow_poll(struct audit *a, int64_t now)
 void audit_flow_end(struct audit *a)
 {
         frontier_apply(a);
-        if (a->flow_pending)
+        if (a->fls.pending)
                 log_warn("flow: the sinks were not read up to where they "
                          "stood when the processor's offsets were read: "
                          "source records stay pending");
@@ -495,16 +495,11 @@ void audit_flow_end(struct audit *a)
 void audit_flow_free(struct audit *a)
 {
         dedup_flow_free(a->flow);
-        free(a->flow_pend);
-        free(a->all_topics);
-}
-
-const struct dedup_flow *audit_flow(const struct audit *a)
-{
-        return a->flow;
+        free(a->fls.pend);
+        free(a->fls.all_topics);
 }
 
 void audit_flow_info_get(const struct audit *a, struct audit_flow_info *fi)
 {
-        *fi = a->flow_info;
+        *fi = a->fls.info;
 }

@@ -1,7 +1,8 @@
 /*
  * internal.h - what was private to audit.c before it became this folder:
  * struct audit and the functions its files call in one another.  Not part
- * of the API (../audit.h is); include it only from auditor/audit/.
+ * of the API (audit.h is); include it only from auditor/audit/ and from
+ * auditor/group/, whose mode (mode.h) works on struct audit.
  *
  * The files, one job each:
  *   setup.c   audit_new() and audit_free(): topics and partitions from
@@ -11,33 +12,45 @@
  *             starts, assignment, pausing, the end of a scan, stalls
  *   record.c  one consumed message: its headers, its identity, its
  *             verdict, or what its error means
- *   loop.c    audit_run(): the consumer loop and the ledger commits
+ *   loop.c    audit_run(): the consumer loop and the ledger commits; it
+ *             calls the mode (mode.h) and never asks which it is
+ *   mode.c    the single-process mode: every partition assigned from
+ *             the ledger, offsets committed to Kafka for lag tools, new
+ *             partitions in follow mode (the group's is auditor/group/)
  *   flow.c    the flow audit: sources and sinks, the processor's
  *             committed offsets as the frontier, the lineage engine
  *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
  *             engine's transaction check
  *   view.c    the live figures for HTTP threads (status.h) and
  *             librdkafka's statistics
- *   refusal.c when the brokers refuse the audit (../access.h): the
+ *   refusal.c when the brokers refuse the audit (access.h): the
  *             error and commit callbacks, the metadata wait
  *   refresh.c partitions added while the audit runs (follow mode)
  *   resume.c  the fingerprint check when the audit resumes: a topic
  *             recreated or a log truncated starts a new incarnation
  *   pool.c    --threads: helper threads that parse each batch's records
  *             (audit_record_parse) and destroy the last batch's messages
- *   group.c   serve --group: the consumer group, the rebalances, the
- *             state and events topics, each commit's Kafka transaction
- *   group_state.c  serve --group: the state topic (created, checked,
- *             read at an assignment; a lost one refused); group.h
- *   group_view.c  serve --group: the members and assignments that
- *             /api/v1/group shows (status.h)
+ *   access.c  refusals (a missing ACL, credentials no longer accepted)
+ *             as operator lines, and the watch that keeps the last one
+ *   status.c  the live figures handed to HTTP threads under a lock
+ *             (status.h), and the slot of the group view's snapshot
+ *   status_group.c  the member listing in those figures (copy, free)
+ *             and the parser of a member's assignment bytes
+ *   fpmsg.c   a record's fingerprint hashed from its message (the
+ *             batch's last records; a truncation's probe)
+ *   trunc_note.c a log truncated under the audit (an unclean leader
+ *             election), as it shows while the loop reads: noted
+ *   trunc_detect.c ... handled after the batch: where the log diverged
+ *   trunc_unaudit.c ... what the audit accepted from there taken back
  *
- * Everything here runs on the thread that calls audit_run(), but for
- * audit_stats_cb() (librdkafka's thread, see there) and the pool's
- * helpers, which run audit_record_parse() and rd_kafka_message_destroy()
- * only (loop.c).  The engine, the ledger and every verdict stay on the
- * audit_run() thread, in each partition's order: the audit gives the
- * same counts with any number of threads.
+ * Threads (audit.h says which four kinds there are): the consumer's
+ * thread, the one that calls audit_run(), owns everything here but for
+ * audit_stats_cb() (librdkafka's thread, see there), the pool's helpers,
+ * which run audit_record_parse() and rd_kafka_message_destroy() only, and
+ * the commit thread (loop.c), which writes one batch while the consumer's
+ * thread only reads ahead.  The engine, the ledger and every verdict stay
+ * in each partition's order: the audit gives the same counts with any
+ * number of threads.
  */
 #ifndef EOSAUDIT_AUDIT_INTERNAL_H
 #define EOSAUDIT_AUDIT_INTERNAL_H
@@ -46,8 +59,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../access.h"
-#include "../audit.h"
+#include "access.h"
+#include "audit.h"
+#include "mode.h"
 #include "pool.h"
 
 #define AUDIT_META_TIMEOUT_MS 10000
@@ -81,9 +95,44 @@ struct audit_rt {
         int flow_held;       /* paused by the flow's pacing (flow.c) */
         int flow_role;       /* AUDIT_FLOW_*: its topic's, set once
                                 (audit_flow_setup, audit_part_new) */
-        int owned;           /* --group: assigned to this member now */
+        int owned;           /* audited by this process now (single:
+                                every part; --group: assigned here) */
         int state_dirty;     /* --group: its state goes to the next
                                 transaction */
+};
+
+/* The flow audit's state beside its engine (flow.c). */
+struct audit_flow_state {
+        const char **all_topics; /* sinks, then sources: what is read */
+        int64_t *pend;           /* per part, of the frontier being read:
+                                    source: the group's committed offset;
+                                    sink: the high watermark to reach */
+        int pending;             /* a frontier waits for the sinks */
+        int64_t last_read_ms;
+        struct audit_flow_info info;
+        uint64_t said[3];        /* lost, duplicated, unexpected logged */
+        uint64_t early0;         /* retired lost + unexpected at load */
+        int early_said;          /* the bound's warning was given */
+        int held_role;           /* AUDIT_FLOW_*: the side held back */
+        int64_t said_ms;
+};
+
+/* --txn-manifests' state (txn.c). */
+struct audit_txn_state {
+        const char **topics; /* conf.topics and the manifest topic, when
+                                it was not among them */
+        size_t topic;        /* its index in topics; SIZE_MAX: off */
+        uint64_t bad;        /* its records that are no manifest */
+};
+
+/* Figures of the run so far (the progress log line). */
+struct audit_stats {
+        uint64_t records;       /* records read in this run */
+        uint64_t commits;
+        int64_t last_commit_us;
+        uint32_t partitions;
+        uint32_t partitions_done; /* scan: reached their end */
+        uint32_t partitions_stalled;
 };
 
 struct audit {
@@ -118,25 +167,12 @@ struct audit {
         int group_refused;       /* no lag commits any more (refusal.c) */
         int64_t rec_lag_ms;      /* wall clock minus the last record's
                                     timestamp, when it was read */
-        /* The flow audit (flow.c); flow NULL: none. */
+        /* The flow audit (flow.c): its engine (NULL: none), and its
+         * state. */
         struct dedup_flow *flow;
-        const char **all_topics; /* sinks, then sources: what is read */
-        int64_t *flow_pend;      /* per part, of the frontier being read:
-                                    source: the group's committed offset;
-                                    sink: the high watermark to reach */
-        int flow_pending;        /* a frontier waits for the sinks */
-        int64_t flow_last_read_ms;
-        struct audit_flow_info flow_info;
-        uint64_t flow_said[3];   /* lost, duplicated, unexpected logged */
-        uint64_t flow_early0;    /* retired lost + unexpected at load */
-        int flow_early_said;     /* the bound's warning was given */
-        int flow_held_role;      /* AUDIT_FLOW_*: the side held back */
-        int64_t flow_said_ms;
+        struct audit_flow_state fls;
         /* --txn-manifests (txn.c) */
-        const char **txn_topics; /* conf.topics and the manifest topic,
-                                    when it was not among them */
-        size_t txn_topic;        /* its index in topics; SIZE_MAX: off */
-        uint64_t txn_bad;        /* its records that are no manifest */
+        struct audit_txn_state txs;
         /* --threads: the helpers that parse records and destroy messages
          * (pool.h; loop.c) */
         struct audit_pool *pool;
@@ -149,8 +185,12 @@ struct audit {
         int commit_rc;
         int64_t commit_us, commit_now;
         char commit_err[512];
-        /* serve --group (group.c); NULL: off */
+        /* How the partitions are shared (mode.c), and the group mode's
+         * own state (auditor/group/; NULL in the single-process mode). */
+        const struct audit_mode *mode;
         struct audit_group *grp;
+        /* A log truncated under the audit (trunc_detect.c) */
+        struct audit_trunc *trunc;
 };
 
 /* settings.c: 0 when conf holds every required setting of
@@ -162,7 +202,8 @@ int audit_kconf_check(const rd_kafka_conf_t *conf, char *errstr,
 void audit_part_init(struct ledger_part *lp, const char *topic,
                      int32_t partition, uint32_t part);
 
-/* parts.c */
+/* parts.c: audit_position() returns 0, 1 (a truncation noted, see
+ * audit_trunc_beyond()) or -1 with errstr. */
 int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
                    size_t errstr_size);
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size);
@@ -257,42 +298,61 @@ void audit_txn_record(struct audit *a, struct ledger_part *lp,
                       const struct dedup_hdrs *h);
 void audit_txn_free(struct audit *a);
 
-/* loop.c: commits the batch (with --group, its Kafka transaction first);
- * on failure keeps it (commit_failing) and returns -1. */
+/* loop.c: commits the batch (the mode's before_commit first: the group's
+ * Kafka transaction); on failure keeps it (commit_failing) and returns
+ * -1.  The group mode gets it as its start()'s commit callback. */
 int audit_commit(struct audit *a, int64_t now);
 
-/* group.c: serve --group.  audit_group_conf() on the consumer's settings
- * before the handle is made; audit_group_start() once the ledger is
- * loaded (instead of positioning and assigning every part);
- * audit_group_commit() before each ledger commit; audit_group_failed()
- * tells the loop to stop; audit_group_free() after the consumer closed. */
-int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
-                     size_t errstr_size);
-int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
-int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
-/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
- * time (see there why not rd_kafka_consume_batch_queue()). */
-ssize_t audit_group_consume(struct audit *a, int timeout_ms,
-                            rd_kafka_message_t **msgs, size_t max);
-int audit_group_failed(const struct audit *a, char *errstr,
-                       size_t errstr_size);
-/* group_state.c: an idle member's look at its state topic, once per
- * commit interval: one deleted stops it (audit_group_failed()). */
-void audit_group_watch(struct audit *a, int64_t now);
-/* Before the consumer is closed: closes the ids topic's consumer (its
- * last revocation commits). */
-void audit_group_close(struct audit *a);
-void audit_group_free(struct audit *a);
-/* group_view.c: stops the group view's thread (the members for
- * /api/v1/group and the group's figures, on a thread of its own); before
- * the consumer is closed.  A no-op without one. */
-void audit_group_view_stop(struct audit *a);
-/* group_ids.c: after the engine's verdict v on a record of lp (owned,
- * group mode), notes its id for the ids topic (README: More than one
- * machine); a no-op without --group. */
-void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
-                          int64_t offset, const struct dedup_hdrs *h,
-                          enum dedup_verdict v);
+/* mode.c: the mode's failure, when it has failed for good (errstr). */
+int audit_mode_failed(struct audit *a, char *errstr, size_t errstr_size);
+/* mode.c: what the single-process mode commits to Kafka for lag tools:
+ * every part's next offset (a failure changes nothing). */
+void audit_kafka_commit(struct audit *a);
+
+
+/* trunc_note.c: what a truncation seen while the loop runs leaves for
+ * trunc_detect.c, made by audit_trunc_init() (a->trunc). */
+struct audit_trunc {
+        rd_kafka_conf_t *kconf; /* the probe's settings */
+        rd_kafka_t *probe;      /* made at first use */
+        int64_t *beyond;        /* per part: the log end of a truncation
+                                   seen and not yet handled, else -1 */
+        const char **how;       /* per part: how it showed */
+        size_t nbeyond;
+};
+
+/* trunc_note.c and trunc_detect.c: a log truncated under the audit.  audit_trunc_init()
+ * with the consumer's settings before the handle takes them;
+ * audit_trunc_beyond() when lp's fetch position is past the log end hi
+ * (parts.c): while the loop runs, noted for audit_trunc_run() (returns
+ * 1), else an error (-1 with errstr); audit_trunc_run() after each batch
+ * handles what was noted (-1: fatal, errstr); audit_trunc_locate() looks
+ * for where lp's log diverged below hi and un-audits from there: 1 done
+ * (the next commit writes it), 0 no record of the ledger's is still
+ * there (another log), -1 error. */
+int audit_trunc_init(struct audit *a, const rd_kafka_conf_t *kconf,
+                     char *errstr, size_t errstr_size);
+void audit_trunc_free(struct audit *a);
+int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       char *errstr, size_t errstr_size);
+int audit_trunc_run(struct audit *a, int64_t now, audit_commit_fn *commit,
+                    char *errstr, size_t errstr_size);
+/* Whether err is librdkafka's report of a truncated log (KIP-320;
+ * librdkafka >= 2.1), and its handling: lp noted for audit_trunc_run(). */
+int audit_trunc_signal(rd_kafka_resp_err_t err);
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
+                       char *errstr, size_t errstr_size);
+int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
+                       const char *how, char *errstr, size_t errstr_size);
+/* trunc_unaudit.c: audit_trunc_note() after the engine's verdict v on a
+ * record of lp; audit_trunc_unaudit() takes back lp's records from
+ * offset d (match: the last record still there, hi the log end). */
+void audit_trunc_note(struct audit *a, const struct ledger_part *lp,
+                      int64_t offset, const struct dedup_hdrs *h,
+                      enum dedup_verdict v);
+int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
+                        const struct fingerprint *match, int64_t hi,
+                        const char *how, char *errstr, size_t errstr_size);
 
 /* view.c */
 int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,

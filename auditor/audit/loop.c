@@ -96,29 +96,6 @@ static void audit_report_events(struct audit *a)
         a->events_seen = n;
 }
 
-static void audit_kafka_commit(struct audit *a)
-{
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
-        rd_kafka_resp_err_t err;
-        uint32_t i;
-
-        /* Nowhere to go: it would hold up the close (refusal.c). */
-        if (a->group_refused)
-                goto out;
-        for (i = 0; i < a->nparts; i++)
-                if (a->parts[i].next_offset >= 0)
-                        rd_kafka_topic_partition_list_add(
-                            l, a->parts[i].topic, a->parts[i].partition)
-                            ->offset = a->parts[i].next_offset;
-        /* Only for lag visibility: failure changes nothing here. */
-        err = rd_kafka_commit(a->rk, l, 1);
-        if (err)
-                log_debug("kafka offset commit: %s", rd_kafka_err2str(err));
-out:
-        rd_kafka_topic_partition_list_destroy(l);
-}
-
 /* What follows a ledger commit, on the consumer thread: counters,
  * status, the Kafka offsets; or, on failure, the pause. */
 static int audit_commit_end(struct audit *a, int64_t now, int rc, int64_t us,
@@ -144,11 +121,8 @@ static int audit_commit_end(struct audit *a, int64_t now, int rc, int64_t us,
                 status_hist_observe(&a->view.commit, (double)us / 1e6);
                 audit_publish(a, now);
         }
-        if (!a->grp &&
-            now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
-                audit_kafka_commit(a);
-                a->last_kafka_commit_ms = now;
-        }
+        if (a->mode->after_commit)
+                a->mode->after_commit(a, now);
         return 0;
 }
 
@@ -160,12 +134,12 @@ int audit_commit(struct audit *a, int64_t now)
         int rc;
 
         audit_report_events(a);
-        /* --group: the state and offsets in Kafka first; the ledger is
-         * this member's evidence store.  A failure there is fatal (said
-         * by group.c; the loop stops at audit_group_failed()), or, when
-         * the group's generation moved on, the batch goes into the next
-         * transaction. */
-        if (a->grp && audit_group_commit(a, errstr, sizeof(errstr)))
+        /* The mode's part first (--group: the state and offsets in Kafka;
+         * the ledger is this member's evidence store).  A failure there
+         * is fatal (said by the mode; the loop stops at
+         * audit_mode_failed()), or the batch goes into the next commit. */
+        if (a->mode->before_commit &&
+            a->mode->before_commit(a, errstr, sizeof(errstr)))
                 return -1;
         rc = ledger_commit(a->lg, a->tr, a->parts, a->nparts, &us, errstr,
                            sizeof(errstr));
@@ -196,9 +170,10 @@ static void *audit_commit_thread(void *opaque)
  */
 static void audit_commit_start(struct audit *a, int64_t now)
 {
-        /* --group: the Kafka transaction comes first, and a rebalance
-         * callback may commit from inside the next poll: here, and now. */
-        if (a->grp) {
+        /* A mode with its own part of the commit (--group: the Kafka
+         * transaction, and a rebalance callback may commit from inside
+         * the next poll): here, and now. */
+        if (a->mode->before_commit) {
                 audit_commit(a, now);
                 return;
         }
@@ -376,7 +351,7 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!a->conf.follow && audit_all_done(a))
                         break;
-                if (audit_group_failed(a, errstr, errstr_size)) {
+                if (audit_mode_failed(a, errstr, errstr_size)) {
                         fatal = 1;
                         break;
                 }
@@ -408,10 +383,7 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         nahead--;
                         preparsed = 1;
                 } else {
-                        n = a->grp ? audit_group_consume(a, 100, msgs,
-                                                         AUDIT_BATCH_MAX)
-                                   : rd_kafka_consume_batch_queue(
-                                             a->rkqu, 100, msgs,
+                        n = a->mode->consume(a, 100, msgs,
                                              AUDIT_BATCH_MAX);
                         if (n < 0)
                                 n = 0;
@@ -492,7 +464,10 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                  "out of memory in the engine");
                         fatal = 1;
                 }
-                if (!fatal && audit_group_failed(a, errstr, errstr_size))
+                if (!fatal && audit_mode_failed(a, errstr, errstr_size))
+                        fatal = 1;
+                if (!fatal && audit_trunc_run(a, now, audit_commit, errstr,
+                                    errstr_size))
                         fatal = 1;
                 if (fatal)
                         break;
@@ -516,15 +491,11 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!a->conf.follow)
                         audit_check_stalls(a, now);
-                if (a->conf.follow && !a->grp &&
-                    a->conf.metadata_refresh_ms > 0 &&
-                    now - a->last_meta_ms >= a->conf.metadata_refresh_ms &&
-                    audit_refresh(a, now, errstr, errstr_size)) {
+                if (a->mode->tick &&
+                    a->mode->tick(a, now, errstr, errstr_size)) {
                         fatal = 1;
                         break;
                 }
-                if (a->grp)
-                        audit_group_watch(a, now);
                 if (a->conf.status && now - a->last_publish_ms >= 1000)
                         audit_publish(a, now);
                 audit_progress(a, now, 0);
@@ -554,29 +525,21 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         audit_flow_end(a);
         }
         if (audit_pending(a) && audit_commit(a, clock_wall_ms())) {
-                if (audit_group_failed(a, errstr, errstr_size))
+                if (audit_mode_failed(a, errstr, errstr_size))
                         goto out;
-                if (!a->grp || a->commit_failing) {
+                /* The ledger failed, or the mode's part did and that loses
+                 * something. */
+                if (a->commit_failing || !a->mode->last_commit_lost ||
+                    !a->mode->last_commit_lost(a)) {
                         snprintf(errstr, errstr_size,
                                  "the last batch could not be written to the "
                                  "ledger; it will be audited again on the "
                                  "next run");
                         goto out;
                 }
-                /* --group: the transaction was aborted because the
-                 * group's generation moved on (a rebalance under way as
-                 * the member stops; group.c).  The consumer's close
-                 * revokes these partitions and commits them in the
-                 * callback; failing that, their next owner audits those
-                 * records again from the last committed state.  Nothing
-                 * is lost or counted twice: not an error. */
-                log_info("group %s: the last transaction was aborted by a "
-                         "rebalance; the partitions are committed as they "
-                         "are revoked",
-                         a->conf.group);
         }
-        if (!a->grp)
-                audit_kafka_commit(a);
+        if (a->mode->finish)
+                a->mode->finish(a);
         audit_progress(a, clock_wall_ms(), 1);
         if (!a->conf.follow && !audit_all_done(a)) {
                 snprintf(errstr, errstr_size,
@@ -613,9 +576,4 @@ out:
 struct ledger *audit_ledger(struct audit *a)
 {
         return a->lg;
-}
-
-void audit_stats_get(const struct audit *a, struct audit_stats *st)
-{
-        *st = a->stats;
 }

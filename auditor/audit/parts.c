@@ -35,7 +35,8 @@ static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
 /*
  * Decides where each part starts: from the ledger, or (never audited)
  * from the log start.  Offsets the ledger expected but retention deleted
- * become a coverage gap.
+ * become a coverage gap.  A log that now ends below the ledger's next
+ * offset was truncated: 1 while the loop runs (audit_trunc_beyond()).
  */
 int audit_position(struct audit *a, struct ledger_part *lp,
                    char *errstr, size_t errstr_size)
@@ -68,13 +69,9 @@ int audit_position(struct audit *a, struct ledger_part *lp,
                 lp->dirty = 1;
                 dedup_tracker_part_rebaseline(a->tr, lp->part);
         } else if (lp->next_offset > hi) {
-                snprintf(errstr, errstr_size,
-                         "%s [%d]: the ledger expects offset %lld but the "
-                         "partition ends at %lld (was the topic recreated? "
-                         "use another --db)",
-                         lp->topic, (int)lp->partition,
-                         (long long)lp->next_offset, (long long)hi);
-                return -1;
+                /* The log lost records the audit had read (an unclean
+                 * leader election): trunc_detect.c. */
+                return audit_trunc_beyond(a, lp, hi, errstr, errstr_size);
         }
         rt->last_progress_ms = clock_wall_ms();
         return 0;
@@ -140,9 +137,10 @@ int audit_out_of_range(struct audit *a, struct ledger_part *lp,
 {
         rd_kafka_topic_partition_list_t *l;
         rd_kafka_error_t *error;
+        int rc = audit_position(a, lp, errstr, errstr_size);
 
-        if (audit_position(a, lp, errstr, errstr_size))
-                return -1;
+        if (rc)
+                return rc < 0 ? -1 : 0; /* 1: a truncation, handled later */
         l = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)->offset =
             lp->next_offset;
@@ -188,7 +186,7 @@ int audit_caught_up(const struct audit *a)
         uint32_t i;
 
         for (i = 0; i < a->nparts; i++)
-                if (!a->rt[i].eof && (!a->grp || a->rt[i].owned))
+                if (!a->rt[i].eof && a->rt[i].owned)
                         return 0;
         return a->nparts > 0;
 }

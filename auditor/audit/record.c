@@ -7,6 +7,7 @@
 
 #include "../../base/le.h"
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 /* The topic of rkt: its index, or ntopics. */
@@ -157,9 +158,9 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         a->last_rkt = rkm->rkt;
         a->last_topic = r->topic;
         /* Already in the ledger (a refetch after a seek), or past the
-         * scan's end: neither is audited now.  --group: a partition
-         * revoked is no longer ours (group.c). */
-        if (rkm->offset < lp->next_offset || (a->grp && !rt->owned))
+         * scan's end: neither is audited now; nor a part this process
+         * does not audit (--group: revoked, auditor/group/). */
+        if (rkm->offset < lp->next_offset || !rt->owned)
                 return;
         if (!a->conf.follow && rkm->offset >= rt->end) {
                 audit_mark_done(a, lp);
@@ -176,16 +177,10 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
                 dedup_hdrs_init(h);
                 h->ts_ms = ts;
         }
-        if (a->grp && rkm->offset > lp->next_offset)
-                /* Transaction markers, or records the consumer lost
-                 * (group.c: audit_group_consume). */
-                log_debug("%s [%d]: offsets %lld..%lld not delivered",
-                          lp->topic, (int)lp->partition,
-                          (long long)lp->next_offset,
-                          (long long)rkm->offset - 1);
         v = dedup_tracker_observe(a->tr, lp->part, rkm->offset, h);
-        if (a->grp)
-                audit_group_ids_note(a, lp, rkm->offset, h, v);
+        audit_trunc_note(a, lp, rkm->offset, h, v);
+        if (a->mode->after_record)
+                a->mode->after_record(a, lp, rkm->offset, h, v);
         if (a->conf.txn_manifests)
                 audit_txn_record(a, lp, rkm, h);
         if (a->conf.status) {
@@ -227,7 +222,7 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         }
         lp = rkm->rkt ? audit_part_of(a, rkm) : NULL;
         if (rkm->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && lp &&
-            (!a->grp || a->rt[lp->part].owned)) {
+            a->rt[lp->part].owned) {
                 struct audit_rt *rt = &a->rt[lp->part];
                 int64_t eof = rkm->offset;
                 /* A scan drops records at or past its end unaudited
@@ -237,17 +232,19 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                 /* Only markers or aborted records lie between the last
                  * record and here: nothing to audit, so move past them. */
                 if (eof > lp->next_offset) {
-                        if (a->grp)
-                                log_debug("%s [%d]: end of partition at %lld "
-                                          "moves the audit from %lld",
-                                          lp->topic, (int)lp->partition,
-                                          (long long)eof,
-                                          (long long)lp->next_offset);
+                        log_debug("%s [%d]: end of partition at %lld "
+                                  "moves the audit from %lld",
+                                  lp->topic, (int)lp->partition,
+                                  (long long)eof, (long long)lp->next_offset);
                         lp->next_offset = eof;
                         lp->dirty = 1;
                         rt->last_progress_ms = now;
                 }
                 rt->eof = 1;
+                /* Topic-scoped streams: this partition is read past the
+                 * records' clock (a record read ends that, in the
+                 * engine). */
+                dedup_tracker_part_at_end(a->tr, lp->part, 1);
                 if (!a->conf.follow && lp->next_offset >= rt->end)
                         audit_mark_done(a, lp);
                 return;
@@ -256,6 +253,11 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
              rkm->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) &&
             lp) {
                 if (audit_out_of_range(a, lp, errstr, errstr_size))
+                        *fatal = 1;
+                return;
+        }
+        if (audit_trunc_signal(rkm->err) && lp) {
+                if (audit_trunc_kip320(a, lp, errstr, errstr_size))
                         *fatal = 1;
                 return;
         }
@@ -283,30 +285,6 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         log_debug("consumer: %s", rd_kafka_message_errstr(rkm));
 }
 
-void audit_fingerprint_msg(const rd_kafka_message_t *rkm,
-                           struct fingerprint *out)
-{
-        struct fingerprint_hasher h;
-        rd_kafka_headers_t *hdrs;
-
-        fingerprint_hasher_init(&h);
-        fingerprint_hasher_key(&h, rkm->key, rkm->key ? rkm->key_len : 0);
-        fingerprint_hasher_value(&h, rkm->payload,
-                                 rkm->payload ? rkm->len : 0);
-        if (rd_kafka_message_headers(rkm, &hdrs) ==
-            RD_KAFKA_RESP_ERR_NO_ERROR) {
-                const char *name;
-                const void *val;
-                size_t size, i;
-                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
-                                                     &size);
-                     i++)
-                        fingerprint_hasher_header(&h, name, strlen(name), val,
-                                                  val ? size : 0);
-        }
-        fingerprint_hasher_final(&h, rkm->offset,
-                                 rd_kafka_message_timestamp(rkm, NULL), out);
-}
 
 void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
                              size_t n)

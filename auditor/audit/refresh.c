@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 /* Room for one more part in parts[] and rt[]. */
@@ -30,11 +31,11 @@ static int audit_parts_grow(struct audit *a)
         a->rt = rt;
         memset(a->rt + a->parts_cap, 0,
                (cap - a->parts_cap) * sizeof(*a->rt));
-        if (a->flow_pend) { /* the flow audit's frontier, per part */
-                int64_t *pend = realloc(a->flow_pend, cap * sizeof(*pend));
+        if (a->fls.pend) { /* the flow audit's frontier, per part */
+                int64_t *pend = realloc(a->fls.pend, cap * sizeof(*pend));
                 if (!pend)
                         return -1;
-                a->flow_pend = pend;
+                a->fls.pend = pend;
                 memset(pend + a->nparts, 0,
                        (cap - a->nparts) * sizeof(*pend));
         }
@@ -58,6 +59,7 @@ int audit_part_add(struct audit *a, size_t t, int32_t p)
         lp = &a->parts[i];
         audit_part_init(lp, at->name, p, i);
         memset(&a->rt[i], 0, sizeof(a->rt[i]));
+        a->rt[i].owned = 1; /* follow mode alone: the single mode's */
         a->rt[i].flow_role = at->flow_role;
         if (dedup_tracker_part_add(a->tr, i, 0))
                 goto oom;
@@ -68,6 +70,8 @@ int audit_part_add(struct audit *a, size_t t, int32_t p)
                         goto oom;
         }
         dedup_tracker_part_set_compacted(a->tr, i, at->compacted);
+        if (dedup_tracker_part_set_topic(a->tr, i, (uint32_t)t))
+                goto oom;
         if (audit_view_part_add(a, lp))
                 goto oom;
         at->part_of[p] = i;
@@ -91,7 +95,7 @@ static int audit_part_new(struct audit *a, size_t t, int32_t p,
                 return -1;
         }
         lp = &a->parts[a->nparts - 1];
-        if (audit_position(a, lp, errstr, errstr_size))
+        if (audit_position(a, lp, errstr, errstr_size) < 0)
                 return -1;
         log_info("%s [%d]: new partition: auditing it from offset %lld "
                  "(its log start)",

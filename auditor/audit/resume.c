@@ -1,10 +1,13 @@
 /*
  * resume.c - when the audit resumes, is each partition's log still the
  * one the ledger knows?  The record the audit stopped at is read again
- * and compared with its fingerprint (../fingerprint.h).  A topic deleted
- * and recreated, or a log truncated by an unclean leader election, starts
- * a new incarnation in the ledger: nothing of the old log's state (pairs,
- * gaps, ids) is applied to the new one, which is audited from its start.
+ * and compared with its fingerprint (../fingerprint.h).  A log truncated
+ * by an unclean leader election (and maybe written on since) is the same
+ * log up to a batch the ledger remembers: it is un-audited from there
+ * (trunc_detect.c).  A topic deleted and recreated, or truncated deeper
+ * than the ledger remembers, starts a new incarnation in the ledger:
+ * nothing of the old log's state (pairs, gaps, ids) is applied to the new
+ * one, which is audited from its start.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +144,7 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
             calloc(a->nparts ? a->nparts : 1, sizeof(*v));
         uint32_t i;
         size_t t;
-        int rc = -1;
+        int rc = -1, untruncated = 0;
 
         *reload = 0;
         if (!pr || !v) {
@@ -195,6 +198,21 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                 }
                 v[i] = fingerprint_check(&lp->fp, lp->next_offset, &pr[i].p);
                 if (fingerprint_verdict_new_log(v[i])) {
+                        /* Truncated under the ledger (an unclean leader
+                         * election), then maybe written on: the same log
+                         * up to a batch the ledger remembers. */
+                        int r = audit_trunc_locate(a, lp, pr[i].p.hi,
+                                                   "fingerprint", errstr,
+                                                   errstr_size);
+                        if (r < 0)
+                                goto out;
+                        if (r > 0) {
+                                v[i] = FP_NONE;
+                                untruncated = 1;
+                                continue;
+                        }
+                }
+                if (fingerprint_verdict_new_log(v[i])) {
                         log_warn("%s [%d]: the last audited record (offset "
                                  "%lld) is %s; the log now spans "
                                  "%lld..%lld, the ledger expected offset "
@@ -226,6 +244,12 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                                  lp->topic, (int)lp->partition,
                                  (long long)lp->fp.offset);
                 }
+        }
+        /* What was taken back, written before anything is read. */
+        if (untruncated && audit_commit(a, clock_wall_ms())) {
+                snprintf(errstr, errstr_size,
+                         "cannot write the truncation to the ledger");
+                goto out;
         }
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;

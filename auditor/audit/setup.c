@@ -14,6 +14,7 @@
 #include "../../base/clock.h"
 #include "../../base/kafka_log.h"
 #include "../../base/log.h"
+#include "../../dedup/topic.h"
 #include "internal.h"
 
 void audit_conf_defaults(struct audit_conf *c)
@@ -320,6 +321,8 @@ out:
 static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
 {
         uint32_t i;
+        size_t t;
+        int32_t p;
 
         dedup_tracker_free(a->tr);
         a->tr = dedup_tracker_new(&a->conf.dedup);
@@ -335,6 +338,17 @@ static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
                         return -1;
                 }
         }
+        /* Topic-scoped streams are reconciled across a topic's parts:
+         * topic t is the engine's topic t. */
+        for (t = 0; t < a->ntopics; t++)
+                for (p = 0; p < a->topics[t].npart; p++)
+                        if (dedup_tracker_part_set_topic(
+                                a->tr, a->topics[t].part_of[p],
+                                (uint32_t)t)) {
+                                snprintf(errstr, errstr_size,
+                                         "out of memory");
+                                return -1;
+                        }
         return ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
                            errstr_size);
 }
@@ -345,7 +359,6 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         char brokers[512] = "";
         size_t bsz = sizeof(brokers);
         struct audit *a;
-        uint32_t i;
         size_t t;
         int rc = -1, reload = 0;
 
@@ -363,6 +376,16 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         }
         access_watch_init(&a->watch);
         a->conf = *c;
+        a->mode = c->mode ? c->mode : &audit_mode_single;
+        if (c->group && !c->mode) {
+                rd_kafka_conf_destroy(kconf);
+                access_watch_destroy(&a->watch);
+                free(a);
+                snprintf(errstr, errstr_size,
+                         "group %s: no group mode given (audit_conf.mode)",
+                         c->group);
+                return -1;
+        }
         if (!a->conf.dedup_key)
                 a->conf.dedup_key = "msgid";
         if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src,
@@ -389,7 +412,11 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                 rd_kafka_conf_destroy(kconf);
                 goto out;
         }
-        if (c->group && audit_group_conf(a, kconf, errstr, errstr_size)) {
+        if (audit_trunc_init(a, kconf, errstr, errstr_size)) {
+                rd_kafka_conf_destroy(kconf);
+                goto out;
+        }
+        if (a->mode->conf && a->mode->conf(a, kconf, errstr, errstr_size)) {
                 rd_kafka_conf_destroy(kconf);
                 goto out;
         }
@@ -444,9 +471,6 @@ int audit_new(struct audit **out, const struct audit_conf *c,
             audit_flow_setup(a, errstr, errstr_size) ||
             audit_txn_setup(a, errstr, errstr_size))
                 goto out;
-        for (i = 0; !a->grp && i < a->nparts; i++)
-                if (audit_position(a, &a->parts[i], errstr, errstr_size))
-                        goto out;
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;
                 for (p = 0; p < a->topics[t].npart; p++)
@@ -454,10 +478,10 @@ int audit_new(struct audit **out, const struct audit_conf *c,
                             a->tr, a->topics[t].part_of[p],
                             a->topics[t].compacted);
         }
-        /* --group: the group assigns, and each partition is positioned
-         * then, from its state (group.c). */
-        if (a->grp ? audit_group_start(a, errstr, errstr_size)
-                   : audit_assign(a, errstr, errstr_size))
+        /* The mode positions and assigns every part (single), or joins
+         * the group, which assigns, each part positioned then from its
+         * state (auditor/group/). */
+        if (a->mode->start(a, audit_commit, errstr, errstr_size))
                 goto out;
         a->stats.partitions = a->nparts;
         a->started_ms = a->last_commit_ms = a->last_tick_ms = clock_wall_ms();
@@ -517,15 +541,21 @@ void audit_free(struct audit *a)
 
         if (!a)
                 return;
-        audit_group_view_stop(a); /* it asks the consumer its member id */
+        /* (group: its view's thread asks the consumer its member id; its
+         * ids consumer closes before this one.) */
+        if (a->mode && a->mode->stop)
+                a->mode->stop(a);
         if (a->rkqu)
                 rd_kafka_queue_destroy(a->rkqu);
-        audit_group_close(a); /* the ids consumer, before this one */
+        if (a->mode && a->mode->close)
+                a->mode->close(a);
         if (a->rk) {
                 rd_kafka_consumer_close(a->rk);
                 rd_kafka_destroy(a->rk);
         }
-        audit_group_free(a);
+        if (a->mode && a->mode->free)
+                a->mode->free(a);
+        audit_trunc_free(a);
         ledger_close(a->lg);
         dedup_tracker_free(a->tr);
         access_watch_destroy(&a->watch);

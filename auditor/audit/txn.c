@@ -30,7 +30,7 @@ int audit_txn_topics(struct audit *a, char *errstr, size_t errstr_size)
         const char *m = a->conf.txn_manifests;
         size_t t;
 
-        a->txn_topic = SIZE_MAX;
+        a->txs.topic = SIZE_MAX;
         if (!m)
                 return 0;
         if (!*m) {
@@ -41,15 +41,15 @@ int audit_txn_topics(struct audit *a, char *errstr, size_t errstr_size)
                 if (!strcmp(a->conf.topics[t], m))
                         return 0;
         /* Not among the audited topics: audit it too, last. */
-        a->txn_topics = calloc(a->conf.topic_cnt + 1, sizeof(*a->txn_topics));
-        if (!a->txn_topics) {
+        a->txs.topics = calloc(a->conf.topic_cnt + 1, sizeof(*a->txs.topics));
+        if (!a->txs.topics) {
                 snprintf(errstr, errstr_size, "out of memory");
                 return -1;
         }
         for (t = 0; t < a->conf.topic_cnt; t++)
-                a->txn_topics[t] = a->conf.topics[t];
-        a->txn_topics[t] = m;
-        a->conf.topics = a->txn_topics;
+                a->txs.topics[t] = a->conf.topics[t];
+        a->txs.topics[t] = m;
+        a->conf.topics = a->txs.topics;
         a->conf.topic_cnt++;
         return 0;
 }
@@ -63,7 +63,7 @@ int audit_txn_setup(struct audit *a, char *errstr, size_t errstr_size)
                 return 0;
         for (t = 0; t < a->ntopics; t++)
                 if (!strcmp(a->topics[t].name, a->conf.txn_manifests))
-                        a->txn_topic = t;
+                        a->txs.topic = t;
         tc.grace_ms = a->conf.dedup.gap_grace_ms;
         tc.max_pending = DEDUP_TXN_PENDING_DEFAULT;
         if (dedup_txn_enable(a->tr, &tc)) {
@@ -81,7 +81,7 @@ int audit_txn_setup(struct audit *a, char *errstr, size_t errstr_size)
 
 void audit_txn_free(struct audit *a)
 {
-        free(a->txn_topics);
+        free(a->txs.topics);
 }
 
 /* An integer member of o within [0, max], else -1. */
@@ -206,13 +206,13 @@ static void audit_txn_manifest(struct audit *a, struct ledger_part *lp,
         if (!bad && dedup_txn_manifest(a->tr, &m) < 0)
                 bad = "refused by the engine";
         if (bad) {
-                a->txn_bad++;
-                if (a->txn_bad <= AUDIT_TXN_BAD_LOGGED)
+                a->txs.bad++;
+                if (a->txs.bad <= AUDIT_TXN_BAD_LOGGED)
                         log_warn("%s [%d] offset %lld: not a transaction "
                                  "manifest (%s)%s",
                                  lp->topic, (int)lp->partition,
                                  (long long)rkm->offset, bad,
-                                 a->txn_bad ==
+                                 a->txs.bad ==
                                          AUDIT_TXN_BAD_LOGGED
                                      ? "; no more of these are logged"
                                      : "");
@@ -226,7 +226,7 @@ void audit_txn_record(struct audit *a, struct ledger_part *lp,
                       const rd_kafka_message_t *rkm,
                       const struct dedup_hdrs *h)
 {
-        if (a->last_topic == a->txn_topic) {
+        if (a->last_topic == a->txs.topic) {
                 audit_txn_manifest(a, lp, rkm);
                 return;
         }

@@ -60,7 +60,7 @@ void audit_publish(struct audit *a, int64_t now)
                 else if (a->view.parts[i].high_watermark < 0)
                         a->view.parts[i].high_watermark = a->rt[i].end;
                 a->view.parts[i].next_offset = a->parts[i].next_offset;
-                a->view.parts[i].owned = a->grp ? a->rt[i].owned : 1;
+                a->view.parts[i].owned = a->rt[i].owned;
         }
         a->view.updated_ms = now;
         a->view.ledger_open = 1;
@@ -73,7 +73,7 @@ void audit_publish(struct audit *a, int64_t now)
         /* Read with the frontier (flow.c), every
          * conf.flow_frontier_interval_ms (2 s): not per record. */
         a->view.flow_lag = a->flow && a->conf.processor_group
-                               ? a->flow_info.lag
+                               ? a->fls.info.lag
                                : -1;
         status_publish(a->conf.status, &a->view);
         a->last_publish_ms = now;

@@ -10,12 +10,6 @@
 #include "../../base/clock.h"
 #include "internal.h"
 
-/* Counters are stored clamped to INT64_MAX, the largest SQLite integer. */
-static int64_t ledger_u64_put(uint64_t v)
-{
-        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
 /* Binds v, or NULL when it is negative (the engine's "unknown"). */
 static int ledger_bind_opt(sqlite3_stmt *st, int i, int64_t v)
 {
@@ -302,10 +296,14 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                 brc |= sqlite3_bind_null(st, 17);
         } else {
                 /* fenced: the first record of the producer's new session
-                 * is at first_offset of first_partition. */
+                 * is at first_offset of first_partition; a duplicate of a
+                 * topic-scoped stream may have its first copy on another
+                 * partition (the same one: NULL, as before). */
                 brc |= ledger_bind_opt(
                         st, 14,
-                        ev->kind == DEDUP_KIND_FENCED &&
+                        (ev->kind == DEDUP_KIND_FENCED ||
+                         (ev->kind == DEDUP_KIND_DUPLICATE &&
+                          ev->first_part != ev->part)) &&
                                         ev->first_offset >= 0 &&
                                         ev->first_part < cc->nparts
                                 ? cc->parts[ev->first_part].partition
@@ -674,7 +672,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         dedup_tracker_dirty_sort(tr);
         if (dedup_tracker_dirty_foreach(tr, ledger_pair_put, &cc) ||
             ledger_windows_put(&cc, tr) ||
-            ledger_txns_put(lg, tr, parts, nparts, errstr, errstr_size))
+            ledger_txns_put(lg, tr, parts, nparts, errstr, errstr_size) ||
+            ledger_topics_put(lg, tr, parts, nparts, errstr, errstr_size))
                 goto out;
         /*
          * A part's counters change without the caller marking it dirty
@@ -694,6 +693,10 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         if (ledger_counts_flush(lg, parts, nparts, cc.delta, &cc.counts,
                                 errstr, errstr_size))
                 goto out;
+        /* What a truncation of the log would take back (truncate.c). */
+        if (ledger_trunc_write(lg, parts, nparts, now_ms, errstr,
+                               errstr_size))
+                goto out;
         /* The flow audit's batch, when one is attached (flow.c). */
         if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))
                 goto out;
@@ -708,6 +711,7 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
         dedup_tracker_dirty_clear(tr);
         dedup_tracker_events_clear(tr);
         ledger_flow_committed(lg);
+        ledger_trunc_committed(lg);
         for (i = 0; i < nparts; i++) {
                 parts[i].dirty = 0;
                 parts[i].coverage_lo = parts[i].coverage_hi = -1;

@@ -14,6 +14,11 @@ void ledger_err(struct ledger *lg, const char *what, char *errstr,
         snprintf(errstr, errstr_size, "%s: %s", what, sqlite3_errmsg(lg->db));
 }
 
+int64_t ledger_u64_put(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 uint64_t ledger_u64_get(sqlite3_stmt *st, int col)
 {
         int64_t v = sqlite3_column_int64(st, col);
@@ -101,17 +106,6 @@ int ledger_exec(struct ledger *lg, const char *sql, const char *what,
         return 0;
 }
 
-/* Ends a failed transaction, if one is open; errors are already said. */
-void ledger_rollback(struct ledger *lg)
-{
-        if (!sqlite3_get_autocommit(lg->db))
-                sqlite3_exec(lg->db, "ROLLBACK", NULL, NULL, NULL);
-        /* After a COMMIT nothing is dropped any more; otherwise what the
-         * transaction dropped stays (a failed COMMIT may have rolled back
-         * by itself). */
-        ledger_idfiles_txn_end(lg, 0);
-}
-
 int ledger_prepare(struct ledger *lg, const char *sql,
                    sqlite3_stmt **st, char *errstr, size_t errstr_size)
 {
@@ -133,18 +127,6 @@ int ledger_query_row(struct ledger *lg, const char *sql,
                 ledger_err(lg, what, errstr, errstr_size);
                 return -1;
         }
-        return 0;
-}
-
-/* Runs one of the prepared transaction statements. */
-int ledger_txn(struct ledger *lg, enum ledger_stmt which,
-               const char *what, char *errstr, size_t errstr_size)
-{
-        if (ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
-                             errstr_size))
-                return -1;
-        if (which == LEDGER_ST_COMMIT)
-                ledger_idfiles_txn_end(lg, 1);
         return 0;
 }
 

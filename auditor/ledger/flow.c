@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../../base/log.h"
-#include "../ledger_flow.h"
+#include "ledger_flow.h"
 #include "internal.h"
 
 /* The numbers of struct dedup_flow_state, in the order they are stored.
@@ -180,11 +180,33 @@ static int flow_put(struct ledger *lg, const struct dedup_flow_view *v,
                                 errstr, errstr_size);
 }
 
+/* v, about to be persisted live (1) or retired (0): its packed view, and
+ * its evidence row: written when its outcome is lost, duplicated or
+ * unexpected, deleted when it was (v->evid) and is no more. */
+static int flow_keep(struct ledger *lg, const struct dedup_flow_view *v,
+                     int live, char *errstr, size_t errstr_size)
+{
+        sqlite3_stmt *st = lg->st[LEDGER_ST_FLOW_DEL];
+
+        if (ledger_flow_store_put(lg, v, live)) {
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        if (dedup_flow_outcome_bad(v->outcome))
+                return flow_put(lg, v, live, errstr, errstr_size);
+        if (!v->evid)
+                return 0;
+        return ledger_step_done(lg, st,
+                                sqlite3_bind_int64(st, 1, (int64_t)v->seq),
+                                "cannot delete a flow entry", errstr,
+                                errstr_size);
+}
+
 static int flow_put_cb(void *opaque, const struct dedup_flow_view *v)
 {
         struct flow_wctx *w = opaque;
 
-        return flow_put(w->lg, v, 1, w->errstr, w->errstr_size);
+        return flow_keep(w->lg, v, 1, w->errstr, w->errstr_size);
 }
 
 static int flow_state_put(struct ledger *lg, int64_t now_ms, char *errstr,
@@ -250,19 +272,23 @@ int ledger_flow_write(struct ledger *lg, int64_t now_ms, char *errstr,
          * by a later record: schema/0010_flow_id_index.sql); then the
          * dirty ones, among them the revived, live again under the same
          * seq. */
+        ledger_flow_store_begin(lg);
         r = dedup_flow_retired(lg->flow, &n);
         for (i = 0; i < n; i++)
-                if (flow_put(lg, &r[i], 0, errstr, errstr_size))
+                if (flow_keep(lg, &r[i], 0, errstr, errstr_size))
                         return -1;
-        if (dedup_flow_dirty_foreach(lg->flow, flow_put_cb, &w))
+        if (dedup_flow_dirty_foreach(lg->flow, flow_put_cb, &w) ||
+            ledger_flow_store_flush(lg, errstr, errstr_size))
                 return -1;
         return flow_state_put(lg, now_ms, errstr, errstr_size);
 }
 
 void ledger_flow_committed(struct ledger *lg)
 {
-        if (lg->flow)
-                dedup_flow_dirty_clear(lg->flow);
+        if (!lg->flow)
+                return;
+        dedup_flow_dirty_clear(lg->flow);
+        ledger_flow_store_committed(lg);
 }
 
 /* ------------------------------------------------------------------ */
@@ -344,7 +370,8 @@ static int state_load(struct ledger *lg, struct dedup_flow *fl, char *errstr,
         return 0;
 }
 
-/* A row of flow_entries, columns as LEDGER_ST_FLOW_FIND's, into *v.
+/* A row of flow_entries, columns as ledger_flow_load()'s legacy query's,
+ * into *v.
  * Returns 0, or 1 when it names a topic or partition not in this flow. */
 static int row_view(const struct ledger *lg, sqlite3_stmt *st,
                     struct dedup_flow_view *v, size_t *hint)
@@ -389,256 +416,112 @@ static int row_view(const struct ledger *lg, sqlite3_stmt *st,
         return 0;
 }
 
-/* dedup_flow_lookup_cb: the latest retired row of id.  One indexed read
- * (schema/0010_flow_id_index.sql) on the writer handle, so it sees what
- * this process committed; what it retired since is in the engine's own
- * retired list, searched first. */
+/* dedup_flow_lookup_cb: the latest retired view of id, in the packed
+ * store (flow_store.c); what the engine retired since the last commit is
+ * in its own retired list, searched first. */
 static int ledger_flow_lookup(void *opaque, const struct dedup_id *id,
                               struct dedup_flow_view *out)
 {
         struct ledger *lg = opaque;
-        sqlite3_stmt *st = lg->st[LEDGER_ST_FLOW_FIND];
-        size_t hint = 0;
-        int brc, src, rc = -1;
+        char err[256];
+        int rc = ledger_flow_store_find(lg, id, out, err, sizeof(err));
 
-        brc = sqlite3_bind_int64(st, 1, (int64_t)id->lo);
-        brc |= sqlite3_bind_int64(st, 2, (int64_t)id->hi);
-        if (brc != SQLITE_OK)
-                goto out;
-        src = sqlite3_step(st);
-        if (src == SQLITE_DONE)
-                rc = 0;
-        else if (src == SQLITE_ROW)
-                rc = row_view(lg, st, out, &hint) ? 0 : 1;
-out:
         if (rc < 0 && !lg->lookup_failed) {
                 lg->lookup_failed = 1;
                 snprintf(lg->lookup_err, sizeof(lg->lookup_err),
-                         "cannot look up a retired flow entry in the "
-                         "ledger: %s",
-                         sqlite3_errmsg(lg->db));
+                         "cannot look up a retired flow entry: %s", err);
         }
-        sqlite3_reset(st);
         return rc;
+}
+
+/* row_view() for ledger_flow_store_legacy(). */
+static int legacy_row(struct ledger *lg, sqlite3_stmt *st,
+                      struct dedup_flow_view *v)
+{
+        size_t hint = 0;
+
+        if (row_view(lg, st, v, &hint))
+                return 1;
+        v->evid = v->outcome != DEDUP_FLOW__OUTCOMES &&
+                  dedup_flow_outcome_bad(v->outcome);
+        return 0;
 }
 
 int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                      const struct ledger_part *parts, size_t nparts,
                      const char *expect, char *errstr, size_t errstr_size)
 {
-        sqlite3_stmt *st = NULL;
-        struct dedup_flow_view v;
-        size_t hint = 0, dropped = 0;
-        int rc = -1, src;
+        size_t dropped = 0;
 
         lg->flow_parts = parts;
         lg->flow_nparts = nparts;
         lg->flow_expect = expect;
-        if (state_load(lg, fl, errstr, errstr_size))
+        if (state_load(lg, fl, errstr, errstr_size) ||
+            ledger_flow_store_open(lg, errstr, errstr_size) ||
+            ledger_flow_store_attach(lg, errstr, errstr_size) ||
+            ledger_flow_store_legacy(
+                lg, legacy_row,
+                "SELECT seq, id_lo, id_hi, src_topic, src_partition, "
+                "src_offset, src_ts, copies, sink_topic, sink_partition, "
+                "sink_offset, sink_topic_last, sink_partition_last, "
+                "sink_offset_last, sink_ts, born, due, latency_done, id, "
+                "id_len, prior, outcome, live FROM flow_entries WHERE live "
+                "IN (0, 1) ORDER BY seq",
+                errstr, errstr_size) ||
+            ledger_flow_store_restore(lg, fl, &dropped, errstr, errstr_size))
                 return -1;
-        if (ledger_prepare(lg,
-                           "SELECT seq, id_lo, id_hi, src_topic, "
-                           "src_partition, src_offset, src_ts, copies, "
-                           "sink_topic, sink_partition, sink_offset, "
-                           "sink_topic_last, sink_partition_last, "
-                           "sink_offset_last, sink_ts, born, due, "
-                           "latency_done, id, id_len, prior, outcome "
-                           "FROM flow_entries "
-                           "WHERE live = 1 ORDER BY seq",
-                           &st, errstr, errstr_size))
-                return -1;
-        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-                /* A topic no longer in the flow: its entry cannot be
-                 * judged by this run. */
-                if (row_view(lg, st, &v, &hint)) {
-                        dropped++;
-                        continue;
-                }
-                if (dedup_flow_restore(fl, &v)) {
-                        snprintf(errstr, errstr_size,
-                                 "cannot restore the flow: out of memory or "
-                                 "a damaged entry (seq %" PRIu64 ")",
-                                 v.seq);
-                        goto out;
-                }
-        }
-        if (src != SQLITE_DONE) {
-                ledger_err(lg, "cannot read the flow entries", errstr,
-                           errstr_size);
-                goto out;
-        }
         if (dropped)
                 log_warn("flow: %zu stored entries name a topic or partition "
                          "that is not in this flow; they are left out",
                          dropped);
         dedup_flow_set_lookup(fl, ledger_flow_lookup, lg);
         lg->flow = fl;
-        rc = 0;
-out:
-        sqlite3_finalize(st);
-        return rc;
+        return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* A topic's new incarnation                                           */
 /* ------------------------------------------------------------------ */
 
-/* Statements with ?1 = seq. */
-static const char flow_inc_drop_sql[] =
-        "DELETE FROM flow_entries WHERE seq = ?1";
-/* live = 2: evidence of an old incarnation, never revived (an id of the
- * new log is a new entry; schema/0010_flow_id_index.sql). */
-static const char flow_inc_evidence_sql[] =
-        "UPDATE flow_entries SET live = 2 WHERE seq = ?1";
-static const char flow_inc_prior_sql[] =
-        "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
-        "sink_partition = NULL, sink_offset = NULL, sink_topic_last = NULL, "
-        "sink_partition_last = NULL, sink_offset_last = NULL, "
-        "sink_ts = NULL, due = 1, prior = 1 WHERE seq = ?1";
-
-static int flow_inc_step(struct ledger *lg, const char *sql, int64_t seq,
-                         char *errstr, size_t errstr_size)
-{
-        sqlite3_stmt *st = NULL;
-        int rc;
-
-        if (ledger_prepare(lg, sql, &st, errstr, errstr_size))
-                return -1;
-        rc = ledger_step_done(lg, st, sqlite3_bind_int64(st, 1, seq),
-                              "cannot retire a flow entry", errstr,
-                              errstr_size);
-        sqlite3_finalize(st);
-        return rc;
-}
-
-static int flow_inc_retired(struct ledger *lg, const char *topic,
-                            char *errstr, size_t errstr_size)
-{
-        static const char *const sql[] = {
-            "UPDATE flow_entries SET copies = 0, sink_topic = NULL, "
-            "sink_partition = NULL, sink_offset = NULL, sink_topic_last = "
-            "NULL, sink_partition_last = NULL, sink_offset_last = NULL, "
-            "sink_ts = NULL, due = 1, prior = 1 WHERE live = 0 AND "
-            "outcome = 'delivered' AND src_topic IS NOT NULL AND "
-            "src_topic != ?1 AND (sink_topic = ?1 OR sink_topic_last = ?1)",
-            "UPDATE flow_entries SET live = 2 WHERE live = 0 AND (src_topic "
-            "= ?1 OR sink_topic = ?1 OR sink_topic_last = ?1)",
-        };
-        sqlite3_stmt *st = NULL;
-        size_t k;
-        int rc;
-
-        for (k = 0; k < 2; k++) {
-                if (ledger_prepare(lg, sql[k], &st, errstr, errstr_size))
-                        return -1;
-                rc = ledger_step_done(
-                    lg, st,
-                    sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC),
-                    "cannot retire a flow entry", errstr, errstr_size);
-                sqlite3_finalize(st);
-                if (rc)
-                        return -1;
-        }
-        return 0;
-}
-
 int ledger_flow_incarnate(struct ledger *lg, const char *topic,
                           struct ledger_flow_reborn *out, char *errstr,
                           size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
+        struct ledger_flow_inc r;
         int64_t v[FLOW_STATE_NUMS];
         char text[FLOW_STATE_NUMS * 21 + 1];
-        uint64_t gone_pending = 0, gone_awaiting = 0, gone = 0;
-        size_t len;
-        int present, src, rc = -1;
+        size_t len, o;
+        int present, rc = -1;
 
         memset(out, 0, sizeof(*out));
         if (state_read(lg, v, &present, errstr, errstr_size))
                 return -1;
         if (!present)
                 return 0; /* no flow in this ledger */
-        if (ledger_prepare(lg,
-                           "SELECT seq, outcome, src_topic IS NOT NULL, "
-                           "COALESCE(src_topic = ?1, 0), copies FROM "
-                           "flow_entries WHERE live = 1 AND (src_topic = ?1 "
-                           "OR sink_topic = ?1 OR sink_topic_last = ?1) "
-                           "ORDER BY seq",
-                           &st, errstr, errstr_size))
-                return -1;
-        if (sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC) != SQLITE_OK) {
-                ledger_err(lg, "cannot read the flow entries", errstr,
-                           errstr_size);
+        /* The packed views (flow_store.c has the rules); the evidence
+         * rows that name the topic are an old incarnation's now, never
+         * revived (an id of the new log is a new entry). */
+        if (ledger_flow_store_incarnate(lg, topic, &r, errstr, errstr_size) ||
+            ledger_prepare(lg,
+                           "UPDATE flow_entries SET live = 2 WHERE live IN "
+                           "(0, 1) AND (src_topic = ?1 OR sink_topic = ?1 OR "
+                           "sink_topic_last = ?1)",
+                           &st, errstr, errstr_size) ||
+            ledger_step_done(
+                lg, st, sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC),
+                "cannot retire a flow entry", errstr, errstr_size))
                 goto out;
-        }
-        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t seq = sqlite3_column_int64(st, 0);
-                const char *name = (const char *)sqlite3_column_text(st, 1);
-                int has_src = sqlite3_column_int(st, 2);
-                int src_in = sqlite3_column_int(st, 3);
-                int64_t copies = sqlite3_column_int64(st, 4);
-                enum dedup_flow_outcome o;
-                const char *sql;
-
-                if (!name || dedup_flow_outcome_parse(name, &o)) {
-                        snprintf(errstr, errstr_size,
-                                 "flow entry %" PRId64 " has an unknown "
-                                 "outcome",
-                                 seq);
-                        goto out;
-                }
-                if (o == DEDUP_FLOW_PENDING || o == DEDUP_FLOW_AWAITING) {
-                        /* Not judged, and never can be: what it waited
-                         * for was in the old log.  Part of the coverage
-                         * gap the incarnation opens with. */
-                        if (o == DEDUP_FLOW_PENDING)
-                                gone_pending++;
-                        else
-                                gone_awaiting += (uint64_t)copies;
-                        out->unjudged++;
-                        sql = flow_inc_drop_sql;
-                } else if (has_src && !src_in &&
-                           o == DEDUP_FLOW_DELIVERED) {
-                        /* Its source is still the same log: it stays, a
-                         * delivered record whose copies went with the
-                         * sink, so that a re-delivery is its first copy
-                         * in the new one, not a duplicate. */
-                        out->prior++;
-                        sql = flow_inc_prior_sql;
-                } else {
-                        /* Judged in the old incarnation: the verdict
-                         * stands, the entry leaves the live set (an id of
-                         * the new log is a new entry), as the memory bound
-                         * retires one. */
-                        v[o] += has_src ? 1 : copies;
-                        if (o == DEDUP_FLOW_DUPLICATED)
-                                v[DEDUP_FLOW__OUTCOMES] += copies - 1;
-                        out->judged++;
-                        sql = o == DEDUP_FLOW_DELIVERED
-                                  ? flow_inc_drop_sql
-                                  : flow_inc_evidence_sql;
-                }
-                if (sql != flow_inc_prior_sql)
-                        gone++;
-                if (flow_inc_step(lg, sql, seq, errstr, errstr_size))
-                        goto out;
-        }
-        if (src != SQLITE_DONE) {
-                ledger_err(lg, "cannot read the flow entries", errstr,
-                           errstr_size);
-                goto out;
-        }
         sqlite3_finalize(st);
         st = NULL;
-        /* Entries retired past the bound (live = 0) follow the same rules
-         * as the live ones, so that a revival cannot reach into the old
-         * log: a delivered source record of another topic forgets its
-         * copies in it (prior), any other is evidence only (live = 2).
-         * Their verdicts and the retired counters stay as they are. */
-        if (flow_inc_retired(lg, topic, errstr, errstr_size))
-                goto out;
+        out->unjudged = r.unjudged;
+        out->judged = r.judged;
+        out->prior = r.prior;
         if (!out->unjudged && !out->judged && !out->prior)
                 return 0;
+        for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
+                v[o] += (int64_t)r.retired.outcome[o];
+        v[DEDUP_FLOW__OUTCOMES] += (int64_t)r.retired.duplicate_copies;
         /* The figures for reports follow (the next commit rewrites them
          * from the engine anyway). */
         if (state_text(v, text, sizeof(text), &len, errstr, errstr_size) ||
@@ -652,9 +535,9 @@ int ledger_flow_incarnate(struct ledger *lg, const char *topic,
         if (ledger_step_done(
                 lg, st,
                 sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC) |
-                    sqlite3_bind_int64(st, 2, (int64_t)gone_pending) |
-                    sqlite3_bind_int64(st, 3, (int64_t)gone_awaiting) |
-                    sqlite3_bind_int64(st, 4, (int64_t)gone),
+                    sqlite3_bind_int64(st, 2, (int64_t)r.gone_pending) |
+                    sqlite3_bind_int64(st, 3, (int64_t)r.gone_awaiting) |
+                    sqlite3_bind_int64(st, 4, (int64_t)r.gone),
                 "cannot write the flow state", errstr, errstr_size))
                 goto out;
         rc = 0;

@@ -26,15 +26,20 @@
 #include <unistd.h>
 
 #include "../../base/kconf.h"
+#include "../../base/le.h"
 #include "internal.h"
 
-/* "<dir>/<gen>.ids" into buf; -1 (and why in errstr, when given) if it
- * does not fit. */
-static int idfile_path(const struct ledger *lg, uint64_t gen, char *buf,
-                       size_t size, char *errstr, size_t errstr_size)
+/* The file name suffix of each enum ledger_idfile_kind. */
+static const char *const idfile_suffix[] = {".ids", ".flow"};
+
+/* "<dir>/<gen><suffix>" into buf; -1 (and why in errstr, when given) if
+ * it does not fit. */
+static int idfile_path(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *buf, size_t size, char *errstr,
+                       size_t errstr_size)
 {
-        int n = snprintf(buf, size, "%s/%llu.ids", lg->ids_dir,
-                         (unsigned long long)gen);
+        int n = snprintf(buf, size, "%s/%llu%s", lg->ids_dir,
+                         (unsigned long long)gen, idfile_suffix[kind]);
 
         if (n >= 0 && (size_t)n < size)
                 return 0;
@@ -87,14 +92,8 @@ static int idfile_index(struct ledger_idfile *f,
 
         if (k && !lo)
                 return -1;
-        for (i = 0; i < k; i++) {
-                struct dedup_id id;
-                int32_t part;
-                int64_t off;
-                ledger_entries_get(v, i * LEDGER_IDFILE_STEP, &id, &part,
-                                   &off);
-                lo[i] = id.lo;
-        }
+        for (i = 0; i < k; i++)
+                lo[i] = le64_get(v->p + i * LEDGER_IDFILE_STEP * v->size);
         free(f->lo);
         f->lo = lo;
         f->n = v ? v->n : 0;
@@ -167,16 +166,16 @@ static int dir_sync(const struct ledger *lg, char *errstr, size_t errstr_size)
         return rc ? -1 : 0;
 }
 
-int ledger_idfile_write(struct ledger *lg, uint64_t gen,
-                        const unsigned char *blob, size_t len, char *errstr,
-                        size_t errstr_size)
+int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
+                         uint64_t gen, const unsigned char *blob, size_t len,
+                         char *errstr, size_t errstr_size)
 {
-        struct ledger_entries v;
         char path[4096];
         size_t done = 0;
         int fd = -1, rc = -1;
 
-        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
+        if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
+                        errstr_size))
                 return -1;
         /* A leftover of the same number (written, its commit never made)
          * is overwritten. */
@@ -200,7 +199,23 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
         fd = -1;
         if (rc)
                 goto fail;
-        if (dir_sync(lg, errstr, errstr_size))
+        return dir_sync(lg, errstr, errstr_size);
+fail:
+        snprintf(errstr, errstr_size, "cannot write ledger ids to %s: %s",
+                 path, strerror(errno));
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
+int ledger_idfile_write(struct ledger *lg, uint64_t gen,
+                        const unsigned char *blob, size_t len, char *errstr,
+                        size_t errstr_size)
+{
+        struct ledger_entries v;
+
+        if (ledger_idfile_create(lg, LEDGER_IDFILE_IDS, gen, blob, len,
+                                 errstr, errstr_size))
                 return -1;
         if (ledger_entries_view(blob, len, &v)) {
                 snprintf(errstr, errstr_size,
@@ -213,24 +228,19 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                 return -1;
         }
         return 0;
-fail:
-        snprintf(errstr, errstr_size, "cannot write ledger ids to %s: %s",
-                 path, strerror(errno));
-        if (fd >= 0)
-                close(fd);
-        return -1;
 }
 
-/* Maps gen's file, which must be bytes long (> 0), read-only. */
-static void *idfile_map(const struct ledger *lg, uint64_t gen, size_t bytes,
-                        char *errstr, size_t errstr_size)
+void *ledger_idfile_map(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t bytes, char *errstr,
+                        size_t errstr_size)
 {
         char path[4096];
         struct stat sb;
         void *map = NULL;
         int fd;
 
-        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
+        if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
+                        errstr_size))
                 return NULL;
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &sb)) {
@@ -264,8 +274,8 @@ int ledger_idfile_view(struct ledger *lg, uint64_t gen, size_t bytes,
                        size_t errstr_size)
 {
         *map = NULL;
-        if (bytes && !(*map = idfile_map(lg, gen, bytes, errstr,
-                                          errstr_size)))
+        if (bytes && !(*map = ledger_idfile_map(lg, LEDGER_IDFILE_IDS, gen,
+                                                bytes, errstr, errstr_size)))
                 return -1;
         if (ledger_entries_view(*map, bytes, v)) {
                 snprintf(errstr, errstr_size,
@@ -292,9 +302,7 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         struct ledger_idfile *f = idfile_of(lg, gen);
         unsigned char buf[2 * LEDGER_IDFILE_STEP * LEDGER_ENTRY_WIDE];
         struct ledger_entries v;
-        size_t a = 0, b, first, cnt, want, done = 0;
-        char path[4096];
-        int fd;
+        size_t first, cnt;
 
         if (!f || !f->named) {
                 snprintf(errstr, errstr_size,
@@ -304,48 +312,90 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         }
         if (!f->n)
                 return 0;
-        /* The last step that starts below id's lo: the entries of that lo
+        ledger_idfile_span(f->lo, f->n, LEDGER_IDFILE_STEP, id->lo, &first,
+                          &cnt);
+        if (ledger_idfile_pread(lg, LEDGER_IDFILE_IDS, gen,
+                                f->head + first * f->size, buf,
+                                cnt * f->size, errstr, errstr_size))
+                return -1;
+        v.p = buf;
+        v.n = cnt;
+        v.size = f->size;
+        return ledger_entries_find(&v, 1, id, partition, offset);
+}
+
+void ledger_idfile_span(const uint64_t *lo, size_t n, size_t step,
+                        uint64_t key, size_t *first, size_t *cnt)
+{
+        size_t a = 0, b = (n + step - 1) / step;
+
+        /* The last step that starts below key: the entries of that lo
          * begin in it or at the next step's start, so two steps hold them
          * (a run of one lo longer than a step: odds about 2^-64). */
-        b = (f->n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP;
         while (a < b) {
                 size_t mid = a + (b - a) / 2;
-                if (f->lo[mid] < id->lo)
+                if (lo[mid] < key)
                         a = mid + 1;
                 else
                         b = mid;
         }
-        first = (a ? a - 1 : 0) * LEDGER_IDFILE_STEP;
-        cnt = f->n - first < 2 * LEDGER_IDFILE_STEP ? f->n - first
-                                                     : 2 * LEDGER_IDFILE_STEP;
-        want = cnt * f->size;
-        if (idfile_path(lg, gen, path, sizeof(path), errstr, errstr_size))
+        *first = (a ? a - 1 : 0) * step;
+        *cnt = n - *first < 2 * step ? n - *first : 2 * step;
+}
+
+int ledger_idfile_open(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *errstr, size_t errstr_size)
+{
+        char path[4096];
+        int fd;
+
+        if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
+                        errstr_size))
                 return -1;
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        while (fd >= 0 && done < want) {
+        if (fd < 0)
+                snprintf(errstr, errstr_size, "cannot read ledger ids %s: %s",
+                         path, strerror(errno));
+        return fd;
+}
+
+int ledger_idfile_pread_fd(int fd, size_t at, unsigned char *buf, size_t want)
+{
+        size_t done = 0;
+
+        while (done < want) {
                 ssize_t n = pread(fd, buf + done, want - done,
-                                  (off_t)(f->head + first * f->size + done));
+                                  (off_t)(at + done));
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0) {
                         if (!n)
                                 errno = EIO; /* shorter than its row says */
-                        break;
+                        return -1;
                 }
                 done += (size_t)n;
         }
-        if (fd < 0 || done < want) {
-                snprintf(errstr, errstr_size, "cannot read ledger ids %s: %s",
-                         path, strerror(errno));
-                if (fd >= 0)
-                        close(fd);
+        return 0;
+}
+
+int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t at, unsigned char *buf,
+                        size_t want, char *errstr, size_t errstr_size)
+{
+        int fd = ledger_idfile_open(lg, kind, gen, errstr, errstr_size);
+
+        if (fd < 0)
+                return -1;
+        if (ledger_idfile_pread_fd(fd, at, buf, want)) {
+                snprintf(errstr, errstr_size,
+                         "cannot read ledger ids %s/%llu%s: %s", lg->ids_dir,
+                         (unsigned long long)gen, idfile_suffix[kind],
+                         strerror(errno));
+                close(fd);
                 return -1;
         }
         close(fd);
-        v.p = buf;
-        v.n = cnt;
-        v.size = f->size;
-        return ledger_entries_find(&v, 1, id, partition, offset);
+        return 0;
 }
 
 int ledger_idfile_drop(struct ledger *lg, uint64_t gen)
@@ -361,7 +411,7 @@ int ledger_idfile_drop(struct ledger *lg, uint64_t gen)
         return 0;
 }
 
-void ledger_idfiles_txn_end(struct ledger *lg, int committed)
+static void ledger_idfiles_txn_end(struct ledger *lg, int committed)
 {
         char path[4096];
         size_t i, k;
@@ -382,39 +432,43 @@ void ledger_idfiles_txn_end(struct ledger *lg, int committed)
                         continue;
                 /* A file left behind (unlink failed) is swept at the next
                  * load: no row names it any more. */
-                if (!idfile_path(lg, f->gen, path, sizeof(path), NULL, 0))
+                if (!idfile_path(lg, LEDGER_IDFILE_IDS, f->gen, path,
+                                 sizeof(path), NULL, 0))
                         (void)unlink(path);
         }
         lg->nidf = k;
 }
 
-/* The generation number of a file name "<gen>.ids", or 0. */
-static uint64_t idfile_gen(const char *name)
+/* The generation number of a file name "<gen><kind's suffix>", or 0. */
+static uint64_t idfile_gen(const char *name, enum ledger_idfile_kind kind)
 {
-        size_t len = strlen(name);
+        size_t len = strlen(name), sl = strlen(idfile_suffix[kind]);
         char digits[24];
         uint64_t gen;
 
-        if (len <= 4 || len - 4 >= sizeof(digits) ||
-            strcmp(name + len - 4, ".ids"))
+        if (len <= sl || len - sl >= sizeof(digits) ||
+            strcmp(name + len - sl, idfile_suffix[kind]))
                 return 0;
-        memcpy(digits, name, len - 4);
-        digits[len - 4] = '\0';
+        memcpy(digits, name, len - sl);
+        digits[len - sl] = '\0';
         return kconf_parse_u64(digits, 1, INT64_MAX, &gen) ? 0 : gen;
 }
 
-int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
+int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
+                         char *errstr, size_t errstr_size)
 {
+        static const char *const named[] = {
+            "SELECT 1 FROM msgid_gens WHERE gen = ?1 AND file_bytes IS NOT "
+            "NULL",
+            "SELECT 1 FROM flow_gens WHERE gen = ?1",
+        };
         sqlite3_stmt *st = NULL;
         char path[4096];
         struct dirent *de;
         DIR *d;
         int src, rc = -1;
 
-        if (ledger_prepare(lg,
-                           "SELECT 1 FROM msgid_gens WHERE gen = ?1 AND "
-                           "file_bytes IS NOT NULL",
-                           &st, errstr, errstr_size))
+        if (ledger_prepare(lg, named[kind], &st, errstr, errstr_size))
                 return -1;
         d = opendir(lg->ids_dir);
         if (!d) {
@@ -423,7 +477,7 @@ int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
                 goto out;
         }
         while ((de = readdir(d))) {
-                uint64_t gen = idfile_gen(de->d_name);
+                uint64_t gen = idfile_gen(de->d_name, kind);
                 if (!gen)
                         continue;
                 if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK) {
@@ -440,7 +494,8 @@ int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size)
                                    errstr, errstr_size);
                         goto out;
                 }
-                if (!idfile_path(lg, gen, path, sizeof(path), NULL, 0) &&
+                if (!idfile_path(lg, kind, gen, path, sizeof(path), NULL,
+                                 0) &&
                     unlink(path) && errno != ENOENT) {
                         snprintf(errstr, errstr_size, "cannot remove %s: %s",
                                  path, strerror(errno));
@@ -485,11 +540,37 @@ void ledger_remove(const char *path)
         if (!d)
                 return;
         while ((de = readdir(d))) {
-                if (!idfile_gen(de->d_name))
+                if (!idfile_gen(de->d_name, LEDGER_IDFILE_IDS) &&
+                    !idfile_gen(de->d_name, LEDGER_IDFILE_FLOW))
                         continue;
                 snprintf(f, sizeof(f), "%s/%s", p, de->d_name);
                 unlink(f);
         }
         closedir(d);
         rmdir(p);
+}
+
+/* Runs one of the prepared transaction statements.  The transactions'
+ * ends live here because they settle the files: a commit unlinks what it
+ * dropped, a rollback keeps it. */
+int ledger_txn(struct ledger *lg, enum ledger_stmt which,
+               const char *what, char *errstr, size_t errstr_size)
+{
+        if (ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
+                             errstr_size))
+                return -1;
+        if (which == LEDGER_ST_COMMIT)
+                ledger_idfiles_txn_end(lg, 1);
+        return 0;
+}
+
+/* Ends a failed transaction, if one is open; errors are already said. */
+void ledger_rollback(struct ledger *lg)
+{
+        if (!sqlite3_get_autocommit(lg->db))
+                sqlite3_exec(lg->db, "ROLLBACK", NULL, NULL, NULL);
+        /* After a COMMIT nothing is dropped any more; otherwise what the
+         * transaction dropped stays (a failed COMMIT may have rolled back
+         * by itself). */
+        ledger_idfiles_txn_end(lg, 0);
 }

@@ -365,7 +365,8 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                 goto out;
         /* After the commit: the stale generations' files are gone now,
          * and a leftover of a crash is named by no row. */
-        if (ledger_idfiles_sweep(lg, errstr, errstr_size))
+        if (ledger_idfiles_sweep(lg, LEDGER_IDFILE_IDS, errstr,
+                                 errstr_size))
                 goto out;
         dedup_tracker_set_id_lookup(tr, ledger_id_lookup, lg);
         rc = 0;

@@ -29,6 +29,11 @@ static const char *const ledger_retire_sql[] = {
         "DELETE FROM open_gaps WHERE topic = ?1",
         "DELETE FROM confirmed_gaps WHERE topic = ?1",
         "DELETE FROM coverage_gaps WHERE topic = ?1",
+        /* What a truncation of the old log would have taken back
+         * (truncate.c); its truncations rows stay as evidence. */
+        "DELETE FROM audited_runs WHERE topic = ?1",
+        "DELETE FROM audited_batches WHERE topic = ?1",
+        "DELETE FROM topic_streams WHERE topic = ?1",
         /* The summary's kept counts (schema/0005_counts.sql, counts.c)
          * lose the topic's pairs and gaps: a producer of this topic only
          * leaves counts_producer, the others count one topic less. */

@@ -1,7 +1,8 @@
 /*
  * internal.h - what was private to ledger.c before it became this folder:
  * struct ledger, the statements and packed-id format the files share, and
- * their common helpers.  Not part of the ledger's API (../ledger.h is);
+ * their common helpers.  Not part of the ledger's API (ledger.h and
+ * ledger_flow.h are);
  * include it only from auditor/ledger/ (as SQLite's vdbeInt.h is only for
  * its vdbe*.c).
  *
@@ -9,11 +10,18 @@
  *   common.c  errors, running statements, counter columns, the parts check
  *   open.c    open (lock, WAL, migrations, prepared statements) and close
  *   load.c    ledger_load(): partitions, pairs and open gaps into a tracker
+ *   entries.c the packed ids: writing a blob of them, reading one back,
+ *             finding an id in one
+ *   idfiles.c closed id generations in files of their own, and the
+ *             transactions' ends (ledger_txn, ledger_rollback) that
+ *             settle them
  *   ids.c     the id windows: packed ids, loading them, id lookups
  *   commit.c  ledger_commit(): the write path, one transaction per batch
  *   incarnate.c a topic recreated or truncated: its state retired, a new
  *             incarnation begun
- *   flow.c    the flow audit: its entries and state (schema 0006)
+ *   flow.c    the flow audit: its state and evidence (schema 0006)
+ *   flow_store.c the flow engine's entries, packed: batches, then files
+ *             (schema 0016)
  *   query.c   the read model (summary, anomalies, pairs, partitions) that
  *             HTTP threads use on read-only handles
  *   history.c the per-minute history (written by the schema's triggers
@@ -21,6 +29,15 @@
  *   counts.c  the summary's counts, kept by ledger_commit()
  *   ids_query.c one message id: where the windows and the redelivered
  *             anomalies saw it (for HTTP threads, read-only handles)
+ *   txn.c     the transaction check's pending transactions and aborted
+ *             tombstones, written with each batch and read back
+ *   fingerprint.c  the last audited record of a partition, hashed
+ *             (fingerprint.h: a type of ledger.h's)
+ *   truncate.c a log truncated under the audit: the runs accepted and
+ *             the batches' fingerprints, the truncations
+ *             (ledger_trunc.h)
+ *   topic.c   topic-scoped streams (schema 0015): written with each
+ *             batch, read back by ledger_load()
  *
  * Values the engine marks unknown with -1 (epoch, seq, first offset) are
  * stored as NULL in anomalies; counters are stored clamped to INT64_MAX,
@@ -34,7 +51,8 @@
 
 #include <sqlite3.h>
 
-#include "../ledger.h"
+#include "../../dedup/flow.h"
+#include "ledger.h"
 
 struct dedup_flow;
 
@@ -87,9 +105,11 @@ enum ledger_stmt {
         LEDGER_ST_COUNTS_ALL,
         LEDGER_ST_FLOW_PUT,   /* flow.c */
         LEDGER_ST_FLOW_STATE,
-        LEDGER_ST_FLOW_FIND,
+        LEDGER_ST_FLOW_DEL,
         LEDGER_ST_TXN_PUT,       /* txn.c */
         LEDGER_ST_TXN_DEL,
+        LEDGER_ST_TSTREAM_PUT,   /* topic.c */
+        LEDGER_ST_TSTREAM_DEL,
         LEDGER_ST__CNT
 };
 
@@ -145,15 +165,31 @@ struct ledger {
         /* The flow audit (flow.c), attached by ledger_flow_load(): written
          * by every commit.  NULL: none. */
         struct dedup_flow *flow;
+        struct ledger_flow_store *fs; /* flow_store.c; NULL: not open */
+        size_t flow_gen_views; /* 0: LEDGER_FLOW_GEN_VIEWS */
         const struct ledger_part *flow_parts; /* borrowed */
         size_t flow_nparts;
         const char *flow_expect;
+        /* A log truncated under the audit (truncate.c): the runs noted
+         * since the last commit, pending truncations, statements. */
+        struct ledger_trunc *trunc;
 };
+
+/* truncate.c: ledger_commit() writes the runs noted, the dirty parts'
+ * fingerprints and pending truncations in its transaction, and forgets
+ * them once it committed; ledger_close() frees them. */
+int ledger_trunc_write(struct ledger *lg, const struct ledger_part *parts,
+                       size_t nparts, int64_t now_ms, char *errstr,
+                       size_t errstr_size);
+void ledger_trunc_committed(struct ledger *lg);
+void ledger_trunc_free(struct ledger *lg);
 
 /* common.c */
 void ledger_err(struct ledger *lg, const char *what, char *errstr,
                 size_t errstr_size);
 uint64_t ledger_u64_get(sqlite3_stmt *st, int col);
+/* Counters are stored clamped to INT64_MAX, the largest SQLite integer. */
+int64_t ledger_u64_put(uint64_t v);
 /* Reads a column that may be NULL (the engine's "unknown", as
  * ledger_bind_opt() writes it) as -1. */
 int64_t ledger_col_opt(sqlite3_stmt *st, int col);
@@ -166,13 +202,10 @@ int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
                      const char *what, char *errstr, size_t errstr_size);
 int ledger_exec(struct ledger *lg, const char *sql, const char *what,
                 char *errstr, size_t errstr_size);
-void ledger_rollback(struct ledger *lg);
 int ledger_prepare(struct ledger *lg, const char *sql, sqlite3_stmt **st,
                    char *errstr, size_t errstr_size);
 int ledger_query_row(struct ledger *lg, const char *sql, const char *what,
                      sqlite3_stmt **st, char *errstr, size_t errstr_size);
-int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
-               char *errstr, size_t errstr_size);
 int ledger_parts_check(const struct ledger_part *parts, size_t nparts,
                        char *errstr, size_t errstr_size);
 
@@ -243,10 +276,37 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
  * view maps any gen's file for one reading (the load, readers; *map NULL
  * for 0 bytes), unmap undoes it; drop: gen's
  * row is being deleted, its file goes once the transaction commits.
- * txn_end (ledger_txn()'s COMMIT and ledger_rollback() call it) unlinks
- * or keeps what was dropped; sweep removes files no row names. */
+ * sweep removes files no row names.  ledger_txn() runs BEGIN or COMMIT
+ * (a commit unlinks the files the transaction dropped), ledger_rollback()
+ * ends a failed transaction if one is open (its drops stay). */
+enum ledger_idfile_kind {
+        LEDGER_IDFILE_IDS,  /* "<gen>.ids": an id window's generation */
+        LEDGER_IDFILE_FLOW, /* "<gen>.flow": flow entries (flow_store.c) */
+};
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
                         size_t errstr_size);
+/* What every kind shares: create writes blob whole as kind's file gen and
+ * makes it durable (file, then directory); map maps one of bytes (> 0)
+ * read-only, after checking its length (NULL with errstr); pread reads want
+ * bytes from at; span: which entries to read for key, given the sparse
+ * index lo (every step-th entry's first 8 bytes, little-endian, of n
+ * entries sorted by them): first and cnt, two steps at most. */
+int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
+                         uint64_t gen, const unsigned char *blob, size_t len,
+                         char *errstr, size_t errstr_size);
+void *ledger_idfile_map(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t bytes, char *errstr,
+                        size_t errstr_size);
+/* open: kind's file gen for reading (its fd, or -1 with errstr);
+ * pread_fd: want bytes at at from fd (0, or -1 and errno). */
+int ledger_idfile_open(const struct ledger *lg, enum ledger_idfile_kind kind,
+                       uint64_t gen, char *errstr, size_t errstr_size);
+int ledger_idfile_pread_fd(int fd, size_t at, unsigned char *buf, size_t want);
+int ledger_idfile_pread(const struct ledger *lg, enum ledger_idfile_kind kind,
+                        uint64_t gen, size_t at, unsigned char *buf,
+                        size_t want, char *errstr, size_t errstr_size);
+void ledger_idfile_span(const uint64_t *lo, size_t n, size_t step,
+                        uint64_t key, size_t *first, size_t *cnt);
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
                         const unsigned char *blob, size_t len, char *errstr,
                         size_t errstr_size);
@@ -261,8 +321,11 @@ int ledger_idfile_view(struct ledger *lg, uint64_t gen, size_t bytes,
                        size_t errstr_size);
 void ledger_idfile_unmap(void *map, size_t bytes);
 int ledger_idfile_drop(struct ledger *lg, uint64_t gen);
-void ledger_idfiles_txn_end(struct ledger *lg, int committed);
-int ledger_idfiles_sweep(struct ledger *lg, char *errstr, size_t errstr_size);
+int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
+               char *errstr, size_t errstr_size);
+void ledger_rollback(struct ledger *lg);
+int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
+                         char *errstr, size_t errstr_size);
 void ledger_idfiles_free(struct ledger *lg);
 
 /* ids.c */
@@ -296,8 +359,68 @@ struct ledger_flow_reborn {
 int ledger_flow_incarnate(struct ledger *lg, const char *topic,
                           struct ledger_flow_reborn *out, char *errstr,
                           size_t errstr_size);
+/* flow_store.c: the flow engine's entries, packed (schema/0016).  open
+ * reads the topics, indexes the files and keeps the batches' views (a
+ * writer also removes files no row names); attach maps lg->flow_parts to
+ * stored keys (adding topics); restore fills a new flow with the live
+ * entries, in seq order (*dropped: those naming a part not in the flow).
+ * A commit: begin, put each retired (live 0) and dirty (live 1) view,
+ * flush (inside the transaction; closes the batches into a file first
+ * when they hold LEDGER_FLOW_GEN_VIEWS), then committed once it has
+ * committed.  find: the latest retired view of id (1, 0, -1 with errstr).
+ * incarnate: topic starts a new incarnation (inside the caller's
+ * transaction; the store is read again at the next open): its entries'
+ * new views appended, what moved counted in *r.  legacy: converts a
+ * ledger's flow_entries rows from before the store (sql selects the
+ * columns row reads, then live), once. */
+#define LEDGER_FLOW_VIEW 128
+/* A flow file's sparse index: every 16th view, so that a revival reads
+ * 4 KiB, not the 32 KiB an id file's step of 128 would make of views. */
+#define LEDGER_FLOW_STEP 16
+#define LEDGER_FLOW_GEN_VIEWS 131072
+struct ledger_flow_store;
+struct ledger_flow_inc {
+        uint64_t unjudged, judged, prior;
+        uint64_t gone_pending, gone_awaiting, gone;
+        struct dedup_flow_counts retired; /* added by the judged */
+};
+int ledger_flow_store_open(struct ledger *lg, char *errstr,
+                           size_t errstr_size);
+int ledger_flow_store_attach(struct ledger *lg, char *errstr,
+                             size_t errstr_size);
+int ledger_flow_store_restore(struct ledger *lg, struct dedup_flow *fl,
+                              size_t *dropped, char *errstr,
+                              size_t errstr_size);
+void ledger_flow_store_begin(struct ledger *lg);
+int ledger_flow_store_put(struct ledger *lg, const struct dedup_flow_view *v,
+                          int live);
+int ledger_flow_store_flush(struct ledger *lg, char *errstr,
+                            size_t errstr_size);
+void ledger_flow_store_committed(struct ledger *lg);
+int ledger_flow_store_find(struct ledger *lg, const struct dedup_id *id,
+                           struct dedup_flow_view *out, char *errstr,
+                           size_t errstr_size);
+int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
+                                struct ledger_flow_inc *r, char *errstr,
+                                size_t errstr_size);
+int ledger_flow_store_legacy(struct ledger *lg,
+                             int (*row)(struct ledger *, sqlite3_stmt *,
+                                        struct dedup_flow_view *),
+                             const char *sql, char *errstr,
+                             size_t errstr_size);
+void ledger_flow_store_free(struct ledger *lg);
+
 /* txn.c: the transaction check's dirty state, inside the commit's
  * transaction. */
+/* topic.c: the dirty topic-scoped streams, inside ledger_commit()'s
+ * transaction; and every stored one into tr (inside ledger_load()'s read
+ * snapshot, after the parts were tied to their topics). */
+int ledger_topics_put(struct ledger *lg, struct dedup_tracker *tr,
+                      const struct ledger_part *parts, size_t nparts,
+                      char *errstr, size_t errstr_size);
+int ledger_topics_load(struct ledger *lg, struct dedup_tracker *tr,
+                       const struct ledger_part *parts, size_t nparts,
+                       char *errstr, size_t errstr_size);
 int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
                     const struct ledger_part *parts, size_t nparts,
                     char *errstr, size_t errstr_size);

@@ -265,6 +265,8 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                                       &parts[i], bufs, errstr, errstr_size))
                         goto out;
         }
+        if (ledger_topics_load(lg, tr, parts, nparts, errstr, errstr_size))
+                goto out;
         if (ledger_exec(lg, "COMMIT", "cannot read ledger", errstr,
                         errstr_size))
                 goto out;

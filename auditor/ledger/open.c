@@ -140,13 +140,7 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
             "sink_ts, born, due, latency_done, id, id_len, prior) VALUES "
             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
             "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-        [LEDGER_ST_FLOW_FIND] =
-            "SELECT seq, id_lo, id_hi, src_topic, src_partition, src_offset, "
-            "src_ts, copies, sink_topic, sink_partition, sink_offset, "
-            "sink_topic_last, sink_partition_last, sink_offset_last, "
-            "sink_ts, born, due, latency_done, id, id_len, prior, outcome "
-            "FROM flow_entries WHERE id_lo = ?1 AND id_hi = ?2 AND "
-            "live = 0 ORDER BY seq DESC LIMIT 1",
+        [LEDGER_ST_FLOW_DEL] = "DELETE FROM flow_entries WHERE seq = ?1",
         [LEDGER_ST_FLOW_STATE] =
             "INSERT OR REPLACE INTO flow_state (one, state, expect, "
             "source_records, delivered, lost, duplicated, duplicate_copies, "
@@ -163,6 +157,12 @@ static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
                 "?9)",
         [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
                               "AND epoch = ?2 AND txn = ?3",
+        [LEDGER_ST_TSTREAM_PUT] =
+                "INSERT OR REPLACE INTO topic_streams (topic, producer, epoch, "
+                "floor, base, next, last_ms, records, state) VALUES (?1, ?2, "
+                "?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        [LEDGER_ST_TSTREAM_DEL] = "DELETE FROM topic_streams WHERE topic = ?1 "
+                                  "AND producer = ?2 AND epoch = ?3",
 };
 
 /*
@@ -549,6 +549,8 @@ void ledger_close(struct ledger *lg)
                 return;
         ledger_windows_free(lg);
         ledger_idfiles_free(lg);
+        ledger_trunc_free(lg);
+        ledger_flow_store_free(lg);
         free(lg->ids_dir);
         for (i = 0; i < LEDGER_ST__CNT; i++)
                 sqlite3_finalize(lg->st[i]);

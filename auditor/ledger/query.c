@@ -74,7 +74,11 @@ int ledger_summary(struct ledger *lg, const char *topic,
                     "       (SELECT COUNT(*) FROM msgid_gens "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT MIN(first_ms) FROM msgid_gens "
-                    "        WHERE ?1 IS NULL OR topic = ?1)",
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM truncations "
+                    "        WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COALESCE(SUM(records), 0) FROM "
+                    "        truncations WHERE ?1 IS NULL OR topic = ?1)",
                     &agg_st, errstr, errstr_size))
                 goto out;
         if (ledger_bind_topic(part_st, topic) != SQLITE_OK ||
@@ -103,6 +107,8 @@ int ledger_summary(struct ledger *lg, const char *topic,
         s.window_ids = ledger_u64_get(agg_st, 5);
         s.window_gens = (uint32_t)ledger_u64_get(agg_st, 6);
         s.window_oldest_ms = ledger_col_opt(agg_st, 7);
+        s.truncations = ledger_u64_get(agg_st, 8);
+        s.truncated_records = ledger_u64_get(agg_st, 9);
         s.records = sum.records;
         s.untracked = sum.untracked;
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
@@ -283,6 +289,7 @@ static int ledger_anomaly_row(sqlite3_stmt *st, const struct ledger_walk *w)
         a.msgid_len = ledger_col_opt(st, 17);
         a.incarnation = sqlite3_column_int64(st, 18);
         a.reason = (const char *)sqlite3_column_text(st, 19);
+        a.detail = (const char *)sqlite3_column_text(st, 20);
         if (!a.topic || !a.kind)
                 return -1;
         return w->cb.anomaly(w->opaque, &a) ? 1 : 0;
@@ -309,7 +316,7 @@ int ledger_anomalies_query(struct ledger *lg,
                                "first_offset, count, detected_ms, "
                                "malformed_bits, first_partition, "
                                "first_offset_hi, msgid, msgid_len, "
-                               "incarnation, reason FROM anomalies",
+                               "incarnation, reason, detail FROM anomalies",
                                "ORDER BY id DESC LIMIT :limit", &st, errstr,
                                errstr_size))
                 goto out;

@@ -199,7 +199,7 @@ build() {
 }
 
 # The compose stack's stand-ins, tagged as compose.yaml's variables expect
-# them (the README's Podman section exports those).
+# them (docs/OPERATIONS.md's Podman steps export those).
 # The Kafka stand-in is tagged with the version of deploy/kafka's jars.
 KAFKA_STANDIN="localhost/eosaudit-kafka:$(sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' \
   "$ROOT/deploy/kafka/pom.xml")"

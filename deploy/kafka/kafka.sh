@@ -11,6 +11,7 @@
 #   kafka.sh topic NAME PARTS [k=v]  create a topic if it does not exist (RF 1)
 #   kafka.sh tool CLASS ARGS...      run a Kafka tool class, e.g.
 #                                    org.apache.kafka.tools.ConsumerPerformance
+#                                    (KAFKA_EXTRA_CLASSPATH: jars to add)
 #   kafka.sh bootstrap               print host:port
 #   kafka.sh secure ...              the SASL_SSL listener on KAFKA_PORT+2 (secure.sh)
 #
@@ -72,10 +73,13 @@ fetch() {
   rm -f "$DIR/fetch.log"
 }
 
-# java with the broker classpath; $1 = log4j2 config file.
+# java with the broker classpath, and KAFKA_EXTRA_CLASSPATH after it
+# (e.g. build/eosaudit-interceptor.jar for a tool's producer); $1 = log4j2
+# config file.
 kjava() {
   local l4j="$1"; shift
-  java -cp "$LIB/*" -Dlog4j2.configurationFile="$l4j" \
+  java -cp "$LIB/*${KAFKA_EXTRA_CLASSPATH:+:$KAFKA_EXTRA_CLASSPATH}" \
+       -Dlog4j2.configurationFile="$l4j" \
        -Djava.awt.headless=true "$@"
 }
 
@@ -262,5 +266,5 @@ case "$cmd" in
   tool) [ $# -ge 1 ] || die "usage: kafka.sh tool CLASS ARGS..."; tool "$@" ;;
   bootstrap) echo "$BOOTSTRAP" ;;
   secure) secure_cmd "$@" ;;
-  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

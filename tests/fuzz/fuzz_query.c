@@ -37,7 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../auditor/ledger.h"
+#include "../../auditor/ledger/ledger.h"
 #include "../../dedup/dedup.h"
 #include "../../http/http.h"
 

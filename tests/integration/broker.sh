@@ -46,6 +46,12 @@ it_broker_pick() {
         local p i
         [ "$IT_OWN_BROKER" = 1 ] || return 0
         "$ROOT/deploy/kafka/kafka.sh" status >/dev/null 2>&1 && return 0
+        # The port recorded (or given) first, as said above: two suites
+        # on one machine each keep their own.
+        if it_port_free "$KAFKA_PORT" && it_port_free "$((KAFKA_PORT + 1))" &&
+                it_port_free "$((KAFKA_PORT + 2))"; then
+                return 0
+        fi
         for ((i = 0; i < 50; i++)); do
                 p=$((29092 + 3 * i))
                 if it_port_free "$p" && it_port_free "$((p + 1))" &&

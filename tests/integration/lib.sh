@@ -86,6 +86,20 @@ create_topic() {
 
 broker_up() { "$KAFKA_SH" status >/dev/null 2>&1; }
 
+# broker_freezable: sets BPID to the broker JVM's pid, checked to be a
+# running Kafka broker, for tests that freeze it (SIGSTOP) so that
+# requests time out; and makes sure it is thawed (SIGCONT) at exit,
+# whatever happens (a test_cleanup of the test's own replaces that).
+broker_freezable() {
+        BPID="$(cat "$KAFKA_PID_FILE" 2>/dev/null)" ||
+                die "no broker pid in $KAFKA_PID_FILE"
+        [[ "$BPID" =~ ^[0-9]+$ ]] && kill -0 "$BPID" 2>/dev/null ||
+                die "broker pid $BPID from $KAFKA_PID_FILE is not running"
+        tr '\0' ' ' <"/proc/$BPID/cmdline" | grep -q 'kafka\.Kafka' ||
+                die "pid $BPID is not a Kafka broker"
+        test_cleanup() { kill -CONT "$BPID" 2>/dev/null; }
+}
+
 # --- container images --------------------------------------------------------
 
 # t_95 builds the eosaudit image from this tree, t_96 runs the same image

@@ -19,15 +19,8 @@
 source "$(dirname "$0")/lib.sh"
 
 N=3000 RATE=1000 # 3 s of producing; the broker freezes 1 s in, for 3 s
-PIDF="${KAFKA_PID_FILE:-$ROOT/deploy/kafka/kafka.pid}"
-BPID="$(cat "$PIDF" 2>/dev/null)" || die "no broker pid in $PIDF"
-[[ "$BPID" =~ ^[0-9]+$ ]] && kill -0 "$BPID" 2>/dev/null ||
-        die "broker pid $BPID from $PIDF is not running"
-tr '\0' ' ' <"/proc/$BPID/cmdline" | grep -q 'kafka\.Kafka' ||
-        die "pid $BPID is not a Kafka broker"
-
 # Never leave the broker frozen, whatever happens below.
-test_cleanup() { kill -CONT "$BPID" 2>/dev/null; }
+broker_freezable
 
 for idem in false true; do
         log "== enable.idempotence=$idem"

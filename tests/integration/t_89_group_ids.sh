@@ -161,7 +161,7 @@ for line in open(sys.argv[3]):
     per_id[ids.get(w)] = per_id.get(ids.get(w), 0) + 1
     n["cross_partition"] += w[0] != f[0]
     if e.get("producer") == sys.argv[2] and m.get("ts", 0) > 0:
-        lat.append(m["ts"] - e["when_ms"])
+        lat.append(m["ts"] - e.get("detected_ms", e.get("when_ms", 0)))
         bypart[e["partition"]] = max(bypart.get(e["partition"], 0), lat[-1])
 n["per_id_wrong"] = sum(1 for i, c in taken.items() if per_id.get(i, 0) != c - 1)
 n["judges"] = len(judges)
