@@ -51,8 +51,10 @@ int audit_group_committed(struct audit *a,
 }
 
 /* 1 when the cluster's metadata says the state topic does not exist
- * (UNKNOWN_TOPIC_OR_PART, or not listed); 0 when it does; -1 when that
- * cannot be told within timeout_ms (brokers away).  One topic's
+ * (UNKNOWN_TOPIC_OR_PART); 0 when it does; -1 when that cannot be told
+ * within timeout_ms (brokers away, or a reply that does not list the
+ * topic: librdkafka 2.14 gave one to a member shutting down, and taking
+ * it for a deletion stopped the member with exit 2).  One topic's
  * metadata, not the cluster's: it runs every second or so on an idle
  * member. */
 static int group_state_gone(struct audit *a, int timeout_ms)
@@ -60,7 +62,7 @@ static int group_state_gone(struct audit *a, int timeout_ms)
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt;
         rd_kafka_resp_err_t err;
-        int gone = 1, i;
+        int gone = -1, i;
 
         if (!a->grp->reader)
                 return -1;
@@ -72,10 +74,9 @@ static int group_state_gone(struct audit *a, int timeout_ms)
         if (err || !md)
                 return -1;
         for (i = 0; i < md->topic_cnt; i++)
-                if (!strcmp(md->topics[i].topic, a->grp->state_topic) &&
-                    md->topics[i].err !=
-                        RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
-                        gone = 0;
+                if (!strcmp(md->topics[i].topic, a->grp->state_topic))
+                        gone = md->topics[i].err ==
+                               RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
         rd_kafka_metadata_destroy(md);
         return gone;
 }
