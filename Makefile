@@ -1,7 +1,7 @@
 # eosaudit - see README.md.  `make run` and `make test` are the two entry points.
 
 CC      ?= cc
-PKGS    := rdkafka libmicrohttpd sqlite3 jansson
+PKGS    := libmicrohttpd sqlite3 jansson
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -Wformat-security -Wvla -fno-common
 WERROR  ?= 1
@@ -33,9 +33,17 @@ Q := @
 quiet = @printf '  %-6s %s\n'
 endif
 
-DEPS_STAMP := $(BUILD)/.deps-ok
-PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# What deploy/install-deps.sh installed, as make variables: librdkafka's
+# flags come from deploy/librdkafka.sh (the system's librdkafka when it is
+# >= 2.10, else the one it built into a cache outside the tree, linked
+# with an rpath), the others from pkg-config.  Written once by the deps
+# step and read back here (make restarts after writing it).
+DEPS_STAMP := $(BUILD)/deps.mk
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+-include $(DEPS_STAMP)
+endif
+PKG_CFLAGS  = $(RDKAFKA_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(RDKAFKA_LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Layers, lowest first (see docs/INTERNALS.md "Layers"): base, dedup, auditor,
 # http, producer, cmd.  The library is all of them but cmd/main.c.
@@ -61,9 +69,10 @@ BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: $(BUILD)/eosaudit
 
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): deploy/install-deps.sh
+$(DEPS_STAMP): deploy/install-deps.sh deploy/librdkafka.sh
 	@./deploy/install-deps.sh
-	@mkdir -p $(@D) && touch $@
+	@mkdir -p $(@D)
+	@./deploy/librdkafka.sh make-vars >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -41,18 +41,6 @@ static void access_connect_line(char *out, size_t out_size,
                 hint = "check ssl.ca.location (the CA that signed the "
                        "brokers' certificates) and that each certificate "
                        "names the host used to reach the broker";
-        } else if (strstr(reason, "SCRAM") &&
-                   rd_kafka_version() < 0x020601ff) {
-                /* librdkafka PR #4895: a SCRAM nonce sent twice, which
-                 * Kafka 4.x refuses even with the right password. */
-                snprintf(out, out_size,
-                         "the brokers refused the credentials (%s): %s: "
-                         "check sasl.username and sasl.password; note that "
-                         "librdkafka %s cannot authenticate with SCRAM to "
-                         "Kafka 4.x brokers (fixed in 2.6.1): use "
-                         "SASL/PLAIN over SASL_SSL or a newer librdkafka",
-                         name, reason, rd_kafka_version_str());
-                return;
         } else {
                 hint = "check sasl.username, sasl.password and "
                        "sasl.mechanisms";

@@ -13,13 +13,17 @@
 int secrets_key_is_secret(const char *key)
 {
         static const char *const exact[] = {
-            "ssl.key.pem", "ssl_key", "sasl.oauthbearer.config"};
+            "ssl.key.pem", "ssl_key", "sasl.oauthbearer.config",
+            "sasl.oauthbearer.assertion.private.key.pem"};
         size_t i;
 
-        /* librdkafka's own sensitive properties all say so in their
+        /* Most of librdkafka's sensitive properties say so in their
          * name: sasl.password, ssl.key.password, ssl.keystore.password,
-         * sasl.oauthbearer.client.secret. */
-        if (strstr(key, "password") || strstr(key, "secret"))
+         * sasl.oauthbearer.client.secret, and (2.10's JWT bearer
+         * assertion) sasl.oauthbearer.assertion.private.key.passphrase;
+         * the rest are listed above. */
+        if (strstr(key, "password") || strstr(key, "secret") ||
+            strstr(key, "passphrase"))
                 return 1;
         for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
                 if (!strcmp(key, exact[i]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/group.sh - serve --group (README: More than one machine) on the
+# bench/group.sh - serve --group (docs/GROUP.md) on the
 # real path: throughput of one and of two members, the state topic's bytes,
 # the restore of many pairs and the pause of a rebalance.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/group_ids.sh - what the ids topic of serve --group costs (README:
-# More than one machine, "Redeliveries across members").
+# bench/group_ids.sh - what the ids topic of serve --group costs
+# (docs/GROUP.md, "Redeliveries across members").
 #
 # usage: bench/group_ids.sh [-n RECORDS] [-p PARTITIONS] [-r REPS]
 #   -n RECORDS     records of the topic (2000000), 100 bytes each, written by

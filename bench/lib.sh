@@ -24,6 +24,24 @@ BENCH_RESULTS="${BENCH_RESULTS:-$BENCH_ROOT/build/bench-results}"
 BENCH_TMP="${BENCH_TMP:-/var/tmp}"
 TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 
+# Like with like: kcat (Debian's, linked against librdkafka.so.1) runs on
+# the librdkafka eosaudit was built with, not on the system's older one
+# (deploy/librdkafka.sh; nothing to do when the system's is used).
+RDKAFKA_PREFIX="$("$BENCH_ROOT/deploy/librdkafka.sh" prefix 2>/dev/null)" || RDKAFKA_PREFIX=
+if [ -n "$RDKAFKA_PREFIX" ]; then
+  export LD_LIBRARY_PATH="$RDKAFKA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+# bench_same_librdkafka: die unless kcat and eosaudit run on one librdkafka.
+bench_same_librdkafka() {
+  local k e
+  k="$(kcat -V 2>&1 | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p' | head -n 1)"
+  e="$("$EOSAUDIT" version | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p')"
+  [ -n "$k" ] && [ "$k" = "$e" ] ||
+    die "kcat runs on librdkafka '${k:-?}', eosaudit on '${e:-?}': not like with like"
+  say "kcat and eosaudit on librdkafka $e"
+}
+
 bench_name="$(basename "$0" .sh)"
 say() { echo "$bench_name: $*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -40,14 +58,14 @@ bench_uint() {
 # sources right now) but the binaries exist, go on with them.
 bench_build() {
   local t missing=0
-  if make -s -C "$BENCH_ROOT" "$@" >&2; then
-    return 0
+  if ! make -s -C "$BENCH_ROOT" "$@" >&2; then
+    for t in "$@"; do
+      [ -x "$BENCH_ROOT/$t" ] || missing=1
+    done
+    [ "$missing" -eq 0 ] || die "make $* failed"
+    say "warning: make $* failed; using the binaries already built"
   fi
-  for t in "$@"; do
-    [ -x "$BENCH_ROOT/$t" ] || missing=1
-  done
-  [ "$missing" -eq 0 ] || die "make $* failed"
-  say "warning: make $* failed; using the binaries already built"
+  bench_same_librdkafka
 }
 
 bench_broker_up() {

@@ -318,6 +318,12 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
         /* librdkafka's lines through our logger and --log-level; its last
          * error names the cause when the brokers cannot be reached. */
         kafka_log_route(kconf);
+        /* The consumer's version decides what it can see (KIP-320
+         * truncation needs >= 2.1): serve's log says which one runs
+         * (scan's stderr stays for findings; `eosaudit version` says it). */
+        if (serve)
+                log_info("eosaudit %s on librdkafka %s", EOSAUDIT_VERSION,
+                         rd_kafka_version_str());
         {
                 size_t bsz = sizeof(c->brokers);
                 if (rd_kafka_conf_get(kconf, "bootstrap.servers", c->brokers,

@@ -289,9 +289,11 @@ enum conf_doc {
         CONF_DOC_TEXT,     /* `eosaudit config-help` */
         CONF_DOC_MARKDOWN, /* docs/CONFIG.md */
         CONF_DOC_EXAMPLE,  /* deploy/eosaudit.conf.example */
+        CONF_DOC_FLAGS,    /* docs/FLAGS.md: every command's flags */
+        CONF_DOC_MAN,      /* the OPTIONS sections of docs/eosaudit.1 */
 };
 
-/* The documentation of the configuration file. */
+/* The documentation of the configuration file, or of every flag. */
 void conf_doc_print(FILE *f, enum conf_doc fmt);
 
 #endif /* EOSAUDIT_CONF_H */

@@ -1,8 +1,9 @@
 /*
- * conf_doc.c - the options part of each command's --help and the
+ * conf_doc.c - the options part of each command's --help, the
  * documentation of the configuration file (`eosaudit config-help`,
- * docs/CONFIG.md, deploy/eosaudit.conf.example), from the option table
- * (conf_table.c).
+ * docs/CONFIG.md, deploy/eosaudit.conf.example) and the flags of every
+ * command (docs/FLAGS.md and the OPTIONS sections of docs/eosaudit.1),
+ * from the option table (conf_table.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -285,6 +286,257 @@ static void conf_doc_markdown(FILE *f)
         }
 }
 
+/* text into a Markdown table cell: '|' escaped, nothing else changed. */
+static void conf_md_cell(FILE *f, const char *text)
+{
+        for (; *text; text++) {
+                if (*text == '|')
+                        fputc('\\', f);
+                fputc(*text, f);
+        }
+}
+
+/* The commands that take o, of those in which, as "scan, serve". */
+static void conf_md_commands(FILE *f, const struct conf_option *o,
+                             unsigned which)
+{
+        static const struct {
+                unsigned bit;
+                const char *name;
+        } cmds[] = {{CONF_SCAN, "scan"},       {CONF_SERVE, "serve"},
+                    {CONF_PRODUCE, "produce"}, {CONF_PROCESS, "process"},
+                    {CONF_DEMO, "demo"}};
+        const char *sep = "";
+        size_t i;
+
+        for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+                if (!(o->where & which & cmds[i].bit))
+                        continue;
+                fprintf(f, "%s%s", sep, cmds[i].name);
+                sep = ", ";
+        }
+}
+
+/* One table of the flags of the commands in which: a "commands" column
+ * when which names more than one, the file key (linked to CONFIG.md)
+ * when one of them reads the configuration file. */
+static void conf_flags_table(FILE *f, unsigned which, int several)
+{
+        char anchor[64];
+        size_t i;
+
+        fputs(several ? "| flag | commands | file key | default | meaning |\n"
+                        "| --- | --- | --- | --- | --- |\n"
+                      : "| flag | default | meaning |\n"
+                        "| --- | --- | --- |\n",
+              f);
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+                const char *def = conf_default_text(o);
+
+                if (!(o->where & which))
+                        continue;
+                fputs("| ", f);
+                conf_md_flags(f, o);
+                if (o->metavar)
+                        fprintf(f, " *%s*", o->metavar);
+                fputs(" | ", f);
+                if (several) {
+                        conf_md_commands(f, o, which);
+                        fputs(" | ", f);
+                        if (o->where & CONF_FILE) {
+                                conf_md_anchor(o->key, anchor,
+                                               sizeof(anchor));
+                                fprintf(f, "[`%s`](CONFIG.md#%s)", o->key,
+                                        anchor);
+                        } else {
+                                fputs("none", f);
+                        }
+                        fputs(" | ", f);
+                }
+                conf_md_cell(f, def                       ? def
+                                : o->type == CONF_T_FLAG ? "off"
+                                                         : "none");
+                fputs(" | ", f);
+                conf_md_cell(f, o->help);
+                fputs(" |\n", f);
+        }
+}
+
+/* The commands whose flags docs/FLAGS.md and the man page list, one
+ * section each: its title there, and its introduction in Markdown and in
+ * plain text. */
+static const struct {
+        unsigned which;
+        const char *title, *man_title, *md, *text;
+} conf_doc_sections[] = {
+    {CONF_SCAN | CONF_SERVE, "scan and serve", "OPTIONS OF SCAN AND SERVE",
+     "The audit. Both commands parse the same flags, so that one "
+     "configuration file serves both: a flag of the other command is "
+     "accepted and has no effect, except `scan --group`, which is refused. "
+     "A flag with a file key may be set in the configuration file instead "
+     "(`--config FILE`, [CONFIG.md](CONFIG.md)); the flag wins.",
+     "Both commands parse the same flags, so that one configuration file "
+     "serves both: a flag of the other command is accepted and has no "
+     "effect, except `scan --group`, which is refused. Every option but "
+     "the command-line switches can also be set in the configuration file "
+     "given with `--config`, under the key named in brackets; flags "
+     "override the file."},
+    {CONF_PRODUCE, "produce", "OPTIONS OF PRODUCE",
+     "The reference producer: it stamps the header contract and can "
+     "inject faults.",
+     NULL},
+    {CONF_PROCESS, "process", "OPTIONS OF PROCESS",
+     "The reference processor, for the flow audit ([FLOW.md](FLOW.md)).",
+     NULL},
+    {CONF_DEMO, "demo", "OPTIONS OF DEMO",
+     "The mock cluster, the reference producer with injected faults, and "
+     "the audit.",
+     NULL},
+};
+#define CONF_DOC_SECTIONS                                                     \
+        (sizeof(conf_doc_sections) / sizeof(conf_doc_sections[0]))
+
+static void conf_doc_flags(FILE *f)
+{
+        size_t i;
+
+        fputs("# The flags of every command\n"
+              "\n"
+              "<!-- Generated by `eosaudit config-help --flags` from the "
+              "option table in\n"
+              "     cmd/conf_table.c; tests/integration/t_93_deploy_lint.sh "
+              "fails when they\n"
+              "     differ. Do not edit by hand. -->\n"
+              "\n"
+              "`eosaudit COMMAND --help` prints the same, and `man "
+              "eosaudit` describes\n"
+              "every command; `eosaudit config-help --help` gives "
+              "config-help's own flags.\n",
+              f);
+        for (i = 0; i < CONF_DOC_SECTIONS; i++) {
+                unsigned which = conf_doc_sections[i].which;
+
+                fprintf(f, "\n## %s\n\n", conf_doc_sections[i].title);
+                conf_wrap(f, conf_doc_sections[i].md, 0, "", 76, 1);
+                fputs("\n\n", f);
+                conf_flags_table(f, which, (which & (which - 1)) != 0);
+        }
+}
+
+/* Writes text as roff filled text: words wrapped at 76 columns, '\' and
+ * '-' escaped, `code` in bold, a line that would start with '.' or '\''
+ * guarded (it would be a request).  *col is the column reached, 0 at the
+ * start of a line. */
+static void conf_roff_text(FILE *f, const char *text, size_t *col)
+{
+        const char *p = text;
+        int bold = 0;
+
+        while (*p) {
+                const char *w;
+                size_t wl = 0, i;
+
+                while (*p == ' ')
+                        p++;
+                w = p;
+                while (w[wl] && w[wl] != ' ')
+                        wl++;
+                if (!wl)
+                        break;
+                if (*col && *col + 1 + wl > 76) {
+                        fputc('\n', f);
+                        *col = 0;
+                } else if (*col) {
+                        fputc(' ', f);
+                        (*col)++;
+                }
+                if (!*col && (w[0] == '.' || w[0] == '\''))
+                        fputs("\\&", f);
+                for (i = 0; i < wl; i++) {
+                        if (w[i] == '`') {
+                                bold = !bold;
+                                fputs(bold ? "\\fB" : "\\fR", f);
+                        } else if (w[i] == '\\') {
+                                fputs("\\e", f);
+                        } else if (w[i] == '-') {
+                                fputs("\\-", f);
+                        } else {
+                                fputc(w[i], f);
+                        }
+                }
+                *col += wl;
+                p = w + wl;
+        }
+        if (bold)
+                fputs("\\fR", f);
+}
+
+/* The OPTIONS sections of docs/eosaudit.1, between the markers that
+ * docs/generate.sh replaces. */
+static void conf_doc_man(FILE *f)
+{
+        char text[1400], sentence[1024];
+        size_t i, k, col;
+
+        fputs(".\\\" Generated by `eosaudit config-help --man` from "
+              "cmd/conf_table.c\n"
+              ".\\\" (docs/generate.sh); do not edit by hand.\n",
+              f);
+        for (k = 0; k < CONF_DOC_SECTIONS; k++) {
+                unsigned which = conf_doc_sections[k].which;
+
+                fprintf(f, ".SH %s\n", conf_doc_sections[k].man_title);
+                if (conf_doc_sections[k].text) {
+                        col = 0;
+                        conf_roff_text(f, conf_doc_sections[k].text, &col);
+                        fputc('\n', f);
+                }
+                for (i = 0; i < CONF__CNT; i++) {
+                        const struct conf_option *o = &conf_options[i];
+                        const char *def = conf_default_text(o);
+                        int keyed = (which & (CONF_SCAN | CONF_SERVE)) &&
+                                    (o->where & CONF_FILE);
+
+                        if (!(o->where & which))
+                                continue;
+                        fputs(".TP\n", f);
+                        if (o->short_flag)
+                                fprintf(f, "\\fB\\-%c\\fR%s", o->short_flag,
+                                        o->flag ? ", " : "");
+                        if (o->flag) {
+                                col = 0;
+                                fputs("\\fB\\-\\-", f);
+                                conf_roff_text(f, o->flag, &col);
+                                fputs("\\fR", f);
+                        }
+                        if (o->metavar) {
+                                col = 0;
+                                fputs(" \\fI", f);
+                                conf_roff_text(f, o->metavar, &col);
+                                fputs("\\fR", f);
+                        }
+                        fputc('\n', f);
+                        conf_sentence(o->help, sentence, sizeof(sentence));
+                        if (def && o->type != CONF_T_KAFKA)
+                                snprintf(text, sizeof(text),
+                                         "%s%s%s%s (default: %s).",
+                                         keyed ? "[" : "",
+                                         keyed ? o->key : "",
+                                         keyed ? "] " : "", sentence, def);
+                        else
+                                snprintf(text, sizeof(text), "%s%s%s%s.",
+                                         keyed ? "[" : "",
+                                         keyed ? o->key : "",
+                                         keyed ? "] " : "", sentence);
+                        col = 0;
+                        conf_roff_text(f, text, &col);
+                        fputc('\n', f);
+                }
+        }
+        fputs(".\\\" End of the generated options.\n", f);
+}
+
 static void conf_doc_example(FILE *f)
 {
         size_t i;
@@ -345,6 +597,12 @@ void conf_doc_print(FILE *f, enum conf_doc fmt)
                 break;
         case CONF_DOC_EXAMPLE:
                 conf_doc_example(f);
+                break;
+        case CONF_DOC_FLAGS:
+                conf_doc_flags(f);
+                break;
+        case CONF_DOC_MAN:
+                conf_doc_man(f);
                 break;
         }
 }

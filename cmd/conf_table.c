@@ -68,8 +68,9 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_IDLE_TTL_MS] = {CONF_IDLE_TTL_MS, "idle-ttl-ms", "idle-ttl-ms", 0,
                           CONF_T_INT, "N", "604800000", NULL, 0, INT64_MAX,
                           NULL, NULL, CONF_SERVE | CONF_FILE,
-                          "forget a producer idle on a partition for N ms "
-                          "(7 days; logged); 0 = never"},
+                          "forget a producer idle on a partition for N ms, "
+                          "after confirming its open gaps (7 days; logged); "
+                          "0 = never"},
     [CONF_MAX_OPEN_GAPS] = {CONF_MAX_OPEN_GAPS, "max-open-gaps",
                             "max-open-gaps", 0, CONF_T_INT, "N", "1024", NULL,
                             1, 1000000, NULL, NULL, CONF_SERVE | CONF_FILE,
@@ -83,7 +84,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                         "header), header:NAME (any header, e.g. "
                         "header:message-id or header:ce_id), key (the record "
                         "key) or value-hash (a 128-bit hash of key and "
-                        "value); records without it are not checked"},
+                        "value); a repeated id is redelivered unless the "
+                        "sequence check already called the record a "
+                        "duplicate or a fenced write; records without it "
+                        "are not checked"},
     [CONF_ID_WINDOW] = {CONF_ID_WINDOW, "id-window", "id-window", 0,
                         CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
                         NULL, NULL, CONF_ALL,
@@ -106,7 +110,9 @@ const struct conf_option conf_options[CONF__CNT] = {
                      "the sinks of a processor that reads these sources; "
                      "each source record must reach the sinks as "
                      "--flow-expect says, matched by --dedup-key (the same "
-                     "id on both sides); sink records are judged by lineage "
+                     "id on both sides): delivered, lost, duplicated or "
+                     "pending, and a sink record whose id no source record "
+                     "has is unexpected; sink records are judged by lineage "
                      "only, their forwarded eos.* headers raise no sequence "
                      "anomaly"},
     [CONF_PROCESSOR_GROUP] = {CONF_PROCESSOR_GROUP, "processor-group",
@@ -188,7 +194,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                                   "with --group, the group consumer's "
                                   "topic.metadata.refresh.interval.ms "
                                   "(at most 3600000; 0: librdkafka's 5 "
-                                  "minutes)"},
+                                  "minutes); scan reads the partitions once, "
+                                  "at its start"},
     [CONF_LISTEN] = {CONF_LISTEN, "listen", "listen", 0, CONF_T_ADDR,
                      "ADDR:PORT", NULL,
                      "serve: " HTTP_LISTEN_DEFAULT ", and when that is taken "
@@ -224,7 +231,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                         CONF_T_ENUM, "LEVEL", "info", NULL, 0, 3,
                         "error|warn|info|debug", NULL, CONF_ALL,
                         "what is logged on stderr; error also quiets "
-                        "librdkafka's log and scan's progress line"},
+                        "librdkafka's log and scan's progress line; "
+                        "librdkafka's lines pass the same filter (its "
+                        "warnings as warn, its notices as info, its debug "
+                        "lines only with -X debug=...)"},
     [CONF_KAFKA_PROPERTIES_FILE] = {CONF_KAFKA_PROPERTIES_FILE,
                                     "kafka-properties-file", NULL, 'F',
                                     CONF_T_STRING, "FILE", NULL, "none", 1,
@@ -269,8 +279,12 @@ const struct conf_option conf_options[CONF__CNT] = {
                     "(cooperative-sticky); each partition's state travels "
                     "through the compacted topic eosaudit-GROUP-state, "
                     "written in the same Kafka transaction as the group's "
-                    "offsets and the anomalies (eosaudit-GROUP-events; "
-                    "README: More than one machine)"},
+                    "offsets and the anomalies (eosaudit-GROUP-events), "
+                    "redeliveries across members through "
+                    "eosaudit-GROUP-ids; the group consumers heartbeat "
+                    "every second (heartbeat.interval.ms 1000 unless -X "
+                    "sets it), so that a rebalance is served within about "
+                    "a second (docs/GROUP.md)"},
     [CONF_GROUP_MEMBER] = {CONF_GROUP_MEMBER, "group-member", "group-member",
                            0, CONF_T_STRING, "NAME", NULL,
                            "the host name and the process id", 1, 200, NULL,
@@ -376,7 +390,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                          CONF_PRODUCE,
                          "each record's message id, the same in every copy "
                          "of it: key (NAME-n), index (n, in decimal) or none "
-                         "(no id header)"},
+                         "(no id header); two runs with the same --producer "
+                         "into one topic write the same ids: give each run "
+                         "its own name, or none, unless the repeats are "
+                         "wanted"},
     [CONF_MSGID_HEADER] = {CONF_MSGID_HEADER, NULL, "msgid-header", 0,
                            CONF_T_STRING, "NAME", PRODUCER_MSGID_HEADER,
                            NULL, 1, PRODUCER_HEADER_NAME_MAX, NULL, NULL,
@@ -388,8 +405,9 @@ const struct conf_option conf_options[CONF__CNT] = {
                             NULL, CONF_PRODUCE,
                             "after every N records (0 = never): flush "
                             "(commit when transactional), destroy the "
-                            "producer and start a new one: a new session, "
-                            "with a higher epoch and seqs from 0, that first "
+                            "producer and start a new one: a new session "
+                            "(a new producer id, a higher epoch, seqs from "
+                            "0) that first "
                             "writes again the last records delivered before; "
                             "not with --zombie"},
     [CONF_RESTART_REPLAY] = {CONF_RESTART_REPLAY, NULL, "restart-replay", 0,
@@ -416,10 +434,14 @@ const struct conf_option conf_options[CONF__CNT] = {
     /* process: the reference processor (producer/process.h) */
     [CONF_PROC_SOURCE] = {CONF_PROC_SOURCE, NULL, "source", 0, CONF_T_LIST,
                           "TOPIC[,...]", NULL, "none; required", 1, 64, NULL,
-                          NULL, CONF_PROCESS, "the topics to read"},
+                          NULL, CONF_PROCESS,
+                          "the topics to read, in consumer group --group "
+                          "(read_committed)"},
     [CONF_PROC_SINK] = {CONF_PROC_SINK, NULL, "sink", 0, CONF_T_STRING,
                         "TOPIC", NULL, "none; required", 1, 249, NULL, NULL,
-                        CONF_PROCESS, "the topic to write"},
+                        CONF_PROCESS,
+                        "the topic to write: every source record with its "
+                        "value and headers"},
     [CONF_PROC_GROUP] = {CONF_PROC_GROUP, NULL, "group", 0, CONF_T_STRING,
                          "GROUP", NULL, "none; required", 1, 255, NULL, NULL,
                          CONF_PROCESS,
@@ -513,7 +535,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                                       NULL, 1, CONF_PATH_MAX, NULL, NULL,
                                       CONF_PRODUCE | CONF_PROCESS,
                                       "librdkafka properties file: "
-                                      "key=value lines, # comments"},
+                                      "key=value lines, # comments; secrets "
+                                      "go here, never in -X"},
     [CONF_PROCESS_KAFKA] = {CONF_PROCESS_KAFKA, NULL, NULL, 'X',
                             CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
                             NULL, NULL, CONF_PROCESS,
@@ -532,7 +555,15 @@ const struct conf_option conf_options[CONF__CNT] = {
                    "print one JSON object on stdout"},
     [CONF_PRODUCE_JSON] = {CONF_PRODUCE_JSON, NULL, "json", 0, CONF_T_FLAG,
                            NULL, NULL, NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
-                           "also print the summary as JSON on stdout"},
+                           "also print the summary as JSON on stdout; its "
+                           "redelivered_injected counts the records "
+                           "--restart-replay wrote again, its "
+                           "unconfirmed the writes librdkafka reported "
+                           "delivered without an offset (acked implicitly "
+                           "because a later batch succeeded after an "
+                           "earlier one failed): they may be missing from "
+                           "the log, are counted neither delivered nor "
+                           "failed, and make the exit status 1"},
     [CONF_NO_PROGRESS] = {CONF_NO_PROGRESS, NULL, "no-progress", 0,
                           CONF_T_FLAG, NULL, NULL, NULL, 0, 0, NULL, NULL,
                           CONF_SCAN, "no progress line on stderr"},
@@ -544,7 +575,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                       NULL, NULL, 0, 0, NULL, NULL, CONF_SV,
                       "debug logging (--log-level debug)"},
     [CONF_HELP] = {CONF_HELP, NULL, "help", 'h', CONF_T_FLAG, NULL, NULL,
-                   NULL, 0, 0, NULL, NULL, CONF_CMDS, "this text"},
+                   NULL, 0, 0, NULL, NULL, CONF_CMDS,
+                   "print the command's options and exit"},
 };
 
 /* The introduction of the documentation, one paragraph per string. */

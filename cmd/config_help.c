@@ -11,18 +11,23 @@
 
 static void usage_config_help(FILE *f)
 {
-        fputs("usage: eosaudit config-help [--markdown | --example | --check "
-              "FILE]\n"
+        fputs("usage: eosaudit config-help [--markdown | --example | --flags | "
+              "--man |\n"
+              "                            --check FILE]\n"
               "\n"
               "Describes the configuration file of scan and serve (--config "
               "FILE): as\n"
               "text, as docs/CONFIG.md (--markdown), or as an example file "
               "with every\n"
-              "key at its default, commented out (--example).  --check FILE "
-              "reads FILE\n"
-              "as serve would and says whether it is valid (exit status 0) "
-              "or which\n"
-              "line is not (FILE:LINE: message, exit status 2).\n",
+              "key at its default, commented out (--example).  --flags "
+              "prints the flags\n"
+              "of every command as docs/FLAGS.md, --man as the OPTIONS "
+              "sections of\n"
+              "docs/eosaudit.1.  --check FILE reads FILE as serve would and "
+              "says whether\n"
+              "it is valid (exit status 0) or which line is not (FILE:LINE: "
+              "message,\n"
+              "exit status 2).\n",
               f);
 }
 
@@ -49,7 +54,8 @@ static int config_check(const char *path)
         return CMD_EXIT_CLEAN;
 }
 
-/* eosaudit config-help [--markdown | --example | --check FILE] */
+/* eosaudit config-help [--markdown | --example | --flags | --man |
+ *                       --check FILE] */
 int cmd_config_help(int argc, char **argv, volatile sig_atomic_t *run)
 {
         enum conf_doc fmt = CONF_DOC_TEXT;
@@ -67,6 +73,10 @@ int cmd_config_help(int argc, char **argv, volatile sig_atomic_t *run)
                 fmt = CONF_DOC_MARKDOWN;
         } else if (opt && !strcmp(opt, "--example") && argc == 2) {
                 fmt = CONF_DOC_EXAMPLE;
+        } else if (opt && !strcmp(opt, "--flags") && argc == 2) {
+                fmt = CONF_DOC_FLAGS;
+        } else if (opt && !strcmp(opt, "--man") && argc == 2) {
+                fmt = CONF_DOC_MAN;
         } else if (opt) {
                 fprintf(stderr, "eosaudit: bad arguments to config-help (see "
                                 "`eosaudit config-help --help`)\n");

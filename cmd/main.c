@@ -56,10 +56,10 @@ static void usage_main(FILE *f)
 "  process   the reference processor: consume, transform, produce\n"
 "  demo      an embedded demo on librdkafka's mock cluster (with\n"
 "            --listen, a dashboard to look at)\n"
-"  config-help [--markdown|--example|--check FILE]\n"
+"  config-help [--markdown|--example|--flags|--check FILE]\n"
 "            the keys of the configuration file (--config FILE) of scan\n"
-"            and serve, their types, ranges and defaults; --check FILE\n"
-"            validates a file\n"
+"            and serve, their types, ranges and defaults; --flags every\n"
+"            command's flags; --check FILE validates a file\n"
 "  version   print the version\n"
 "\n"
 "`eosaudit COMMAND --help` (or -h) describes each command; man eosaudit.\n");

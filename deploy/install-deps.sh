@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test eosaudit.
-# Does nothing (and needs no network) when everything is already there.
+# Does nothing (and needs no network) when everything is already there;
+# the first run on Debian 12 or 13 also builds librdkafka (librdkafka.sh).
 set -euo pipefail
 
 pkgs=(
   build-essential pkg-config
-  librdkafka-dev libmicrohttpd-dev libsqlite3-dev sqlite3 libcmocka-dev libjansson-dev
+  libmicrohttpd-dev libsqlite3-dev sqlite3 libcmocka-dev libjansson-dev
+  # librdkafka: the system's when it is >= 2.10, else deploy/librdkafka.sh
+  # (below) builds Debian's newest source package once, with these.
+  librdkafka-dev dpkg-dev debian-archive-keyring
+  libssl-dev libsasl2-dev libzstd-dev liblz4-dev libcurl4-openssl-dev zlib1g-dev
   libgoogle-perftools-dev
   kcat
   # HTTP tests: promtool checks /metrics (t_70, with curl and openssl for
@@ -37,11 +42,14 @@ for p in "${pkgs[@]}"; do
   fi
 done
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-SUDO=
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# librdkafka >= 2.10 (nothing to do when the system's or a cached build is).
+"$(dirname "$0")/librdkafka.sh"

@@ -133,10 +133,16 @@ static void test_secret_keys(void **state)
         static const char *const secret[] = {
             "sasl.password", "ssl.key.password", "ssl.keystore.password",
             "ssl.key.pem", "sasl.oauthbearer.client.secret",
-            "sasl.oauthbearer.config"};
+            "sasl.oauthbearer.config",
+            "sasl.oauthbearer.client.credentials.client.secret",
+            "sasl.oauthbearer.assertion.private.key.passphrase",
+            "sasl.oauthbearer.assertion.private.key.pem"};
         static const char *const plain[] = {
             "sasl.username", "ssl.ca.location", "security.protocol",
-            "sasl.mechanisms", "ssl.key.location"};
+            "sasl.mechanisms", "ssl.key.location",
+            "sasl.oauthbearer.method", "sasl.oauthbearer.client.id",
+            "sasl.oauthbearer.token.endpoint.url",
+            "sasl.oauthbearer.assertion.private.key.file"};
         char errstr[256];
         size_t i;
 

@@ -881,6 +881,144 @@ static void test_docs_name_every_setting(void **state)
         free(text);
 }
 
+/* Whether [from, to) holds a table row of flags doc for o: a line that
+ * starts with o's flags and ends with its help. */
+static int flags_doc_has_row(const char *from, const char *to,
+                             const struct conf_option *o)
+{
+        char head[160], tail[1100];
+        const char *p = from;
+        size_t hl, tl;
+
+        if (o->flag && o->short_flag)
+                snprintf(head, sizeof(head), "\n| `-%c`, `--%s`",
+                         o->short_flag, o->flag);
+        else if (o->flag)
+                snprintf(head, sizeof(head), "\n| `--%s`", o->flag);
+        else
+                snprintf(head, sizeof(head), "\n| `-%c`", o->short_flag);
+        snprintf(tail, sizeof(tail), " | %s |\n", o->help);
+        hl = strlen(head);
+        tl = strlen(tail);
+        while ((p = strstr(p, head)) && p < to) {
+                const char *eol = strchr(p + 1, '\n');
+
+                if (eol && (size_t)(eol + 1 - p) >= hl + tl &&
+                    !memcmp(eol + 1 - tl, tail, tl) &&
+                    (p[hl] == ' ' || p[hl] == '|'))
+                        return 1;
+                p += hl;
+        }
+        return 0;
+}
+
+/* docs/FLAGS.md: every option is a row of the table of each command
+ * that takes it, and only there, and a file key links to its CONFIG.md
+ * entry. */
+static void test_flags_doc_names_every_flag(void **state)
+{
+        static const struct {
+                unsigned which;
+                const char *heading;
+        } sections[] = {{CONF_SCAN | CONF_SERVE, "\n## scan and serve\n"},
+                        {CONF_PRODUCE, "\n## produce\n"},
+                        {CONF_PROCESS, "\n## process\n"},
+                        {CONF_DEMO, "\n## demo\n"}};
+        enum { N = sizeof(sections) / sizeof(sections[0]) };
+        const char *start[N], *end[N];
+        char needle[160], *text;
+        size_t i, k, len;
+
+        (void)state;
+        text = doc(CONF_DOC_FLAGS, &len);
+        for (k = 0; k < N; k++) {
+                start[k] = strstr(text, sections[k].heading);
+                assert_non_null(start[k]);
+        }
+        for (k = 0; k < N; k++) {
+                end[k] = k + 1 < N ? start[k + 1] : text + len;
+                assert_true(end[k] > start[k]);
+        }
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+
+                for (k = 0; k < N; k++) {
+                        int in = flags_doc_has_row(start[k], end[k], o);
+
+                        if (in != !!(o->where & sections[k].which)) {
+                                print_error("option %zu (--%s) %s section "
+                                            "%zu\n",
+                                            i, o->flag ? o->flag : "",
+                                            in ? "wrongly in" : "missing from",
+                                            k);
+                                fail();
+                        }
+                }
+                if (o->where & CONF_FILE) {
+                        snprintf(needle, sizeof(needle), "[`%s`](CONFIG.md#",
+                                 o->key);
+                        assert_non_null(strstr(text, needle));
+                }
+        }
+        free(text);
+}
+
+/* in with every '-' escaped as roff writes it ("\-"), into out. */
+static const char *roff_escaped(const char *in, char *out, size_t size)
+{
+        size_t n = 0;
+
+        for (; *in && n + 3 < size; in++) {
+                if (*in == '-')
+                        out[n++] = '\\';
+                out[n++] = *in;
+        }
+        out[n] = '\0';
+        return out;
+}
+
+/* The man page's OPTIONS sections: one per command, and every option in
+ * them as a roff tag, with its file key in brackets. */
+static void test_man_options_name_every_flag(void **state)
+{
+        static const char *const sections[] = {
+            ".SH OPTIONS OF SCAN AND SERVE\n", ".SH OPTIONS OF PRODUCE\n",
+            ".SH OPTIONS OF PROCESS\n", ".SH OPTIONS OF DEMO\n"};
+        char needle[200], esc[80], *text;
+        size_t i, k, len;
+
+        (void)state;
+        text = doc(CONF_DOC_MAN, &len);
+        for (k = 0; k < sizeof(sections) / sizeof(sections[0]); k++)
+                assert_non_null(strstr(text, sections[k]));
+        for (i = 0; i < CONF__CNT; i++) {
+                const struct conf_option *o = &conf_options[i];
+
+                if (o->flag && o->short_flag)
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-%c\\fR, \\fB\\-\\-%s\\fR",
+                                 o->short_flag,
+                                 roff_escaped(o->flag, esc, sizeof(esc)));
+                else if (o->flag)
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-\\-%s\\fR",
+                                 roff_escaped(o->flag, esc, sizeof(esc)));
+                else
+                        snprintf(needle, sizeof(needle),
+                                 "\n.TP\n\\fB\\-%c\\fR", o->short_flag);
+                if (!strstr(text, needle)) {
+                        print_error("man page lacks '%s'\n", needle + 5);
+                        fail();
+                }
+                if (o->where & CONF_FILE) {
+                        snprintf(needle, sizeof(needle), "\n[%s] ",
+                                 roff_escaped(o->key, esc, sizeof(esc)));
+                        assert_non_null(strstr(text, needle));
+                }
+        }
+        free(text);
+}
+
 /* The example file, uncommented, is a valid configuration whose values
  * are the defaults. */
 static void test_example_loads(void **state)
@@ -935,6 +1073,8 @@ int main(void)
                 T(test_required_settings),
                 T(test_file_error_through_argv),
                 T(test_docs_name_every_setting),
+                T(test_flags_doc_names_every_flag),
+                T(test_man_options_name_every_flag),
                 T(test_example_loads),
         };
 

@@ -115,7 +115,7 @@ build() {
 }
 
 # The compose stack's stand-ins, tagged as compose.yaml's variables expect
-# them (the README's Podman section exports those).
+# them (docs/OPERATIONS.md's Podman steps export those).
 KAFKA_STANDIN=localhost/eosaudit-kafka:4.1.0
 PROMETHEUS_STANDIN=localhost/eosaudit-prometheus:bookworm
 stand_ins() {

@@ -18,13 +18,17 @@
 #   KAFKA_PORT=9092  KAFKA_CONTROLLER_PORT=$((KAFKA_PORT+1))
 #   KAFKA_DATA_DIR=<dir>/data  KAFKA_LOG=<dir>/kafka.log  KAFKA_PID_FILE=<dir>/kafka.pid
 #   KAFKA_HEAP_OPTS="-Xms256m -Xmx1g"  KAFKA_UP_TIMEOUT=90  KAFKA_CLUSTER_ID=<22-char base64 uuid>
+#   KAFKA_VERSION=<x.y.z>   another Apache Kafka release than pom.xml's (its
+#       jars in lib-<x.y.z>/; e.g. 3.9.1 for the tests of the 3.x line)
 #   KAFKA_FORMAT_ARGS="--feature transaction.version=1"   extra args for the first
 #       format of the data dir only (e.g. to turn off KIP-890 transactions v2,
 #       under which every commit/abort bumps the producer epoch)
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-LIB="$DIR/lib"
+# pom.xml's Kafka unless KAFKA_VERSION names another, in a folder of its own.
+KVER="${KAFKA_VERSION:-}"
+LIB="$DIR/lib${KVER:+-$KVER}"
 HOST=127.0.0.1
 PORT="${KAFKA_PORT:-9092}"
 CPORT="${KAFKA_CONTROLLER_PORT:-$((PORT + 1))}"
@@ -48,7 +52,7 @@ need_java() {
 
 # --- jars -----------------------------------------------------------------
 
-pom_sum() { sha256sum "$DIR/pom.xml" | cut -d' ' -f1; }
+pom_sum() { { cat "$DIR/pom.xml"; echo "$KVER"; } | sha256sum | cut -d' ' -f1; }
 
 fetch() {
   if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(pom_sum)" ]; then
@@ -58,7 +62,8 @@ fetch() {
   say "fetching Kafka jars from Maven Central into $LIB ..."
   rm -rf "$LIB"
   mkdir -p "$LIB"
-  if ! mvn -q -B -f "$DIR/pom.xml" dependency:copy-dependencies >"$DIR/fetch.log" 2>&1; then
+  if ! mvn -q -B -f "$DIR/pom.xml" ${KVER:+-Dkafka.version="$KVER"} \
+       -Dkafka.lib="$LIB" dependency:copy-dependencies >"$DIR/fetch.log" 2>&1; then
     tail -n 40 "$DIR/fetch.log" >&2
     die "maven could not fetch the Kafka jars (log: $DIR/fetch.log)"
   fi

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # secure.sh - the test broker's second, secured listener: SASL_SSL with
-# SCRAM-SHA-512 over TLS, and the KRaft StandardAuthorizer.  Sourced by
+# SCRAM-SHA-512 and -256 over TLS, and the KRaft StandardAuthorizer.  Sourced by
 # kafka.sh (it uses HOST, PORT, CPORT, DATA, tool and die from there).
 #
 # What it adds to the broker:
@@ -15,17 +15,13 @@
 #    and User:eosaudit-admin;
 #  - three users, eosaudit-admin, eosaudit (the auditor) and producer,
 #    with random passwords in $DATA/secure/NAME.password: SCRAM-SHA-512
-#    credentials made when the data dir is formatted (kafka-storage format
-#    --add-scram), and the same names and passwords for SASL/PLAIN.
-#    PLAIN is there because librdkafka before 2.6.1 (Debian bookworm has
-#    2.0.2) sends a SCRAM client-final nonce that Kafka 4.x rejects
-#    (librdkafka PR #4895): such clients cannot use SCRAM against this
-#    broker at all.  The ACLs are the same, they belong to User:NAME.
+#    and SCRAM-SHA-256 credentials made when the data dir is formatted
+#    (kafka-storage format --add-scram).  The ACLs belong to User:NAME.
 #
 #   kafka.sh secure bootstrap            print HOST:SPORT
 #   kafka.sh secure ca                   print the CA certificate's path
 #   kafka.sh secure password NAME        print a user's password
-#   kafka.sh secure user NAME PASSWORD   create or update a SCRAM-SHA-512 user
+#   kafka.sh secure user NAME PASSWORD   create or update a SCRAM user (-512, -256)
 #                                        (admin API over PLAINTEXT)
 #   kafka.sh secure acl ARGS...          AclCommand over PLAINTEXT, e.g.
 #       --add --allow-principal User:u --operation Read --topic t
@@ -79,9 +75,9 @@ secure_config() {
 listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CPORT,SASL_SSL://$HOST:$SPORT
 advertised.listeners=PLAINTEXT://$HOST:$PORT,SASL_SSL://$HOST:$SPORT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
-sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
-listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$(secure_plain_users);
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.ssl.keystore.type=PEM
 listener.name.sasl_ssl.ssl.keystore.location=$SECURE_DIR/broker.pem
 listener.name.sasl_ssl.ssl.client.auth=none
@@ -93,11 +89,6 @@ EOF
 
 secure_password() { cat "$SECURE_DIR/$1.password"; }
 
-secure_plain_users() {
-  local u
-  for u in $SECURE_USERS; do printf ' user_%s="%s"' "$u" "$(secure_password "$u")"; done
-}
-
 # Extra arguments of the first kafka-storage format: the SCRAM users.
 # (Quoted values: the parser reads a bare hex string as something else.)
 secure_format_args() {
@@ -105,6 +96,7 @@ secure_format_args() {
   secure_material
   for u in $SECURE_USERS; do
     echo "--add-scram SCRAM-SHA-512=[name=\"$u\",password=\"$(secure_password "$u")\"]"
+    echo "--add-scram SCRAM-SHA-256=[name=\"$u\",password=\"$(secure_password "$u")\"]"
   done
 }
 
@@ -119,7 +111,7 @@ secure_cmd() {
       [ $# -eq 2 ] || die "usage: kafka.sh secure user NAME PASSWORD"
       tool kafka.admin.ConfigCommand --bootstrap-server "$HOST:$PORT" \
         --alter --entity-type users --entity-name "$1" \
-        --add-config "SCRAM-SHA-512=[iterations=4096,password=$2]" >/dev/null
+        --add-config "SCRAM-SHA-512=[iterations=4096,password=$2],SCRAM-SHA-256=[iterations=4096,password=$2]" >/dev/null
       ;;
     acl) tool org.apache.kafka.tools.AclCommand --bootstrap-server "$HOST:$PORT" "$@" ;;
     admin-config)

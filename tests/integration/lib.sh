@@ -63,11 +63,19 @@ name() { echo "it-$TEST_NAME-$1-$IT_RUN_ID"; }
 # takes some 50 ms where TopicCommand's JVM takes 2.5 s; compiled into
 # $BUILD/it-mktopic on first use.
 MKTOPIC="$BUILD/it-mktopic"
+
+# rdkafka_flags: the compiler and linker flags of the librdkafka the build
+# uses (make wrote them to $BUILD/deps.mk), for the tests' C helpers.
+rdkafka_flags() {
+        sed -n -e 's/^RDKAFKA_CFLAGS := //p' -e 's/^RDKAFKA_LIBS := //p' \
+                "$BUILD/deps.mk" | tr '\n' ' '
+}
+
 create_topic() {
         local out
         if [ ! -x "$MKTOPIC" ] || [ "$IT_DIR/mktopic.c" -nt "$MKTOPIC" ]; then
                 cc -std=c11 -O1 -o "$MKTOPIC.$$" "$IT_DIR/mktopic.c" \
-                        $(pkg-config --cflags --libs rdkafka 2>/dev/null || echo -lrdkafka) &&
+                        $(rdkafka_flags) &&
                         mv -f "$MKTOPIC.$$" "$MKTOPIC" ||
                         die "cannot compile $IT_DIR/mktopic.c"
         fi

@@ -16,7 +16,7 @@ T="$(name main)"
 create_topic "$T" 2 max.message.bytes=5000000
 HDRPROD="$BUILD/hdrprod"
 cc -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -o "$HDRPROD" \
-        "$IT_DIR/hdrprod.c" -lrdkafka || die "cannot compile hdrprod.c"
+        "$IT_DIR/hdrprod.c" $(rdkafka_flags) || die "cannot compile hdrprod.c"
 
 SPEC="$IT_TMP/records"
 : >"$SPEC"

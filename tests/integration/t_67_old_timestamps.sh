@@ -18,7 +18,7 @@
 source "$(dirname "$0")/lib.sh"
 
 HDRPROD="$BUILD/hdrprod"
-cc -O1 -o "$HDRPROD" "$IT_DIR/hdrprod.c" -lrdkafka || die "cannot compile hdrprod.c"
+cc -O1 -o "$HDRPROD" "$IT_DIR/hdrprod.c" $(rdkafka_flags) || die "cannot compile hdrprod.c"
 DAY=86400000
 
 # run_case LABEL SHIFT_MS: writes the sequence with timestamps SHIFT_MS in

@@ -8,8 +8,9 @@
 #    hardening directives, `systemd-analyze security` exposure;
 #  - docs/eosaudit.1 renders without warnings and names every command,
 #    flag and configuration key;
-#  - docs/CONFIG.md and deploy/eosaudit.conf.example are what
-#    `eosaudit config-help` generates from the option table;
+#  - docs/CONFIG.md, docs/FLAGS.md, deploy/eosaudit.conf.example and the
+#    man page's OPTIONS sections are what `eosaudit config-help` generates
+#    from the option table (docs/generate.sh --check);
 #  - deploy/docker/Dockerfile and compose.yaml, checked by parsers (no
 #    engine runs here).
 source "$(dirname "$0")/lib.sh"
@@ -134,12 +135,8 @@ assert_eq "configuration keys missing from the man page" "" "${missing# }"
 
 # --- generated documentation ----------------------------------------------------
 
-"$EOSAUDIT" config-help --markdown >"$IT_TMP/CONFIG.md"
-assert_true "docs/CONFIG.md is \`eosaudit config-help --markdown\`" \
-        diff -u "$ROOT/docs/CONFIG.md" "$IT_TMP/CONFIG.md"
-"$EOSAUDIT" config-help --example >"$IT_TMP/eosaudit.conf.example"
-assert_true "deploy/eosaudit.conf.example is \`eosaudit config-help --example\`" \
-        diff -u "$ROOT/deploy/eosaudit.conf.example" "$IT_TMP/eosaudit.conf.example"
+assert_true "docs/CONFIG.md, docs/FLAGS.md, deploy/eosaudit.conf.example and the man page's OPTIONS are what config-help generates" \
+        "$ROOT/docs/generate.sh" --check "$EOSAUDIT"
 assert_true "deploy/docker/eosaudit.conf is valid" \
         "$EOSAUDIT" config-help --check "$ROOT/deploy/docker/eosaudit.conf"
 
@@ -385,12 +382,13 @@ sed "s|/etc/prometheus/eosaudit-alerts.yml|$ROOT/deploy/prometheus/alerts.yml|" 
         "$ROOT/deploy/docker/prometheus.yml" >"$IT_TMP/prometheus.yml"
 assert_true "promtool check config (deploy/docker/prometheus.yml)" \
         promtool check config "$IT_TMP/prometheus.yml"
-# t_95..t_97 build and run them with Podman; the README says how, for both.
-assert_true "README: how to build with Docker" \
-        grep -qF 'docker build -f deploy/docker/Dockerfile' "$ROOT/README.md"
-assert_true "README: how to build with Podman" \
-        grep -qF 'deploy/docker/podman.sh build' "$ROOT/README.md"
-assert_true "README: the compose stack with Podman" \
-        grep -qF 'deploy/docker/podman.sh compose up' "$ROOT/README.md"
+# t_95..t_97 build and run them with Podman; docs/OPERATIONS.md says how,
+# for both.
+assert_true "docs/OPERATIONS.md: how to build with Docker" \
+        grep -qF 'docker build -f deploy/docker/Dockerfile' "$ROOT/docs/OPERATIONS.md"
+assert_true "docs/OPERATIONS.md: how to build with Podman" \
+        grep -qF 'deploy/docker/podman.sh build' "$ROOT/docs/OPERATIONS.md"
+assert_true "docs/OPERATIONS.md: the compose stack with Podman" \
+        grep -qF 'deploy/docker/podman.sh compose up' "$ROOT/docs/OPERATIONS.md"
 
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The audit over the broker's SASL_SSL listener (deploy/kafka/secure.sh):
 # TLS with host name verification, SASL users, and the StandardAuthorizer
-# with only the ACLs the README documents.  The reference producer writes
+# with only the ACLs docs/SECURITY.md documents.  The reference producer writes
 # the usual anomaly mix over SASL_SSL and the auditor must find exactly
 # its manifest, as a scan over PLAINTEXT does; a missing ACL, a bad
 # password and an untrusted CA must each end `scan` with exit 2 and one
@@ -19,14 +19,16 @@ if ! (exec 3<>"/dev/tcp/${SB%:*}/${SB##*:}") 2>/dev/null; then
 fi
 PW_AUDIT="$("$KAFKA_SH" secure password eosaudit)" || die "no password"
 PW_PROD="$("$KAFKA_SH" secure password producer)" || die "no password"
+# A data dir formatted before SCRAM-SHA-256 was added has only -512
+# credentials: (re)set both for the auditor.
+"$KAFKA_SH" secure user eosaudit "$PW_AUDIT" || die "cannot set the SCRAM credentials"
 ADMIN_CFG="$IT_TMP/admin.properties"
 "$KAFKA_SH" secure admin-config "$ADMIN_CFG"
 
-# librdkafka < 2.6.1 cannot do SCRAM with Kafka 4.x (see secure.sh): the
-# same users over PLAIN then, and SCRAM must fail with the hint.
-RDK="$("$EOSAUDIT" version | sed -E 's/.*librdkafka ([0-9.]+).*/\1/')"
-if printf '%s\n' 2.6.1 "$RDK" | sort -V -C; then MECH=SCRAM-SHA-512; else MECH=PLAIN; fi
-log "librdkafka $RDK: SASL mechanism $MECH"
+# SCRAM-SHA-512 (and -256 below): librdkafka >= 2.6.1 authenticates with
+# SCRAM to Kafka 4 brokers, and the build requires >= 2.10.
+MECH=SCRAM-SHA-512
+log "$("$EOSAUDIT" version): SASL mechanism $MECH"
 
 GROUP="eosaudit-98"
 # props FILE USER PASSWORD [extra lines]: a librdkafka properties file, 0600.
@@ -52,7 +54,7 @@ acl() {
                 die "kafka-acls $* failed: $(tail -n 5 "$IT_TMP/acl.log")"
 }
 
-# The README's minimal set, per topic prefix of this test.
+# docs/SECURITY.md's minimal set, per topic prefix of this test.
 AUD="it-98_secured-audit"
 acl --allow-principal User:eosaudit --operation Describe --operation Read \
         --operation DescribeConfigs --topic "$AUD" --resource-pattern-type prefixed
@@ -173,7 +175,7 @@ assert_scan records_total 300
 assert_true "no DescribeConfigs: one warning naming it" \
         test "$(grep -c "not authorized to describe the configuration of topic '$T' (TOPIC_AUTHORIZATION_FAILED): grant DescribeConfigs on it to this principal; assuming it is not compacted" <<<"$SCAN_ERR")" = 1
 
-# --- bad password, untrusted CA, SCRAM on an old librdkafka -------------------
+# --- bad password, untrusted CA, SCRAM-SHA-256 ---------------------------------
 log "== bad password"
 props "$IT_TMP/badpw.properties" eosaudit "not-$PW_AUDIT"
 start=$SECONDS
@@ -196,15 +198,15 @@ assert_true "untrusted CA: within 10 s" test $((SECONDS - start)) -le 10
 assert_true "untrusted CA: one line saying so" \
         grep -q "^eosaudit: the TLS handshake with the brokers failed (_SSL): .*certificate verify failed.*check ssl.ca.location" <<<"$SCAN_ERR"
 
-if [ "$MECH" = PLAIN ]; then
-        log "== SCRAM-SHA-512 with librdkafka $RDK"
-        props "$IT_TMP/scram.properties" eosaudit "$PW_AUDIT"
-        sed -i "s|^sasl.mechanisms=.*|sasl.mechanisms=SCRAM-SHA-512|" "$IT_TMP/scram.properties"
-        sscan "$IT_TMP/scram.properties" -t "$AUD-x"
-        assert_eq "SCRAM on librdkafka $RDK: scan exit status" 2 "$SCAN_RC"
-        assert_true "SCRAM on librdkafka $RDK: the line names the cause" \
-                grep -q "librdkafka $RDK cannot authenticate with SCRAM to Kafka 4.x brokers" <<<"$SCAN_ERR"
-fi
+log "== SCRAM-SHA-256"
+props "$IT_TMP/scram256.properties" eosaudit "$PW_AUDIT"
+sed -i "s|^sasl.mechanisms=.*|sasl.mechanisms=SCRAM-SHA-256|" "$IT_TMP/scram256.properties"
+sscan "$IT_TMP/scram256.properties" -t "$(name audit)"
+assert_eq "SCRAM-SHA-256: scan exit status (the anomaly mix)" 1 "$SCAN_RC"
+assert_eq "SCRAM-SHA-256 = SCRAM-SHA-512: records" \
+        "$(json_get records_total "$SECURE_JSON")" "$(json_get records_total)"
+assert_eq "SCRAM-SHA-256 = SCRAM-SHA-512: anomalies" \
+        "$(json_get anomalies_total "$SECURE_JSON")" "$(json_get anomalies_total)"
 
 # --- serve: not ready with the reason, ready once granted --------------------
 log "== serve without Read, then granted"
