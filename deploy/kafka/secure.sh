@@ -109,9 +109,13 @@ secure_cmd() {
     password) [ $# -eq 1 ] || die "usage: kafka.sh secure password NAME"; secure_password "$1" ;;
     user)
       [ $# -eq 2 ] || die "usage: kafka.sh secure user NAME PASSWORD"
-      tool kafka.admin.ConfigCommand --bootstrap-server "$HOST:$PORT" \
-        --alter --entity-type users --entity-name "$1" \
-        --add-config "SCRAM-SHA-512=[iterations=4096,password=$2],SCRAM-SHA-256=[iterations=4096,password=$2]" >/dev/null
+      # One mechanism a request: the broker refuses two for one user.
+      local m
+      for m in SCRAM-SHA-512 SCRAM-SHA-256; do
+        tool org.apache.kafka.tools.ConfigCommand --bootstrap-server "$HOST:$PORT" \
+          --alter --entity-type users --entity-name "$1" \
+          --add-config "$m=[iterations=4096,password=$2]" >/dev/null
+      done
       ;;
     acl) tool org.apache.kafka.tools.AclCommand --bootstrap-server "$HOST:$PORT" "$@" ;;
     admin-config)

@@ -183,7 +183,7 @@ sscan "$IT_TMP/badpw.properties" -t "$AUD-x"
 assert_eq "bad password: scan exit status" 2 "$SCAN_RC"
 assert_true "bad password: within 10 s" test $((SECONDS - start)) -le 10
 assert_true "bad password: one line saying so" \
-        grep -q "^eosaudit: the brokers refused the credentials (_AUTHENTICATION): .*Invalid username or password.*: check sasl.username, sasl.password and sasl.mechanisms$" <<<"$SCAN_ERR"
+        grep -q "^eosaudit: the brokers refused the credentials (_AUTHENTICATION): .*invalid credentials with SASL mechanism SCRAM-SHA-512.*: check sasl.username, sasl.password and sasl.mechanisms$" <<<"$SCAN_ERR"
 
 log "== untrusted CA"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=another CA" \
