@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "../dedup/dedup.h"
+#include "bench.h"
 
 struct wrec {
         uint32_t part;
@@ -30,30 +31,17 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 
 static uint64_t rng(void)
 {
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return rng_state * 0x2545f4914f6cdd1dULL;
+        return bench_rng(&rng_state);
 }
 
 static double now_s(void)
 {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+        return bench_wall_s();
 }
 
 static long parse_long(const char *s, const char *what)
 {
-        char *end;
-        long v = strtol(s, &end, 10);
-
-        if (*s == '\0' || *end != '\0' || v <= 0) {
-                fprintf(stderr, "bench_dedup: bad %s '%s'\n", what, s);
-                exit(2);
-        }
-        return v;
+        return bench_parse_long("bench_dedup", s, what, 1);
 }
 
 /* next[prod * nparts + part] is each pair's next seq, carried across calls. */

@@ -20,10 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../dedup/dedup.h"
 #include "../dedup/topic.h"
+#include "bench.h"
 
 struct rec {
         uint32_t prod;
@@ -34,32 +34,12 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rng(void)
 {
-        rng_state ^= rng_state >> 12;
-        rng_state ^= rng_state << 25;
-        rng_state ^= rng_state >> 27;
-        return rng_state * 0x2545f4914f6cdd1dULL;
-}
-
-/* The thread's CPU time: the machine this runs on is shared, and a
- * wall clock would time the neighbours too. */
-static double now_s(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+        return bench_rng(&rng_state);
 }
 
 static long parse_long(const char *s, const char *what)
 {
-        char *end;
-        long v = strtol(s, &end, 10);
-
-        if (*s == '\0' || *end != '\0' || v <= 0) {
-                fprintf(stderr, "bench_topic: bad %s '%s'\n", what, s);
-                exit(2);
-        }
-        return v;
+        return bench_parse_long("bench_topic", s, what, 1);
 }
 
 static void *xmalloc(size_t n)
@@ -109,7 +89,7 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
         h.seen = DEDUP_HDR_REQUIRED;
         h.scope_topic = topic;
         h.epoch = 1;
-        t0 = now_s();
+        t0 = bench_cpu_s();
         for (i = 0; i < nrec; i++) {
                 const struct rec *x = &recs[order[i]];
                 enum dedup_verdict v;
@@ -127,7 +107,7 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
                         dedup_tracker_events_clear(tr);
                 }
         }
-        r.ns_per_rec = (now_s() - t0) * 1e9 / (double)nrec;
+        r.ns_per_rec = (bench_cpu_s() - t0) * 1e9 / (double)nrec;
         r.mem = dedup_tracker_memory(tr);
         dedup_tracker_confirm_all(tr);
         for (p = 0; p < nparts; p++) {

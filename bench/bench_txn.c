@@ -22,25 +22,16 @@
 
 #include "../dedup/dedup.h"
 #include "../dedup/txn.h"
+#include "bench.h"
 
 static double now_s(void)
 {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+        return bench_wall_s();
 }
 
 static long parse_long(const char *s, const char *what)
 {
-        char *end;
-        long v = strtol(s, &end, 10);
-
-        if (*s == '\0' || *end != '\0' || v < 0) {
-                fprintf(stderr, "bench_txn: bad %s '%s'\n", what, s);
-                exit(2);
-        }
-        return v;
+        return bench_parse_long("bench_txn", s, what, 0);
 }
 
 struct cfg {

@@ -906,18 +906,20 @@ static int stream_view(struct dedup_tracker *tr, const struct tstream *s,
         return 0;
 }
 
-int dedup_topic_dirty_foreach(struct dedup_tracker *tr, dedup_topic_cb *cb,
-                              void *opaque)
+/* Walks the dirty streams (a removed one the ledger may hold included),
+ * or every live one. */
+static int topic_walk(struct dedup_tracker *tr, int dirty, dedup_topic_cb *cb,
+                      void *opaque)
 {
         struct dedup_topics *t = tr->topics;
         struct dedup_topic_view v;
-        size_t i;
+        size_t i, n = !t ? 0 : dirty ? t->ndirty : t->nall;
         int r;
 
-        for (i = 0; t && i < t->ndirty; i++) {
-                const struct tstream *s = t->dirty[i];
-                /* Expired before the ledger ever held it: nothing to do. */
-                if ((s->flags & TS_DEAD) && !(s->flags & TS_STORED))
+        for (i = 0; i < n; i++) {
+                const struct tstream *s = dirty ? t->dirty[i] : t->all[i];
+                if (dirty ? (s->flags & TS_DEAD) && !(s->flags & TS_STORED)
+                          : (s->flags & TS_DEAD) != 0)
                         continue;
                 if (stream_view(tr, s, &v))
                         return -1;
@@ -927,23 +929,16 @@ int dedup_topic_dirty_foreach(struct dedup_tracker *tr, dedup_topic_cb *cb,
         return 0;
 }
 
+int dedup_topic_dirty_foreach(struct dedup_tracker *tr, dedup_topic_cb *cb,
+                              void *opaque)
+{
+        return topic_walk(tr, 1, cb, opaque);
+}
+
 int dedup_topic_foreach(struct dedup_tracker *tr, dedup_topic_cb *cb,
                         void *opaque)
 {
-        struct dedup_topics *t = tr->topics;
-        struct dedup_topic_view v;
-        size_t i;
-        int r;
-
-        for (i = 0; t && i < t->nall; i++) {
-                if (t->all[i]->flags & TS_DEAD)
-                        continue;
-                if (stream_view(tr, t->all[i], &v))
-                        return -1;
-                if ((r = cb(opaque, &v)))
-                        return r;
-        }
-        return 0;
+        return topic_walk(tr, 0, cb, opaque);
 }
 
 int dedup_topic_restore(struct dedup_tracker *tr,
