@@ -152,7 +152,7 @@ build() {
                 { tail -n 20 "$src.fetch.log" >&2; die "apt-get source failed (log: $src.fetch.log)"; }
         # The upstream tarball alone: Debian's patches only swap bundled
         # cJSON and nanopb for the distribution's.
-        tar -xzf "$src"/librdkafka_"$up".orig.tar.* -C "$src" ||
+        tar -xf "$src"/librdkafka_"$up".orig.tar.* -C "$src" ||
                 die "cannot unpack $src/librdkafka_$up.orig.tar.*"
         local tree
         tree="$(find "$src" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
