@@ -9,13 +9,37 @@
 #include "../../base/log.h"
 #include "internal.h"
 
-/* Asks the partition's leader for its low and high watermarks. */
+/* Asks the partition's leader for its low and high watermarks.  A
+ * partition just added to its topic can be assigned (serve --group)
+ * before this handle's metadata knows it: librdkafka 2.14 then answers
+ * __UNKNOWN_PARTITION at once, so the topic's metadata is asked for
+ * again, a few times, before that counts as an error. */
 static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
                             int64_t *lo, int64_t *hi, char *errstr,
                             size_t errstr_size)
 {
-        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-            a->rk, lp->topic, lp->partition, lo, hi, AUDIT_META_TIMEOUT_MS);
+        rd_kafka_resp_err_t err;
+        int tries = 0;
+
+        for (;;) {
+                const struct rd_kafka_metadata *md = NULL;
+                rd_kafka_topic_t *rkt;
+
+                err = rd_kafka_query_watermark_offsets(
+                    a->rk, lp->topic, lp->partition, lo, hi,
+                    AUDIT_META_TIMEOUT_MS);
+                if (err != RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+                    ++tries > 10)
+                        break;
+                rkt = rd_kafka_topic_new(a->rk, lp->topic, NULL);
+                if (!rkt)
+                        break;
+                if (!rd_kafka_metadata(a->rk, 0, rkt, &md,
+                                       AUDIT_META_TIMEOUT_MS) &&
+                    md)
+                        rd_kafka_metadata_destroy(md);
+                rd_kafka_topic_destroy(rkt);
+        }
 
         if (access_line(errstr, errstr_size, err, ACCESS_OP_DESCRIBE_TOPIC,
                         lp->topic, NULL) ||

@@ -54,6 +54,7 @@
 #include "../../base/log.h"
 #include "partstate.h"
 #include "../report/report.h"
+#include "group_ids.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------ */
@@ -319,6 +320,16 @@ static int group_txn_error(struct audit *a, const char *what,
                 }
                 log_debug("%s", errstr);
                 audit_group_fail_gone(a);
+                snprintf(errstr, errstr_size, "%s", a->grp->err);
+                rd_kafka_error_destroy(e);
+                return -1;
+        }
+        /* The ids topic deleted: with librdkafka 2.14 it shows as records
+         * that failed delivery, then a fenced abort, not as its own
+         * error; say what happened, as for the state topic. */
+        if (a->grp->ids && audit_group_topic_gone(a, a->grp->ids->topic)) {
+                log_debug("%s", errstr);
+                group_ids_topic_gone(a);
                 snprintf(errstr, errstr_size, "%s", a->grp->err);
                 rd_kafka_error_destroy(e);
                 return -1;

@@ -57,7 +57,8 @@ int audit_group_committed(struct audit *a,
  * it for a deletion stopped the member with exit 2).  One topic's
  * metadata, not the cluster's: it runs every second or so on an idle
  * member. */
-static int group_state_gone(struct audit *a, int timeout_ms)
+static int group_topic_gone(struct audit *a, const char *topic,
+                            int timeout_ms)
 {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt;
@@ -66,7 +67,7 @@ static int group_state_gone(struct audit *a, int timeout_ms)
 
         if (!a->grp->reader)
                 return -1;
-        rkt = rd_kafka_topic_new(a->grp->reader, a->grp->state_topic, NULL);
+        rkt = rd_kafka_topic_new(a->grp->reader, topic, NULL);
         if (!rkt)
                 return -1;
         err = rd_kafka_metadata(a->grp->reader, 0, rkt, &md, timeout_ms);
@@ -74,11 +75,21 @@ static int group_state_gone(struct audit *a, int timeout_ms)
         if (err || !md)
                 return -1;
         for (i = 0; i < md->topic_cnt; i++)
-                if (!strcmp(md->topics[i].topic, a->grp->state_topic))
+                if (!strcmp(md->topics[i].topic, topic))
                         gone = md->topics[i].err ==
                                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
         rd_kafka_metadata_destroy(md);
         return gone;
+}
+
+static int group_state_gone(struct audit *a, int timeout_ms)
+{
+        return group_topic_gone(a, a->grp->state_topic, timeout_ms);
+}
+
+int audit_group_topic_gone(struct audit *a, const char *topic)
+{
+        return topic && group_topic_gone(a, topic, AUDIT_META_TIMEOUT_MS) > 0;
 }
 
 int audit_group_state_gone(struct audit *a)

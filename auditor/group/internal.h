@@ -161,6 +161,9 @@ int audit_group_committed(struct audit *a, rd_kafka_topic_partition_list_t *l,
 /* 1 when the cluster's metadata says the state topic does not exist
  * (0 too when that cannot be told). */
 int audit_group_state_gone(struct audit *a);
+/* group_state.c: 1 when the metadata says topic does not exist
+ * (UNKNOWN_TOPIC_OR_PART), else 0 (also when it cannot be told). */
+int audit_group_topic_gone(struct audit *a, const char *topic);
 
 /* audit_group_fail() with the one line of a state topic deleted under
  * the running group. */
