@@ -14,9 +14,10 @@ set -euo pipefail
 # pair that no longer calls fails (take it off).
 known=""
 cd "$(dirname "$0")/.."
+source tests/lsf.sh
 build=${1:-build}
 
-objs=$(git ls-files -- 'auditor/*.c' 'dedup/*.c' | sed "s@^@$build/@; s@\.c\$@.o@")
+objs=$(lsf 'auditor/*.c' 'dedup/*.c' | sed "s@^@$build/@; s@\.c\$@.o@")
 for o in $objs; do
         [ -f "$o" ] || { echo "check_calls: $o is not built"; exit 1; }
 done

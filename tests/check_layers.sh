@@ -16,6 +16,7 @@
 # header that does I/O, reads a clock or talks to SQLite or Kafka.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/lsf.sh
 
 # layer -> the layers its files may include
 declare -A allowed=(
@@ -41,7 +42,7 @@ layer_of() {
 
 bad=0
 # Every file of auditor/ is in a module's folder.
-if hits=$(git ls-files -- 'auditor/*.c' 'auditor/*.h' | grep -E '^auditor/[^/]+$'); then
+if hits=$(lsf 'auditor/*.c' 'auditor/*.h' | grep -E '^auditor/[^/]+$'); then
         echo "layering: files at the top of auditor/ (each belongs in a module's folder):"
         echo "$hits"
         bad=1
@@ -65,16 +66,16 @@ for layer in "${!allowed[@]}"; do
                         echo "layering: $hit (the $layer layer may include only: ${allowed[$layer]})"
                         bad=1
                 fi
-        done < <(git ls-files -- "$layer/*.c" "$layer/*.h" | xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' || true)
+        done < <(lsf "$layer/*.c" "$layer/*.h" | xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' || true)
 done
 
 # File maps: in a folder with an internal.h, the first comments of its
 # internal headers (internal.h, *_internal.h) list every .c of the folder,
 # one a line (" *   name.c  its job"; "api_*.c" lists those it matches),
 # and list no .c the folder does not have.
-for map in $(git ls-files -- '*/internal.h' | grep -vE '^(tests|bench)/'); do
+for map in $(lsf '*/internal.h' | grep -vE '^(tests|bench)/'); do
         dir=$(dirname "$map")
-        names=$(for h in $(git ls-files -- "$dir/internal.h" "$dir/*_internal.h"); do
+        names=$(for h in $(lsf "$dir/internal.h" "$dir/*_internal.h"); do
                         awk '/\*\//{print; exit} {print}' "$h"
                 done | grep -oE '^ \*[[:space:]]+[A-Za-z0-9_*]+\.c\b' |
                 awk '{print $2}' | sort -u || true)
@@ -100,12 +101,12 @@ done
 
 # The pure set: dedup/'s files and the base/ modules they use (header and
 # .c), which may include nothing of the project but their own header.
-pure=$(git ls-files -- 'dedup/*.c' 'dedup/*.h')
-for m in $(git ls-files -- 'dedup/*.c' 'dedup/*.h' | xargs -r sed -nE \
+pure=$(lsf 'dedup/*.c' 'dedup/*.h')
+for m in $(lsf 'dedup/*.c' 'dedup/*.h' | xargs -r sed -nE \
         's@^[[:space:]]*#[[:space:]]*include[[:space:]]+"\.\./base/([^"]+)\.h".*@\1@p' |
         sort -u); do
-        pure="$pure $(git ls-files -- "base/$m.h" "base/$m.c")"
-        if hits=$(git ls-files -- "base/$m.h" "base/$m.c" |
+        pure="$pure $(lsf "base/$m.h" "base/$m.c")"
+        if hits=$(lsf "base/$m.h" "base/$m.c" |
                 xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' |
                 grep -vF "\"$m.h\""); then
                 echo "layering: base/$m is used by dedup/ and must stay pure:"
