@@ -171,11 +171,16 @@ static const struct http_topic_family http_summary_families[] = {
          "Gaps in eos.seq not confirmed yet (a late record may fill them).",
          offsetof(struct ledger_summary, open_gaps)},
         {"eosaudit_producers", "gauge",
-         "Distinct producer names tracked.",
+         "Distinct producer names tracked, per-partition and "
+         "topic-scoped.",
          offsetof(struct ledger_summary, producers)},
         {"eosaudit_producer_partitions", "gauge",
          "Tracked (partition, producer) pairs.",
          offsetof(struct ledger_summary, pairs)},
+        {"eosaudit_topic_streams", "gauge",
+         "Tracked topic-scoped streams (eos.scope: topic), one per "
+         "(producer, epoch).",
+         offsetof(struct ledger_summary, topic_streams)},
         {"eosaudit_ids_checked_total", "counter",
          "Records whose message id was checked against the topic's id "
          "window (for redelivered records).",

@@ -587,6 +587,8 @@ static void test_metrics(void **state)
                 "eosaudit_unknown_records gauge",
                 "eosaudit_untracked_records_total counter",
                 "eosaudit_open_gaps gauge", "eosaudit_producers gauge",
+                "eosaudit_producer_partitions gauge",
+                "eosaudit_topic_streams gauge",
                 "eosaudit_ids_checked_total counter",
                 "eosaudit_id_window_ids gauge",
                 "eosaudit_consumer_lag_records gauge",

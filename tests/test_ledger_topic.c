@@ -1,11 +1,12 @@
 /*
  * test_ledger_topic.c - topic-scoped streams through the ledger
- * (schema/0014_topic_streams.sql, auditor/ledger/topic.c): what a commit
+ * (schema/0015_topic_streams.sql, auditor/ledger/topic.c): what a commit
  * writes, ledger_load() gives back to a new tracker exactly (every stream's
  * view, byte for byte), and the restored tracker goes on as the first
  * would have: a duplicate names its first copy from before the restart, a
  * hole confirmed after it is missing, a confirmed gap remembered across
- * another restart is recovered.  A stream that expires is deleted.
+ * another restart is recovered.  A stream that expires is deleted.  The
+ * summary counts the streams and their producers.
  */
 #include "ledger_fixture.h"
 
@@ -40,26 +41,39 @@ static struct dedup_tracker *topic_reload(const char *path,
         return tr;
 }
 
-static enum dedup_verdict tobserve(struct dedup_tracker *tr,
-                                   struct ledger_part *parts, uint32_t part,
-                                   const char *producer, int64_t seq,
-                                   int64_t ts)
+/* A record of producer's stream of epoch on part's topic, at the part's
+ * next offset; scope NULL: a per-partition record instead. */
+static enum dedup_verdict tobserve_as(struct dedup_tracker *tr,
+                                      struct ledger_part *parts,
+                                      uint32_t part, const char *producer,
+                                      int32_t epoch, const char *scope,
+                                      int64_t seq, int64_t ts)
 {
         struct dedup_hdrs h;
-        char num[32];
+        char num[32], ep[16];
         int n = snprintf(num, sizeof(num), "%lld", (long long)seq);
+        int ne = snprintf(ep, sizeof(ep), "%d", (int)epoch);
         int64_t offset = parts[part].next_offset < 0 ? 0
                                                      : parts[part].next_offset;
 
         dedup_hdrs_init(&h);
         dedup_hdrs_feed(&h, "eos.producer", 12, producer, strlen(producer));
-        dedup_hdrs_feed(&h, "eos.epoch", 9, "3", 1);
+        dedup_hdrs_feed(&h, "eos.epoch", 9, ep, (size_t)ne);
         dedup_hdrs_feed(&h, "eos.seq", 7, num, (size_t)n);
-        dedup_hdrs_feed(&h, "eos.scope", 9, "topic", 5);
+        if (scope)
+                dedup_hdrs_feed(&h, "eos.scope", 9, scope, strlen(scope));
         h.ts_ms = ts;
         parts[part].next_offset = offset + 1;
         parts[part].dirty = 1;
         return dedup_tracker_observe(tr, part, offset, &h);
+}
+
+static enum dedup_verdict tobserve(struct dedup_tracker *tr,
+                                   struct ledger_part *parts, uint32_t part,
+                                   const char *producer, int64_t seq,
+                                   int64_t ts)
+{
+        return tobserve_as(tr, parts, part, producer, 3, "topic", seq, ts);
 }
 
 struct tlines {
@@ -233,12 +247,78 @@ static void test_expiry(void **state)
         ledger_close(lg);
 }
 
+/* ledger_summary() of topic (NULL: all) must say these producers, pairs
+ * and topic streams. */
+static void summary_is(struct ledger *lg, const char *topic,
+                       uint64_t producers, uint64_t pairs, uint64_t streams)
+{
+        struct ledger_summary s;
+        char err[256];
+
+        if (ledger_summary(lg, topic, &s, err, sizeof(err)))
+                fail_msg("ledger_summary: %s", err);
+        assert_int_equal(s.producers, producers);
+        assert_int_equal(s.pairs, pairs);
+        assert_int_equal(s.topic_streams, streams);
+}
+
+/* A topic audited only through topic-scoped streams has producers in its
+ * summary: each name once, whichever scopes it stamps, on one topic or
+ * across several; its (producer, epoch) streams apart from the pairs. */
+static void test_summary(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger_part parts[NPARTS];
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+        struct ledger *lg;
+
+        conf_init(&conf);
+        tr = topic_tracker(&conf, parts);
+        lg = open_ok(fx->a);
+        dedup_tracker_begin(tr, T0 + 1000);
+        assert_int_equal(tobserve(tr, parts, 0, P1, 0, T0), DEDUP_V_OK);
+        assert_int_equal(tobserve(tr, parts, 1, P1, 1, T0 + 1), DEDUP_V_OK);
+        assert_int_equal(tobserve(tr, parts, 1, PBIN, 0, T0 + 2),
+                         DEDUP_V_OK);
+        assert_int_equal(tobserve(tr, parts, 2, PQ, 0, T0 + 3), DEDUP_V_OK);
+        commit_ok(lg, tr, parts);
+        summary_is(lg, "orders", 2, 0, 2);
+        summary_is(lg, "pay\"ments", 1, 0, 1);
+        summary_is(lg, NULL, 3, 0, 3);
+
+        /* A new epoch of P1 is a stream more, not a producer more; P1
+         * stamping per partition too (in its current epoch: a lower one
+         * is fenced, whatever the scope) is a pair more, still one
+         * producer; PQ's stream on orders makes it a producer of orders,
+         * still one producer in all; so does PBIN's pair on the other
+         * topic. */
+        assert_int_equal(tobserve_as(tr, parts, 0, P1, 4, "topic", 0, T0 + 4),
+                         DEDUP_V_OK);
+        assert_int_equal(tobserve_as(tr, parts, 0, P1, 4, NULL, 0, T0 + 5),
+                         DEDUP_V_OK);
+        assert_int_equal(tobserve(tr, parts, 1, PQ, 0, T0 + 6), DEDUP_V_OK);
+        /* (Part 2 is not audited from its log start: a new pair's first
+         * record is its baseline.) */
+        assert_int_equal(tobserve_as(tr, parts, 2, PBIN, 3, NULL, 0, T0 + 7),
+                         DEDUP_V_BASELINE);
+        commit_ok(lg, tr, parts);
+        summary_is(lg, "orders", 3, 1, 4);
+        summary_is(lg, "pay\"ments", 2, 1, 1);
+        summary_is(lg, NULL, 3, 2, 5);
+        summary_is(lg, "none", 0, 0, 0);
+        dedup_tracker_free(tr);
+        ledger_close(lg);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_round_trip, fx_setup,
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_expiry, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_summary, fx_setup,
                                             fx_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,8 +192,12 @@ struct ledger_summary {
                                     confirmed (also out_of_order) */
         uint64_t unknown;        /* records of gaps open across a coverage
                                     gap: maybe among the deleted records */
-        uint64_t producers;      /* distinct producer names tracked */
+        uint64_t producers;      /* distinct producer names tracked, on
+                                    pairs or topic streams or both */
         uint64_t pairs;          /* tracked (partition, producer) pairs */
+        uint64_t topic_streams;  /* tracked topic-scoped streams (eos.scope:
+                                    topic): one per (producer, epoch) of a
+                                    topic, none of them a pair */
         uint64_t open_gaps;
         uint64_t coverage_gaps;  /* coverage gaps, and partitions found
                                     recreated or truncated when the

@@ -42,7 +42,9 @@ int ledger_summary(struct ledger *lg, const char *topic,
          * by the commit path (schema/0005_counts.sql, counts.c; one row
          * per topic), so that the summary costs the same at a million
          * pairs as at one; the partitions and the id generations are a
-         * few rows per topic. */
+         * few rows per topic, and so are the topic-scoped streams (one
+         * per producer and epoch): their producers that have no pair
+         * are counted here, each looked up by key. */
         if (ledger_prepare(lg,
                            "SELECT " LEDGER_COUNT_COLS " "
                            "FROM partitions WHERE ?1 IS NULL OR topic = ?1",
@@ -50,9 +52,19 @@ int ledger_summary(struct ledger *lg, const char *topic,
             ledger_prepare(
                     lg,
                     "SELECT CASE WHEN ?1 IS NULL "
-                    "       THEN (SELECT producers FROM counts_all) "
-                    "       ELSE (SELECT producers FROM counts_topic "
-                    "             WHERE topic = ?1) END,"
+                    "       THEN COALESCE((SELECT producers FROM "
+                    "             counts_all), 0) + "
+                    "            (SELECT COUNT(DISTINCT t.producer) FROM "
+                    "             topic_streams t WHERE NOT EXISTS (SELECT "
+                    "             1 FROM counts_producer c WHERE "
+                    "             c.producer = t.producer)) "
+                    "       ELSE COALESCE((SELECT producers FROM "
+                    "             counts_topic WHERE topic = ?1), 0) + "
+                    "            (SELECT COUNT(DISTINCT t.producer) FROM "
+                    "             topic_streams t WHERE t.topic = ?1 AND "
+                    "             NOT EXISTS (SELECT 1 FROM "
+                    "             counts_topic_producer c WHERE c.topic = "
+                    "             ?1 AND c.producer = t.producer)) END,"
                     "       (SELECT SUM(pairs) FROM counts_topic "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT SUM(open_gaps) FROM counts_topic "
@@ -78,7 +90,9 @@ int ledger_summary(struct ledger *lg, const char *topic,
                     "       (SELECT COUNT(*) FROM truncations "
                     "        WHERE ?1 IS NULL OR topic = ?1),"
                     "       (SELECT COALESCE(SUM(records), 0) FROM "
-                    "        truncations WHERE ?1 IS NULL OR topic = ?1)",
+                    "        truncations WHERE ?1 IS NULL OR topic = ?1),"
+                    "       (SELECT COUNT(*) FROM topic_streams "
+                    "        WHERE ?1 IS NULL OR topic = ?1)",
                     &agg_st, errstr, errstr_size))
                 goto out;
         if (ledger_bind_topic(part_st, topic) != SQLITE_OK ||
@@ -109,6 +123,7 @@ int ledger_summary(struct ledger *lg, const char *topic,
         s.window_oldest_ms = ledger_col_opt(agg_st, 7);
         s.truncations = ledger_u64_get(agg_st, 8);
         s.truncated_records = ledger_u64_get(agg_st, 9);
+        s.topic_streams = ledger_u64_get(agg_st, 10);
         s.records = sum.records;
         s.untracked = sum.untracked;
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)

@@ -200,6 +200,8 @@ static json_t *report_counts_json(const struct ledger_summary *s)
                             report_u64_json(s->unknown));
         json_object_set_new(o, "producers", report_u64_json(s->producers));
         json_object_set_new(o, "pairs", report_u64_json(s->pairs));
+        json_object_set_new(o, "topic_streams",
+                            report_u64_json(s->topic_streams));
         json_object_set_new(o, "partitions", json_integer(s->partitions));
         json_object_set_new(o, "open_gaps", report_u64_json(s->open_gaps));
         json_object_set_new(o, "coverage_gaps",

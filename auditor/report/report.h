@@ -74,7 +74,7 @@ int report_verdict_topics(struct ledger *lg, const char *const *topics,
 /*
  * The summary of topics[0..n): totals at the top level (records_total,
  * untracked, missing_records, recovered_records, unknown_records,
- * producers, anomalies{duplicate, gap,
+ * producers, pairs, topic_streams, anomalies{duplicate, gap,
  * out_of_order, fenced, malformed, redelivered}, ids_checked, window{ids,
  * generations, oldest_ms}, verdict, warnings[], ...) and one object per
  * topic in "topics"; with o->examples > 0, the newest anomalies of each

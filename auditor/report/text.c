@@ -274,9 +274,14 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 if (warn[0] && i >= o->sinks)
                         fprintf(f, "  WARNING        %s\n", warn);
                 fprintf(f, "  producers      %llu on %llu (partition, "
-                           "producer) pairs\n",
+                           "producer) pairs",
                         (unsigned long long)s.producers,
                         (unsigned long long)s.pairs);
+                if (s.topic_streams)
+                        fprintf(f, " and %llu topic stream%s",
+                                (unsigned long long)s.topic_streams,
+                                s.topic_streams == 1 ? "" : "s");
+                fprintf(f, "\n");
                 fprintf(f, "  duplicate      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_DUPLICATE]);
                 fprintf(f, "  gap            %llu (%llu records missing",

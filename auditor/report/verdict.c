@@ -117,6 +117,7 @@ void report_summary_add(struct ledger_summary *sum,
         sum->unknown += s->unknown;
         sum->producers += s->producers;
         sum->pairs += s->pairs;
+        sum->topic_streams += s->topic_streams;
         sum->open_gaps += s->open_gaps;
         sum->coverage_gaps += s->coverage_gaps;
         sum->coverage_records += s->coverage_records;

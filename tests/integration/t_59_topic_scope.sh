@@ -9,7 +9,8 @@
 # its backlog holds its share of the stream back while the other partitions
 # are at their end and the records' clock is past the grace, and no seq of
 # it may be called missing; a real gap is still confirmed once every
-# partition is past it.
+# partition is past it.  Each scan's producers and topic streams (and no
+# (partition, producer) pair) are those scope_oracle.py counts.
 # it-timeout: 420
 source "$(dirname "$0")/lib.sh"
 
@@ -48,8 +49,25 @@ spans = max([len(s[2]) for s in streams.values()] or [0])
 print(records, extra, missing, spans, cross)'
 }
 
+# check_producers WHAT: the summary's producer figures of the last scan of
+# $T against scope_oracle.py (which reads the stamps with kcat): its
+# distinct producers and (producer, epoch) streams, and no pair, for the
+# oracle saw no record stamped per partition.
+check_producers() {
+        S="$(kcat -C -b "$BOOTSTRAP" -t "$T" -o beginning -e -J -q |
+                python3 "$IT_DIR/scope_oracle.py")" ||
+                die "scope_oracle.py could not read $T"
+        log "$1: scope_oracle $S"
+        assert_eq "$1: oracle: no record stamped per partition" 0 "$(kv other)"
+        assert_scan producers "$(kv producers)"
+        assert_scan topic_streams "$(kv streams)"
+        assert_scan pairs 0
+        assert_scan topics.0.producers "$(kv producers)"
+        assert_scan topics.0.topic_streams "$(kv streams)"
+}
+
 # check_scan WHAT MIN_PARTITIONS [SCAN_ARGS...]: the scan of $T against the
-# oracle.  Keyed records spread over every partition; unkeyed ones go where
+# oracles.  Keyed records spread over every partition; unkeyed ones go where
 # librdkafka's sticky partitioner puts each batch.
 check_scan() {
         local what="$1" min="$2" records extra missing spans cross
@@ -59,6 +77,7 @@ check_scan() {
         assert_true "$what: the stream spans $min partitions or more ($spans)" \
                 test "$spans" -ge "$min"
         scan_json -t "$T" "$@"
+        check_producers "$what"
         assert_scan records_total "$records"
         assert_scan anomalies.duplicate "$extra"
         assert_scan missing_records "$missing"
@@ -86,6 +105,10 @@ for keys in keyed unkeyed; do
         assert_eq "clean $keys: oracle extra" 0 "$ORACLE_EXTRA"
         assert_eq "clean $keys: oracle missing" 0 "$ORACLE_MISSING"
         assert_clean_scan "$N"
+        # The human report names the producer and its stream too.
+        assert_true "clean $keys: the text report's producers line" grep -qx \
+                "  producers      $(kv producers) on 0 (partition, producer) pairs and $(kv streams) topic stream" \
+                < <("$EOSAUDIT" scan -b "$BOOTSTRAP" -t "$T" --no-progress -q)
 done
 
 # --- injected duplicates and skipped seqs ----------------------------------
@@ -268,6 +291,7 @@ assert_scan missing_records 1
 assert_scan anomalies.gap 1
 assert_scan anomalies.out_of_order 0
 assert_scan untracked $((NB + 1))
+check_producers "late"
 
 # --- serve --group refuses topic-scoped streams ----------------------------
 log "== serve --group"
