@@ -161,6 +161,12 @@ integration-test: $(BUILD)/eosaudit $(INTERCEPTOR_JAR)
 image-test: $(BUILD)/eosaudit
 	@BUILD=$(BUILD) ./tests/integration/run.sh 95_image 96_compose 97_fresh_machine
 
+# The C sources rewritten in the house style (.clang-format); not part of
+# make test (tests/check_format.sh lists what it would change).
+.PHONY: format
+format:
+	@./tests/check_format.sh --fix
+
 bench: $(BENCHES)
 	@set -e; for b in $(BENCHES); do $$b; done
 
