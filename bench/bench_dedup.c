@@ -39,11 +39,6 @@ static double now_s(void)
         return bench_wall_s();
 }
 
-static long parse_long(const char *s, const char *what)
-{
-        return bench_parse_long("bench_dedup", s, what, 1);
-}
-
 /* next[prod * nparts + part] is each pair's next seq, carried across calls. */
 static struct wrec *workload(uint32_t nprod, uint32_t nparts, size_t nrec,
                              uint32_t batch, uint32_t maxrun, int64_t *next)
@@ -159,9 +154,8 @@ static struct result parse_bench(size_t nrec)
 
 int main(int argc, char **argv)
 {
-        uint32_t nprod = 10000, nparts = 100, batch = 500, maxrun = 32;
-        size_t nrec = 20000000;
-        const char *csv = NULL;
+        struct bench_opts o = {.nprod = 10000, .nparts = 100,
+                               .nrec = 20000000, .batch = 500, .maxrun = 32};
         struct dedup_config conf;
         struct dedup_tracker *tr;
         struct result res[4];
@@ -170,37 +164,15 @@ int main(int argc, char **argv)
         int64_t *offsets;
         struct wrec *w, *warm;
         int64_t *next;
-        int a;
 
-        for (a = 1; a < argc; a++) {
-                const char *v = a + 1 < argc ? argv[a + 1] : "";
-                if (!strcmp(argv[a], "-p"))
-                        nprod = (uint32_t)parse_long(v, "producers"), a++;
-                else if (!strcmp(argv[a], "-n"))
-                        nparts = (uint32_t)parse_long(v, "partitions"), a++;
-                else if (!strcmp(argv[a], "-r"))
-                        nrec = (size_t)parse_long(v, "records"), a++;
-                else if (!strcmp(argv[a], "-b"))
-                        batch = (uint32_t)parse_long(v, "batch"), a++;
-                else if (!strcmp(argv[a], "-l"))
-                        maxrun = (uint32_t)parse_long(v, "max run"), a++;
-                else if (!strcmp(argv[a], "--csv") && a + 1 < argc)
-                        csv = v, a++;
-                else {
-                        fprintf(stderr,
-                                "usage: bench_dedup [-p PRODUCERS] "
-                                "[-n PARTITIONS] [-r RECORDS] [-b BATCH] "
-                                "[-l MAX_RUN] [--csv FILE]\n");
-                        return 2;
-                }
-        }
+        bench_opts_parse(&o, "bench_dedup", 1, argc, argv);
 
-        names = malloc(nprod * sizeof(*names));
-        name_len = malloc(nprod * sizeof(*name_len));
-        offsets = calloc(nparts, sizeof(*offsets));
+        names = malloc(o.nprod * sizeof(*names));
+        name_len = malloc(o.nprod * sizeof(*name_len));
+        offsets = calloc(o.nparts, sizeof(*offsets));
         if (!names || !name_len || !offsets)
                 return 2;
-        for (i = 0; i < nprod; i++) {
+        for (i = 0; i < o.nprod; i++) {
                 int n = snprintf(names[i], sizeof(names[i]), "producer-%zu",
                                  i * 7919);
                 name_len[i] = (size_t)n;
@@ -209,48 +181,48 @@ int main(int argc, char **argv)
 
         dedup_config_defaults(&conf);
         tr = dedup_tracker_new(&conf);
-        for (i = 0; i < nparts; i++)
+        for (i = 0; i < o.nparts; i++)
                 dedup_tracker_part_add(tr, (uint32_t)i, 0);
         dedup_tracker_begin(tr, 1);
 
         /* Warm-up creates every pair once (baseline records). */
-        warm = malloc((size_t)nprod * nparts * sizeof(*warm));
+        warm = malloc((size_t)o.nprod * o.nparts * sizeof(*warm));
         if (!warm)
                 return 2;
-        for (i = 0; i < (size_t)nprod * nparts; i++) {
-                warm[i].part = (uint32_t)(i % nparts);
-                warm[i].prod = (uint32_t)(i / nparts);
+        for (i = 0; i < (size_t)o.nprod * o.nparts; i++) {
+                warm[i].part = (uint32_t)(i % o.nparts);
+                warm[i].prod = (uint32_t)(i / o.nparts);
                 warm[i].seq = 0;
         }
         res[nres++] = classify("pair creation (first record of each pair)", tr,
-                               warm, (size_t)nprod * nparts, names, name_len,
-                               offsets, batch);
+                               warm, (size_t)o.nprod * o.nparts, names,
+                               name_len, offsets, o.batch);
         free(warm);
 
-        next = malloc((size_t)nprod * nparts * sizeof(*next));
+        next = malloc((size_t)o.nprod * o.nparts * sizeof(*next));
         if (!next)
                 return 2;
-        for (i = 0; i < (size_t)nprod * nparts; i++)
+        for (i = 0; i < (size_t)o.nprod * o.nparts; i++)
                 next[i] = 1; /* the warm-up used seq 0 */
-        fprintf(stderr, "bench_dedup: generating %zu records...\n", nrec);
-        w = workload(nprod, nparts, nrec, batch, maxrun, next);
-        res[nres++] = classify("classify, producer runs 1..R", tr, w, nrec,
-                               names, name_len, offsets, batch);
+        fprintf(stderr, "bench_dedup: generating %zu records...\n", o.nrec);
+        w = workload(o.nprod, o.nparts, o.nrec, o.batch, o.maxrun, next);
+        res[nres++] = classify("classify, producer runs 1..R", tr, w, o.nrec,
+                               names, name_len, offsets, o.batch);
         npairs = dedup_tracker_pairs(tr);
         mem = dedup_tracker_memory(tr);
         free(w);
 
         /* Worst case: every record from another producer, same pairs. */
-        w = workload(nprod, nparts, nrec / 4, batch, 1, next);
+        w = workload(o.nprod, o.nparts, o.nrec / 4, o.batch, 1, next);
         res[nres++] = classify("classify, worst case (runs of 1)", tr, w,
-                               nrec / 4, names, name_len, offsets, batch);
+                               o.nrec / 4, names, name_len, offsets, o.batch);
         free(w);
         free(next);
-        res[nres++] = parse_bench(nrec);
+        res[nres++] = parse_bench(o.nrec);
 
         printf("\nengine benchmark: %u producers x %u partitions = %zu pairs, "
                "batches of %u, producer runs 1..%u, %zu records\n\n",
-               nprod, nparts, npairs, batch, maxrun, nrec);
+               o.nprod, o.nparts, npairs, o.batch, o.maxrun, o.nrec);
         printf("%-48s %14s %10s\n", "figure", "records/s", "ns/record");
         for (i = 0; i < nres; i++)
                 printf("%-48s %14.0f %10.1f\n", res[i].what,
@@ -259,10 +231,10 @@ int main(int argc, char **argv)
                "the shared names, %.1f excluding them\n",
                mem, (double)mem / (double)npairs,
                (double)(mem - names_mem) / (double)npairs);
-        if (csv) {
-                FILE *f = fopen(csv, "w");
+        if (o.csv) {
+                FILE *f = fopen(o.csv, "w");
                 if (!f) {
-                        perror(csv);
+                        perror(o.csv);
                         return 2;
                 }
                 fprintf(f, "figure,records_per_s,ns_per_record\n");

@@ -37,11 +37,6 @@ static uint64_t rng(void)
         return bench_rng(&rng_state);
 }
 
-static long parse_long(const char *s, const char *what)
-{
-        return bench_parse_long("bench_topic", s, what, 1);
-}
-
 static void *xmalloc(size_t n)
 {
         void *p = malloc(n ? n : 1);
@@ -131,67 +126,48 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
 
 int main(int argc, char **argv)
 {
-        uint32_t nprod = 100, nparts = 12, batch = 500, maxrun = 32;
-        size_t nrec = 10000000, i, *plen, *pcap, *pos, *name_len;
+        struct bench_opts o = {.nprod = 100, .nparts = 12, .nrec = 10000000,
+                               .batch = 500, .maxrun = 32};
+        size_t i, *plen, *pcap, *pos, *name_len;
         uint32_t **plog, *order, *part, *sticky, *left;
         int64_t *tnext, *pnext;
         struct rec *recs;
         char (*names)[24];
         struct run rp, rt;
-        int a;
 
-        for (a = 1; a < argc; a++) {
-                const char *v = a + 1 < argc ? argv[a + 1] : "";
-                if (!strcmp(argv[a], "-p"))
-                        nprod = (uint32_t)parse_long(v, "producers"), a++;
-                else if (!strcmp(argv[a], "-n"))
-                        nparts = (uint32_t)parse_long(v, "partitions"), a++;
-                else if (!strcmp(argv[a], "-r"))
-                        nrec = (size_t)parse_long(v, "records"), a++;
-                else if (!strcmp(argv[a], "-b"))
-                        batch = (uint32_t)parse_long(v, "batch"), a++;
-                else if (!strcmp(argv[a], "-l"))
-                        maxrun = (uint32_t)parse_long(v, "max run"), a++;
-                else {
-                        fprintf(stderr,
-                                "usage: bench_topic [-p PRODUCERS] "
-                                "[-n PARTITIONS] [-r RECORDS] [-b BATCH] "
-                                "[-l MAX_RUN]\n");
-                        return 2;
-                }
-        }
-        names = xmalloc(nprod * sizeof(*names));
-        name_len = xmalloc(nprod * sizeof(*name_len));
-        for (i = 0; i < nprod; i++)
+        bench_opts_parse(&o, "bench_topic", 0, argc, argv);
+        names = xmalloc(o.nprod * sizeof(*names));
+        name_len = xmalloc(o.nprod * sizeof(*name_len));
+        for (i = 0; i < o.nprod; i++)
                 name_len[i] = (size_t)snprintf(names[i], sizeof(names[i]),
                                                "producer-%zu", i * 7919);
-        recs = xmalloc(nrec * sizeof(*recs));
-        tnext = calloc(nprod, sizeof(*tnext));
-        pnext = calloc((size_t)nprod * nparts, sizeof(*pnext));
-        sticky = calloc(nprod, sizeof(*sticky));
-        left = calloc(nprod, sizeof(*left));
-        plog = calloc(nparts, sizeof(*plog));
-        plen = calloc(nparts, sizeof(*plen));
-        pcap = calloc(nparts, sizeof(*pcap));
-        pos = calloc(nparts, sizeof(*pos));
+        recs = xmalloc(o.nrec * sizeof(*recs));
+        tnext = calloc(o.nprod, sizeof(*tnext));
+        pnext = calloc((size_t)o.nprod * o.nparts, sizeof(*pnext));
+        sticky = calloc(o.nprod, sizeof(*sticky));
+        left = calloc(o.nprod, sizeof(*left));
+        plog = calloc(o.nparts, sizeof(*plog));
+        plen = calloc(o.nparts, sizeof(*plen));
+        pcap = calloc(o.nparts, sizeof(*pcap));
+        pos = calloc(o.nparts, sizeof(*pos));
         if (!tnext || !pnext || !sticky || !left || !plog || !plen || !pcap ||
             !pos)
                 return 2;
 
         /* Stamping and appending: a producer at random writes its next
          * record to its sticky partition, which changes after a run. */
-        fprintf(stderr, "bench_topic: generating %zu records...\n", nrec);
-        for (i = 0; i < nrec; i++) {
-                uint32_t pr = (uint32_t)(rng() % nprod), pt;
+        fprintf(stderr, "bench_topic: generating %zu records...\n", o.nrec);
+        for (i = 0; i < o.nrec; i++) {
+                uint32_t pr = (uint32_t)(rng() % o.nprod), pt;
                 if (!left[pr]) {
-                        sticky[pr] = (uint32_t)(rng() % nparts);
-                        left[pr] = 1 + (uint32_t)(rng() % maxrun);
+                        sticky[pr] = (uint32_t)(rng() % o.nparts);
+                        left[pr] = 1 + (uint32_t)(rng() % o.maxrun);
                 }
                 left[pr]--;
                 pt = sticky[pr];
                 recs[i].prod = pr;
                 recs[i].tseq = tnext[pr]++;
-                recs[i].pseq = pnext[(size_t)pr * nparts + pt]++;
+                recs[i].pseq = pnext[(size_t)pr * o.nparts + pt]++;
                 recs[i].ts = 1700000000000LL + (int64_t)(i / 1000);
                 if (plen[pt] == pcap[pt]) {
                         pcap[pt] = pcap[pt] ? pcap[pt] * 2 : 1024;
@@ -203,27 +179,27 @@ int main(int argc, char **argv)
                 plog[pt][plen[pt]++] = (uint32_t)i;
         }
         /* Delivery: B records of one partition at a time, round-robin. */
-        order = xmalloc(nrec * sizeof(*order));
-        part = xmalloc(nrec * sizeof(*part));
-        for (i = 0; i < nrec;) {
+        order = xmalloc(o.nrec * sizeof(*order));
+        part = xmalloc(o.nrec * sizeof(*part));
+        for (i = 0; i < o.nrec;) {
                 uint32_t pt;
-                for (pt = 0; pt < nparts; pt++) {
+                for (pt = 0; pt < o.nparts; pt++) {
                         size_t k;
-                        for (k = 0; k < batch && pos[pt] < plen[pt]; k++) {
+                        for (k = 0; k < o.batch && pos[pt] < plen[pt]; k++) {
                                 order[i] = plog[pt][pos[pt]++];
                                 part[i++] = pt;
                         }
                 }
         }
 
-        rp = classify(0, nparts, recs, order, part, nrec, batch, names,
+        rp = classify(0, o.nparts, recs, order, part, o.nrec, o.batch, names,
                       name_len);
-        rt = classify(1, nparts, recs, order, part, nrec, batch, names,
+        rt = classify(1, o.nparts, recs, order, part, o.nrec, o.batch, names,
                       name_len);
         printf("\ntopic-scoped streams against per-partition ones: %u "
                "producers on one topic of %u partitions, sticky runs 1..%u, "
                "batches of %u per partition, %zu records\n\n",
-               nprod, nparts, maxrun, batch, nrec);
+               o.nprod, o.nparts, o.maxrun, o.batch, o.nrec);
         printf("%-36s %10s %14s %14s\n", "streams", "ns/record", "records/s",
                "engine bytes");
         printf("%-36s %10.1f %14.0f %14zu\n", "per partition (producer, part)",
@@ -233,7 +209,7 @@ int main(int argc, char **argv)
         printf("\n(CPU time of the classifying thread)\n"
                "topic-scoped / per-partition: %.2fx the time per record\n",
                rt.ns_per_rec / rp.ns_per_rec);
-        for (i = 0; i < nparts; i++)
+        for (i = 0; i < o.nparts; i++)
                 free(plog[i]);
         free(plog);
         free(plen);
