@@ -53,19 +53,14 @@ static int http_history_cb(void *opaque, const struct ledger_history_point *p)
 
 static json_t *http_point_json(const struct ledger_history_point *p)
 {
-        json_t *o = json_object();
-
-        json_object_set_new(o, "minute_ms", json_integer(p->minute_ms));
-        json_object_set_new(o, "records", report_u64_json(p->records));
-        json_object_set_new(o, "untracked", report_u64_json(p->untracked));
-        json_object_set_new(o, "anomalous_records",
-                            report_u64_json(p->anomalous));
-        json_object_set_new(o, "gaps", report_u64_json(p->gaps));
-        json_object_set_new(o, "missing_records",
-                            report_u64_json(p->missing));
-        json_object_set_new(o, "unaudited_offsets",
-                            report_u64_json(p->unaudited));
-        return o;
+        return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "minute_ms",
+                         (json_int_t)p->minute_ms, "records",
+                         report_u64_json(p->records), "untracked",
+                         report_u64_json(p->untracked), "anomalous_records",
+                         report_u64_json(p->anomalous), "gaps",
+                         report_u64_json(p->gaps), "missing_records",
+                         report_u64_json(p->missing), "unaudited_offsets",
+                         report_u64_json(p->unaudited));
 }
 
 static json_t *http_api_history(struct http_api *a)
@@ -90,22 +85,19 @@ static json_t *http_api_history(struct http_api *a)
                                            http_history_cb, &h, a->errstr,
                                            sizeof(a->errstr)))
                         goto out;
-        j = json_object();
         pts = json_array();
         for (i = 0; i < (size_t)h.minutes; i++)
                 if (h.set[i])
                         json_array_append_new(pts, http_point_json(&h.pts[i]));
-        json_object_set_new(j, "minute_ms",
-                            json_integer(LEDGER_HISTORY_MINUTE_MS));
-        json_object_set_new(j, "minutes", json_integer(h.minutes));
-        json_object_set_new(j, "from_ms", json_integer(h.from_ms));
-        json_object_set_new(j, "to_ms",
-                            json_integer(h.from_ms + h.minutes *
-                                                     LEDGER_HISTORY_MINUTE_MS));
-        json_object_set_new(j, "retention_minutes",
-                            json_integer(LEDGER_HISTORY_MINUTES));
-        json_object_set_new(j, "points", pts);
-        json_object_set_new(j, "generated_ms", json_integer(now));
+        /* NULL (out of memory) when pts is. */
+        j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I}", "minute_ms",
+                      (json_int_t)LEDGER_HISTORY_MINUTE_MS, "minutes",
+                      (json_int_t)h.minutes, "from_ms", (json_int_t)h.from_ms,
+                      "to_ms",
+                      (json_int_t)(h.from_ms +
+                                   h.minutes * LEDGER_HISTORY_MINUTE_MS),
+                      "retention_minutes", (json_int_t)LEDGER_HISTORY_MINUTES,
+                      "points", pts, "generated_ms", (json_int_t)now);
 out:
         free(h.pts);
         free(h.set);

@@ -39,24 +39,19 @@ struct http_ids {
 static int http_id_copy_cb(void *opaque, const struct ledger_id_copy *c)
 {
         struct http_ids *h = opaque;
-        json_t *o = json_object();
+        json_t *o;
 
-        if (!o || json_array_size(h->copies) >= HTTP_ID_COPIES_MAX) {
-                json_decref(o);
+        if (json_array_size(h->copies) >= HTTP_ID_COPIES_MAX)
                 return 1;
-        }
-        json_object_set_new(o, "partition", json_integer(c->partition));
-        json_object_set_new(o, "offset", json_integer(c->offset));
-        json_object_set_new(o, "anomaly_id", json_integer(c->anomaly_id));
-        json_object_set_new(o, "detected_ms", json_integer(c->detected_ms));
-        json_object_set_new(o, "first_partition",
-                            report_opt_json(c->first_partition));
-        json_object_set_new(o, "first_offset",
-                            report_opt_json(c->first_offset));
-        if (c->producer)
-                report_producer_set(o, c->producer, c->producer_len);
-        else
-                json_object_set_new(o, "producer", json_null());
+        o = json_pack("{s:i, s:I, s:I, s:I, s:o, s:o}", "partition",
+                      (int)c->partition, "offset", (json_int_t)c->offset,
+                      "anomaly_id", (json_int_t)c->anomaly_id, "detected_ms",
+                      (json_int_t)c->detected_ms, "first_partition",
+                      report_opt_json(c->first_partition), "first_offset",
+                      report_opt_json(c->first_offset));
+        if (!o)
+                return 1;
+        report_producer_set(o, c->producer, c->producer_len);
         if (json_array_append_new(h->copies, o))
                 h->failed = 1;
         return 0;
@@ -94,21 +89,14 @@ static int http_ids_hex(const char *s, size_t len,
 
 static json_t *http_ids_first(const struct ledger_id_seen *s)
 {
-        json_t *o;
-
         if (!s->in_window)
                 return json_null();
-        o = json_object();
-        json_object_set_new(o, "partition", json_integer(s->partition));
-        json_object_set_new(o, "offset", json_integer(s->offset));
-        json_object_set_new(o, "generation", json_integer(s->gen));
-        json_object_set_new(o, "generation_closed",
-                            json_boolean(s->gen_closed));
-        json_object_set_new(o, "generation_first_ms",
-                            json_integer(s->gen_first_ms));
-        json_object_set_new(o, "generation_last_ms",
-                            json_integer(s->gen_last_ms));
-        return o;
+        return json_pack("{s:i, s:I, s:I, s:b, s:I, s:I}", "partition",
+                         (int)s->partition, "offset", (json_int_t)s->offset,
+                         "generation", (json_int_t)s->gen,
+                         "generation_closed", s->gen_closed,
+                         "generation_first_ms", (json_int_t)s->gen_first_ms,
+                         "generation_last_ms", (json_int_t)s->gen_last_ms);
 }
 
 /* The id from the raw path into buf (HTTP_ID_RAW_MAX + 1 bytes); its
@@ -154,7 +142,6 @@ static json_t *http_api_ids(struct http_api *a)
         struct ledger_id_seen seen;
         struct http_ids h = {.copies = json_array()};
         char key[64];
-        json_t *j, *w;
         long dl;
         int n;
 
@@ -206,22 +193,17 @@ static json_t *http_api_ids(struct http_api *a)
                          topic, seen.gens);
                 goto fail;
         }
-        j = json_object();
-        w = json_object();
-        json_object_set_new(j, "topic",
-                            report_bytes_json(topic, strlen(topic), NULL));
-        json_object_set_new(j, "id", report_bytes_json(id, len, NULL));
-        json_object_set_new(j, "dedup_key", json_string(seen.dedup_key));
-        json_object_set_new(j, "in_window", json_boolean(seen.in_window));
-        json_object_set_new(j, "first", http_ids_first(&seen));
-        json_object_set_new(j, "copies", h.copies);
-        json_object_set_new(j, "copies_truncated",
-                            json_boolean(n > HTTP_ID_COPIES_MAX));
-        json_object_set_new(w, "generations", json_integer(seen.gens));
-        json_object_set_new(w, "oldest_ms", report_opt_json(seen.oldest_ms));
-        json_object_set_new(j, "window", w);
-        json_object_set_new(j, "generated_ms", json_integer(clock_wall_ms()));
-        return j;
+        /* json_pack() takes h.copies, on failure too (errstr empty: out
+         * of memory). */
+        return json_pack(
+            "{s:o, s:o, s:s, s:b, s:o, s:o, s:b, s:{s:I, s:o}, s:I}",
+            "topic", report_bytes_json(topic, strlen(topic), NULL), "id",
+            report_bytes_json(id, len, NULL), "dedup_key", seen.dedup_key,
+            "in_window", seen.in_window, "first", http_ids_first(&seen),
+            "copies", h.copies, "copies_truncated", n > HTTP_ID_COPIES_MAX,
+            "window", "generations", (json_int_t)seen.gens, "oldest_ms",
+            report_opt_json(seen.oldest_ms), "generated_ms",
+            (json_int_t)clock_wall_ms());
 fail:
         json_decref(h.copies);
         return NULL;

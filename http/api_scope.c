@@ -63,7 +63,8 @@ static json_t *http_group_about(const struct http_api *a,
                                 const struct grouprep_snap *s,
                                 const char *const *topics, size_t n)
 {
-        json_t *o = json_object(), *none = json_array();
+        const char *group = a->rq->conf->group;
+        json_t *none = json_array();
         size_t i, with_state = 0;
 
         for (i = 0; i < s->nparts; i++)
@@ -75,31 +76,21 @@ static json_t *http_group_about(const struct http_api *a,
                                       http_where_json(s->unstated[i].topic,
                                                       s->unstated[i]
                                                           .partition));
-        json_object_set_new(o, "name",
-                            report_bytes_json(a->rq->conf->group,
-                                              strlen(a->rq->conf->group),
-                                              NULL));
-        json_object_set_new(
-            o, "as_of",
-            json_string("each partition's last committed transaction of "
-                        "its owner (read_committed): behind this member's "
-                        "own view by up to the owners' commit interval"));
-        json_object_set_new(o, "partitions_with_state",
-                            json_integer((json_int_t)with_state));
-        json_object_set_new(o, "partitions_without_state", none);
-        json_object_set_new(o, "state_records_read",
-                            report_u64_json(s->state_records));
-        json_object_set_new(o, "state_records_malformed",
-                            report_u64_json(s->state_malformed));
-        json_object_set_new(o, "event_records_read",
-                            report_u64_json(s->events_read));
-        json_object_set_new(o, "event_records_malformed",
-                            report_u64_json(s->events_malformed));
-        json_object_set_new(o, "updated_ms", json_integer(s->made_ms));
-        json_object_set_new(o, "error", s->error[0]
-                                            ? json_string(s->error)
-                                            : json_null());
-        return o;
+        return json_pack(
+            "{s:o, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "name",
+            report_bytes_json(group, strlen(group), NULL), "as_of",
+            "each partition's last committed transaction of its owner "
+            "(read_committed): behind this member's own view by up to the "
+            "owners' commit interval",
+            "partitions_with_state", (json_int_t)with_state,
+            "partitions_without_state", none, "state_records_read",
+            report_u64_json(s->state_records), "state_records_malformed",
+            report_u64_json(s->state_malformed), "event_records_read",
+            report_u64_json(s->events_read), "event_records_malformed",
+            report_u64_json(s->events_malformed), "updated_ms",
+            (json_int_t)s->made_ms, "error",
+            s->error[0] ? report_bytes_json(s->error, strlen(s->error), NULL)
+                        : json_null());
 }
 
 /* What a state record does not carry: null rather than a wrong 0. */

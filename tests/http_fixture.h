@@ -242,6 +242,28 @@ static inline json_int_t jint(json_t *j, const char *key)
         return json_integer_value(v);
 }
 
+/* The keys of object j, in the order the server wrote them, must be
+ * want ("a,b,c"): an answer's shape. */
+static inline void keys_are(json_t *j, const char *want)
+{
+        char got[1024] = "";
+        size_t n = 0;
+        const char *k;
+        json_t *v;
+
+        if (!json_is_object(j))
+                fail_msg("not an object where \"%s\" was due", want);
+        json_object_foreach(j, k, v)
+        {
+                int w = snprintf(got + n, sizeof(got) - n, "%s%s",
+                                 n ? "," : "", k);
+                if (w < 0 || (size_t)w >= sizeof(got) - n)
+                        fail_msg("too many keys, want \"%s\"", want);
+                n += (size_t)w;
+        }
+        assert_string_equal(got, want);
+}
+
 /* ------------------------------------------------------------------ */
 /* Fixture: a ledger, a status and a server                            */
 /* ------------------------------------------------------------------ */

@@ -301,6 +301,14 @@ static void test_ids(void **state)
                             PQ);
         assert_true(json_is_false(json_object_get(j, "copies_truncated")));
         assert_int_equal(jint(json_object_get(j, "window"), "generations"), 1);
+        keys_are(j, "topic,id,dedup_key,in_window,first,copies,"
+                    "copies_truncated,window,generated_ms");
+        keys_are(json_object_get(j, "first"),
+                 "partition,offset,generation,generation_closed,"
+                 "generation_first_ms,generation_last_ms");
+        keys_are(c, "partition,offset,anomaly_id,detected_ms,"
+                    "first_partition,first_offset,producer");
+        keys_are(json_object_get(j, "window"), "generations,oldest_ms");
         json_decref(j);
 
         /* Percent-encoded in the path; the one with the 404 is unknown. */
@@ -537,8 +545,12 @@ static void test_history(void **state)
         assert_int_equal(jint(j, "to_ms") - jint(j, "from_ms"),
                          HTTP_HISTORY_MINUTES_DEFAULT * 60000);
         assert_true(json_array_size(json_object_get(j, "points")) >= 1);
+        keys_are(j, "minute_ms,minutes,from_ms,to_ms,retention_minutes,"
+                    "points,generated_ms");
         json_array_foreach(json_object_get(j, "points"), i, p)
         {
+                keys_are(p, "minute_ms,records,untracked,anomalous_records,"
+                            "gaps,missing_records,unaudited_offsets");
                 assert_true(jint(p, "minute_ms") > prev); /* oldest first */
                 assert_true(jint(p, "minute_ms") >= jint(j, "from_ms"));
                 assert_true(jint(p, "minute_ms") < jint(j, "to_ms"));

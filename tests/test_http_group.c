@@ -168,6 +168,11 @@ static void test_group(void **state)
         assert_true(json_is_null(json_object_get(j, "producers")));
         assert_int_equal(jint(j, "lag"), 10);
         t = json_object_get(j, "group");
+        keys_are(t, "name,as_of,partitions_with_state,"
+                    "partitions_without_state,state_records_read,"
+                    "state_records_malformed,event_records_read,"
+                    "event_records_malformed,updated_ms,error");
+        assert_true(json_is_null(json_object_get(t, "error")));
         assert_int_equal(jint(t, "partitions_with_state"), 2);
         assert_int_equal(jint(t, "state_records_read"), 3);
         assert_int_equal(jint(t, "updated_ms"), 777);
