@@ -7,9 +7,13 @@
 # the systemd unit ($(UNITDIR), with ExecStart and the configuration path
 # rewritten for BINDIR and SYSCONFDIR), the example configuration
 # ($(SYSCONFDIR)/eosaudit/eosaudit.conf.example; the admin's eosaudit.conf is
-# never touched) and the operations documents with the alert rules and the
-# Grafana dashboard ($(DOCDIR)).  DESTDIR is prepended to every path (for
-# packages and tests); nothing here runs systemctl.
+# never touched) and the documentation ($(DOCDIR)): the README, every
+# document of docs/ with its pictures and the man page, the header
+# contract, the benchmarks, the alert rules, the Grafana dashboard, the
+# unit and the example configuration as the repository has them, each at
+# its path in the repository, so that the links between them resolve.
+# DESTDIR is prepended to every path (for packages and tests); nothing
+# here runs systemctl.
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
@@ -18,8 +22,12 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 INSTALL    ?= install
 
-INSTALL_DOCS := README.md docs/RUNBOOK.md docs/CONFIG.md \
-                deploy/prometheus/alerts.yml deploy/grafana/eosaudit.json
+INSTALL_DOCS := README.md BENCHMARKS.md bench/throughput.png \
+                $(wildcard docs/*.md docs/*.png) \
+                docs/eosaudit.1 schema/HEADERS.md \
+                deploy/prometheus/alerts.yml deploy/grafana/eosaudit.json \
+                deploy/systemd/eosaudit.service deploy/eosaudit.conf.example
+INSTALL_DOC_DIRS := $(filter-out ./,$(sort $(dir $(INSTALL_DOCS)))) deploy/
 
 .PHONY: install uninstall
 
@@ -37,11 +45,14 @@ install: $(BUILD)/eosaudit docs/eosaudit.1 deploy/systemd/eosaudit.service \
 	mv $(DESTDIR)$(UNITDIR)/eosaudit.service.tmp $(DESTDIR)$(UNITDIR)/eosaudit.service
 	$(INSTALL) -m 0644 deploy/eosaudit.conf.example \
 		$(DESTDIR)$(SYSCONFDIR)/eosaudit/eosaudit.conf.example
-	$(INSTALL) -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)
+	for f in $(INSTALL_DOCS); do \
+		$(INSTALL) -D -m 0644 "$$f" "$(DESTDIR)$(DOCDIR)/$$f" || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/eosaudit $(DESTDIR)$(MANDIR)/man1/eosaudit.1 \
 		$(DESTDIR)$(UNITDIR)/eosaudit.service \
 		$(DESTDIR)$(SYSCONFDIR)/eosaudit/eosaudit.conf.example \
-		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(INSTALL_DOCS))
+	rmdir $(addprefix $(DESTDIR)$(DOCDIR)/,$(INSTALL_DOC_DIRS)) 2>/dev/null || :
 	rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/eosaudit 2>/dev/null || :

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The deployment files, without a broker, systemd or a Docker engine:
 #  - `make install` into a temporary DESTDIR (PREFIX /usr/local and /usr),
-#    the installed tree, and `make uninstall` (which keeps the admin's
-#    eosaudit.conf);
+#    the installed tree, the documentation with every document of docs/
+#    and the links between them resolving, and `make uninstall` (which
+#    keeps the admin's eosaudit.conf);
 #  - deploy/systemd/eosaudit.service: `systemd-analyze verify` of the
 #    installed unit (with man:eosaudit(1) resolved from DESTDIR), the
 #    hardening directives, `systemd-analyze security` exposure;
@@ -37,17 +38,38 @@ mk() { make -s -C "$ROOT" BUILD="$BUILD" -o "$BUILD/eosaudit" "$@"; }
 D1="$IT_TMP/destdir-local"
 mk install DESTDIR="$D1" >"$IT_TMP/install1.log" 2>&1 ||
         { cat "$IT_TMP/install1.log"; die "make install failed"; }
-assert_eq "installed tree (PREFIX=/usr/local)" \
+assert_eq "installed tree (PREFIX=/usr/local), besides the documentation" \
 "etc/eosaudit/eosaudit.conf.example
 usr/local/bin/eosaudit
 usr/local/lib/systemd/system/eosaudit.service
-usr/local/share/doc/eosaudit/CONFIG.md
-usr/local/share/doc/eosaudit/README.md
-usr/local/share/doc/eosaudit/RUNBOOK.md
-usr/local/share/doc/eosaudit/alerts.yml
-usr/local/share/doc/eosaudit/eosaudit.json
 usr/local/share/man/man1/eosaudit.1" \
-        "$(cd "$D1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)"
+        "$(cd "$D1" && find . -type f | sed 's|^\./||' |
+                grep -v '^usr/local/share/doc/' | LC_ALL=C sort)"
+# The documentation keeps the repository's layout: the README, every
+# document of docs/ as it is, the header contract, the alert rules and the
+# dashboard, and every relative link of them resolves there but the one to
+# the container's build folder (the image is built from the repository).
+DOC="$D1/usr/local/share/doc/eosaudit"
+for f in README.md schema/HEADERS.md deploy/prometheus/alerts.yml \
+        deploy/grafana/eosaudit.json $(cd "$ROOT" && ls docs/*.md); do
+        assert_true "documentation: $f installed as it is" \
+                cmp "$ROOT/$f" "$DOC/$f"
+done
+assert_eq "documentation: links that do not resolve where installed" \
+        "docs/OPERATIONS.md -> ../deploy/docker/" \
+        "$(python3 - "$DOC" <<'PY'
+import glob, os, re, sys
+root = sys.argv[1]
+for f in sorted(glob.glob(root + "/**/*.md", recursive=True)):
+    text = open(f, encoding="utf-8").read()
+    for m in re.finditer(r'\]\(([^)#\s]+)[^)]*\)|src="([^"]+)"', text):
+        t = m.group(1) or m.group(2)
+        if re.match(r"[a-z]+:", t):
+            continue
+        if not os.path.exists(os.path.join(os.path.dirname(f), t)):
+            print("%s -> %s" % (os.path.relpath(f, root), t))
+PY
+)"
 assert_eq "binary mode" 755 "$(stat -c %a "$D1/usr/local/bin/eosaudit")"
 assert_eq "unit mode" 644 "$(stat -c %a "$D1/usr/local/lib/systemd/system/eosaudit.service")"
 assert_true "installed binary runs" "$D1/usr/local/bin/eosaudit" version
