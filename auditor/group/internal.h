@@ -76,8 +76,8 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                      size_t errstr_size);
 int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
-/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
- * time (see there why not rd_kafka_consume_batch_queue()). */
+/* The next batch of the consumer, one rd_kafka_consume_batch_queue()
+ * (after the ids consumer's poll; the consumer's fatal error ends it). */
 ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                             rd_kafka_message_t **msgs, size_t max);
 int audit_group_failed(const struct audit *a, char *errstr,
