@@ -821,15 +821,9 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
-        /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
-         * read a partition of a topic deleted since waits for it without
-         * end (seen here: the state topic deleted under a member, and the
-         * ids topic, whose windows this reader reads back): the process
-         * is ending with an error, the handle is left to it. */
         if (g->reader) {
                 rd_kafka_consumer_close(g->reader);
-                if (!g->state_lost && !audit_group_ids_gone(a))
-                        rd_kafka_destroy(g->reader);
+                rd_kafka_destroy(g->reader);
         }
         if (g->prod)
                 rd_kafka_destroy(g->prod);

@@ -56,7 +56,6 @@ struct audit_group {
         char member[300];      /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
         int failed;            /* a fatal error: the loop stops */
-        int state_lost;        /* the state topic deleted under us */
         int64_t alive_ms;      /* the state topic last known to exist:
                                   a committed transaction, or a look
                                   (audit_group_watch()) */
@@ -186,9 +185,6 @@ void audit_group_fail_gone(struct audit *a);
 struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
-/* Whether the ids topic was deleted under the running member (its
- * readers must not be destroyed then: librdkafka 2.0.2 hangs). */
-int audit_group_ids_gone(const struct audit *a);
 void audit_group_ids_forget(struct audit *a,
                             const rd_kafka_topic_partition_list_t *l);
 int audit_group_ids_poll(struct audit *a, int max);
