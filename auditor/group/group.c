@@ -541,11 +541,12 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
  * One rd_kafka_consume_batch_queue() call, as the single mode reads: its
  * rebalance callbacks are served inside it, between two messages, and
  * librdkafka drops from the batch what a revocation or a seek made
- * outdated (a barrier per partition; librdkafka 2.1.0 fixed the batch
- * calls skipping offsets around such operations, and 2.13.2 their
- * moving the position past error messages).  The consumer's fatal error
- * ends the batch: what came before it is returned, it and what came
- * after it are destroyed (audit_group_failed() stops the loop).
+ * outdated (a barrier per partition: librdkafka 2.1.0 fixed the batch
+ * calls skipping offsets around such operations; the build's floor is
+ * 2.10).  The offsets a member commits are its own next_offset, never
+ * librdkafka's position.  The consumer's fatal error ends the batch:
+ * what came before it is returned, it and what came after it are
+ * destroyed (audit_group_failed() stops the loop).
  */
 ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                             rd_kafka_message_t **msgs, size_t max)
