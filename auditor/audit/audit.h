@@ -226,12 +226,14 @@ void audit_free(struct audit *a);
 /*
  * serve, before audit_free(): should the rest of the process's teardown
  * not end within AUDIT_EXIT_GUARD_MS, it ends with exit_code and one
- * line.  librdkafka 2.0.2 can wait forever closing or destroying a
- * consumer whose topic was deleted or whose group handler was torn down
- * under it (seen: the ids topic deleted under a member; t_88, a member
- * fenced as its ids assignment came; t_63, in 5 of 25 runs, a plain
- * consumer's rd_kafka_consumer_close() waiting for its group handler
- * after the broker had been down and back).  By then
+ * line.  rd_kafka_consumer_close() of a consumer with a group.id waits
+ * for its group coordinator, and while no broker answers it asks for one
+ * again without end (librdkafka issue 3740, open; seen on 2.14.2: a
+ * serve stopped 5 s after its only broker went down ended by this guard
+ * 20 s later): a serve stopped while its brokers are unreachable.
+ * (librdkafka before 2.1.0 also hung destroying a consumer of a deleted
+ * topic, issue 4187, and before 2.4.0 closing a cooperative one that an
+ * assignment reached, issue 4527: this build's floor is 2.10.)  By then
  * the audit has committed all it owes (the ledger, and with --group the
  * Kafka transactions); what a close would still commit is Kafka's copy
  * of the offsets, for lag tools only, or with --group what the

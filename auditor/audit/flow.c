@@ -391,14 +391,17 @@ static void side_hold(struct audit *a, int role)
                   role == AUDIT_FLOW_SOURCE ? "sinks" : "sources");
 }
 
-/* Resumes the held parts, each at the offset after its last audited
- * record: a seek, not a bare resume, so that no record fetched around the
- * pause is skipped (a record already audited is refetched and ignored). */
+/* Resumes the held parts.  librdkafka fetches each from where the
+ * application stood when it was paused (the offset after the last
+ * message delivered, all of them audited: pacing runs after the batch's
+ * verdicts, and a flow audit reads no batch ahead), and drops what was
+ * queued for it meanwhile (librdkafka 2.1.0 fixed the batch calls
+ * skipping offsets around a pause or a resume): no seek. */
 static void side_free(struct audit *a, int64_t now)
 {
         rd_kafka_topic_partition_list_t *l =
             rd_kafka_topic_partition_list_new((int)a->nparts);
-        rd_kafka_error_t *error = NULL;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
         uint32_t p;
 
         for (p = 0; p < a->nparts; p++) {
@@ -410,23 +413,14 @@ static void side_free(struct audit *a, int64_t now)
                 if (rt->done || rt->paused)
                         continue;
                 rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
-                                                  a->parts[p].partition)
-                    ->offset = a->parts[p].next_offset;
+                                                  a->parts[p].partition);
         }
-        if (l->cnt) {
-                rd_kafka_resume_partitions(a->rk, l);
-                error = rd_kafka_seek_partitions(a->rk, l,
-                                                 AUDIT_META_TIMEOUT_MS);
-        }
-        if (error) {
-                /* The resumed fetch goes on from librdkafka's own
-                 * position; a record it skipped would read as loss, so
-                 * say so. */
-                log_warn("flow: cannot seek the partitions let go after "
+        if (l->cnt)
+                err = rd_kafka_resume_partitions(a->rk, l);
+        if (err)
+                log_warn("flow: cannot resume the partitions let go after "
                          "pacing: %s",
-                         rd_kafka_error_string(error));
-                rd_kafka_error_destroy(error);
-        }
+                         rd_kafka_err2str(err));
         rd_kafka_topic_partition_list_destroy(l);
         a->fls.held_role = AUDIT_FLOW_NONE;
 }
@@ -437,7 +431,7 @@ static void flow_pace(struct audit *a, int64_t now)
 
         /* serve reads both sides at their heads, where the "other side
          * at its end" test flips with every record: pacing there would
-         * pause and seek on every batch.  A serve that starts on a
+         * pause and resume on every batch.  A serve that starts on a
          * backlog is not paced. */
         if (a->conf.follow)
                 return;

@@ -72,8 +72,6 @@ static int audit_kconf_required_set(rd_kafka_conf_t *conf, int warn,
 int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
                          size_t errstr_size)
 {
-        char rderr[256];
-
         if (kconf_put(conf, "isolation.level", "read_committed", errstr,
                       errstr_size))
                 return -1;
@@ -84,26 +82,24 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
          * partition, so this is a constant.  A queued record costs its
          * wire size plus ~300 bytes (kbytes counts payload only), and one
          * Fetch response (fetch.max.bytes) may come on top of the cap.
-         * Once the queue is over a threshold, librdkafka < 2.2 sleeps up to
-         * 1 s before it fetches again (rd_kafka_max_block_ms;
-         * fetch.error.backoff.ms does not apply), so a small queue needs a
-         * wake-up: fetch.queue.backoff.ms where it exists, else a metadata
-         * request every 50 ms, whose reply wakes the broker thread (on
-         * librdkafka's 3-broker mock cluster too: partitions of every
-         * leader kept pace).  50, not 100: while the consumer waits for a
-         * ledger commit the queue fills and the fetcher stops; after it,
-         * the consumer drains the queue in about 10 ms and then waited
-         * for the wake-up.  A 5M-record scan took 3.5 s instead of 3.9
-         * with ids, 2.1 instead of 2.5 without (BENCHMARKS.md, section
-         * 1); 20, 10 ms did no better.  It costs the broker 20 small
-         * metadata requests a second (outside --group, which sets its
-         * own interval).  Measured (BENCHMARKS.md): 1M pairs 505 ->
-         * 188 MiB max RSS, a 12-partition 5M scan 395 -> 114 MiB at the
-         * same speed; before, queued.min.messages was 1000000.  8 MiB,
-         * not 16: a scan also holds up to about as much again read
-         * ahead while a commit runs (loop.c, AUDIT_AHEAD_BYTES), which
-         * the queue's cap does not count; with 16 MiB the 1M-pair scan
-         * reached 274 MiB, with 8 MiB 244 MiB, at the same speed.
+         * Once the queue is over a threshold, librdkafka waits
+         * fetch.queue.backoff.ms before it fetches again (librdkafka
+         * before 2.2 had no such setting and slept up to 1 s; this build's
+         * floor is 2.10), so a small queue needs a short one: 50 ms
+         * (librdkafka's default is 1000; first measured on 2.0.2 with a
+         * metadata request every 50 ms as the wake-up).  50, not 100:
+         * while the consumer waits for a ledger commit the queue fills and
+         * the fetcher stops; after it, the consumer drains the queue in
+         * about 10 ms and then waited for the wake-up.  A 5M-record scan
+         * took 3.5 s instead of 3.9 with ids, 2.1 instead of 2.5 without
+         * (BENCHMARKS.md, section 1); 20, 10 ms did no better.  Measured
+         * (BENCHMARKS.md): 1M pairs 505 -> 188 MiB max RSS, a 12-partition
+         * 5M scan 395 -> 114 MiB at the same speed; before,
+         * queued.min.messages was 1000000.  8 MiB, not 16: a scan also
+         * holds up to about as much again read ahead while a commit runs
+         * (loop.c, AUDIT_AHEAD_BYTES), which the queue's cap does not
+         * count; with 16 MiB the 1M-pair scan reached 274 MiB, with 8 MiB
+         * 244 MiB, at the same speed.
          */
         if (kconf_put(conf, "queued.min.messages", "150000", errstr,
                       errstr_size) ||
@@ -115,13 +111,8 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
             kconf_put(conf, "fetch.wait.max.ms", "100", errstr,
                       errstr_size))
                 return -1;
-        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "50", rderr,
-                              sizeof(rderr)) != RD_KAFKA_CONF_OK &&
-            (kconf_put(conf, "topic.metadata.refresh.interval.ms",
-                       "50", errstr, errstr_size) ||
-             /* else librdkafka makes it 3 x the interval, 150 ms */
-             kconf_put(conf, "metadata.max.age.ms", "900000", errstr,
-                       errstr_size)))
+        if (kconf_put(conf, "fetch.queue.backoff.ms", "50", errstr,
+                      errstr_size))
                 return -1;
         /* Set now and again by audit_kconf_apply(): a value that differs
          * then came from the user (librdkafka's own defaults are no

@@ -538,35 +538,38 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
 }
 
 /*
- * Not rd_kafka_consume_batch_queue(): with librdkafka 2.0.2 a rebalance
- * served in the middle of a batch call made the consumer skip records of
- * the partitions it kept (seen in t_88: holes of a few offsets on
- * partitions no rebalance moved, right after one).  One message per call
- * serves each rebalance between two messages.
+ * One rd_kafka_consume_batch_queue() call, as the single mode reads: its
+ * rebalance callbacks are served inside it, between two messages, and
+ * librdkafka drops from the batch what a revocation or a seek made
+ * outdated (a barrier per partition: librdkafka 2.1.0 fixed the batch
+ * calls skipping offsets around such operations; the build's floor is
+ * 2.10).  The offsets a member commits are its own next_offset, never
+ * librdkafka's position.  The consumer's fatal error ends the batch:
+ * what came before it is returned, it and what came after it are
+ * destroyed (audit_group_failed() stops the loop).
  */
 ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                             rd_kafka_message_t **msgs, size_t max)
 {
-        size_t n = 0;
+        ssize_t n, k, j;
 
         /* The ids consumer first, without waiting (its rebalances and its
          * messages, judged): the audited topics' poll below waits only
          * when it had nothing. */
         if (audit_group_ids_poll(a, (int)max))
                 timeout_ms = 0;
-        while (n < max && !a->grp->failed) {
-                rd_kafka_message_t *m =
-                    rd_kafka_consumer_poll(a->rk, n ? 0 : timeout_ms);
-                if (!m)
-                        break;
-                if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
-                        audit_group_consumer_fatal(a, a->rk);
-                        rd_kafka_message_destroy(m);
-                        break;
-                }
-                msgs[n++] = m;
+        if (a->grp->failed)
+                return 0;
+        n = rd_kafka_consume_batch_queue(a->rkqu, timeout_ms, msgs, max);
+        for (k = 0; k < n; k++) {
+                if (msgs[k]->err != RD_KAFKA_RESP_ERR__FATAL)
+                        continue;
+                audit_group_consumer_fatal(a, a->rk);
+                for (j = k; j < n; j++)
+                        rd_kafka_message_destroy(msgs[j]);
+                return k;
         }
-        return (ssize_t)n;
+        return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -819,15 +822,9 @@ void audit_group_free(struct audit *a)
 
         if (!g)
                 return;
-        /* With librdkafka 2.0.2, rd_kafka_destroy() of a consumer that
-         * read a partition of a topic deleted since waits for it without
-         * end (seen here: the state topic deleted under a member, and the
-         * ids topic, whose windows this reader reads back): the process
-         * is ending with an error, the handle is left to it. */
         if (g->reader) {
                 rd_kafka_consumer_close(g->reader);
-                if (!g->state_lost && !audit_group_ids_gone(a))
-                        rd_kafka_destroy(g->reader);
+                rd_kafka_destroy(g->reader);
         }
         if (g->prod)
                 rd_kafka_destroy(g->prod);

@@ -30,7 +30,6 @@ static void ids_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         char errstr[512];
 
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-                a->grp->ids->synced = 1;
                 /* An assignment that reaches a closing consumer is taken
                  * and not judged (its committed offsets cannot be read
                  * then: rd_kafka_committed() waits out its timeout); the
@@ -93,14 +92,7 @@ void audit_group_ids_close(struct audit *a)
         if (g->ids)
                 g->ids->closing = 1;
         rd_kafka_consumer_close(g->ids_rk);
-        /* librdkafka 2.0.2 asserts when a cooperative-sticky consumer is
-         * destroyed before its first assignment (its issue 4312, fixed in
-         * 2.3.0; seen in t_87: a member stopped right after it joined),
-         * and waits forever destroying one whose topic was deleted
-         * (group_ids_topic_gone()): the process is ending, the handle is left to
-         * it. */
-        if (!g->ids || (g->ids->synced && !g->ids->gone))
-                rd_kafka_destroy(g->ids_rk);
+        rd_kafka_destroy(g->ids_rk);
         g->ids_rk = NULL;
         /* Nothing judged any more (a close that served no revocation
          * leaves no position to send without the consumer). */
@@ -238,11 +230,6 @@ int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size)
                  a->conf.group, x->topic, (int)x->nparts,
                  (unsigned long long)x->window, a->conf.group);
         return 0;
-}
-
-int audit_group_ids_gone(const struct audit *a)
-{
-        return a->grp && a->grp->ids && a->grp->ids->gone;
 }
 
 void audit_group_ids_free(struct audit *a)

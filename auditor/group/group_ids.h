@@ -127,8 +127,6 @@ struct audit_group_ids {
         uint64_t produced, entries, bytes, judged, verdicts;
         uint64_t txn_recs, txn_entries, txn_bytes;
         int closing;         /* inside audit_group_ids_close() */
-        int synced;          /* the ids consumer had an assignment */
-        int gone;            /* the ids topic deleted under us */
 };
 
 /* group_ids_pack.c: the ids topic deleted under the running member (the

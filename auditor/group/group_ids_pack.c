@@ -24,16 +24,13 @@
  * The ids topic deleted under the running member: the judges' windows
  * are gone with it, so redeliveries across the gap would go unseen
  * without a word.  The member stops with one line, as for the state
- * topic, and its ids consumer is not destroyed (librdkafka 2.0.2 waits
- * forever destroying a consumer of a deleted topic; the process is
- * ending).
+ * topic.
  */
 void group_ids_topic_gone(struct audit *a)
 {
         struct audit_group_ids *x = a->grp->ids;
         char why[700];
 
-        x->gone = 1;
         snprintf(why, sizeof(why),
                  "%s was deleted under the running group "
                  "(UNKNOWN_TOPIC_OR_PART): the windows of redeliveries "

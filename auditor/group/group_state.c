@@ -141,7 +141,6 @@ void audit_group_fail_gone(struct audit *a)
                  "the log start)",
                  a->grp->state_topic);
         audit_group_fail(a, "state topic lost", why);
-        a->grp->state_lost = 1;
 }
 
 

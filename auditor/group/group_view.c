@@ -21,10 +21,7 @@
  *
  * Stopping: audit_group_view_stop() sets a flag the thread sees within
  * GROUP_POLL_MS, and joins it; the thread closes and destroys its handle
- * itself, except when the state topic was deleted under the group
- * (librdkafka 2.0.2's rd_kafka_destroy() of a consumer that read a
- * partition of a deleted topic waits without end): that handle is left
- * to the ending process, as group.c does with its state reader.
+ * itself, also when a topic it read was deleted under the group.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,7 +47,6 @@ struct audit_group_view {
         pthread_t th;
         atomic_int stop;
         atomic_int relist;     /* a rebalance of this member: list soon */
-        atomic_int state_lost; /* leave the handle to the process */
         rd_kafka_t *rk;        /* this thread's only */
         rd_kafka_t *member_rk; /* the audit's consumer: rd_kafka_memberid()
                                   only, which is thread-safe */
@@ -61,7 +57,6 @@ struct audit_group_view {
         rd_kafka_topic_partition_list_t *assigned;
         int *eof;              /* per assigned partition: read to its end */
         int caught_up;
-        int topic_gone;        /* a fetch said UNKNOWN_TOPIC_OR_PART */
         int errored;           /* the figures carry an error line */
         struct grouprep_tp *parts; /* the audited partitions */
         size_t nparts, hw_next;
@@ -276,8 +271,6 @@ static int group_view_message(struct audit_group_view *v,
                 return 0;
         }
         if (m->err) {
-                if (m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
-                        v->topic_gone = 1;
                 snprintf(line, sizeof(line), "reading %s: %s",
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
                          rd_kafka_message_errstr(m));
@@ -370,14 +363,8 @@ static void *group_view_thread(void *arg)
                 }
         }
         /* Its handle, closed here: no other thread calls it. */
-        if (atomic_load(&v->state_lost) || v->topic_gone) {
-                log_debug("group %s: the group view's handle is left to the "
-                          "ending process (a topic it read was deleted)",
-                          v->sg->group);
-        } else {
-                rd_kafka_consumer_close(v->rk);
-                rd_kafka_destroy(v->rk);
-        }
+        rd_kafka_consumer_close(v->rk);
+        rd_kafka_destroy(v->rk);
         v->rk = NULL;
         return NULL;
 }
@@ -499,7 +486,6 @@ void audit_group_view_stop(struct audit *a)
 
         if (!v)
                 return;
-        atomic_store(&v->state_lost, a->grp->state_lost);
         atomic_store(&v->stop, 1);
         pthread_join(v->th, NULL);
         group_view_free(v);

@@ -56,7 +56,6 @@ struct audit_group {
         char member[300];      /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
         int failed;            /* a fatal error: the loop stops */
-        int state_lost;        /* the state topic deleted under us */
         int64_t alive_ms;      /* the state topic last known to exist:
                                   a committed transaction, or a look
                                   (audit_group_watch()) */
@@ -76,8 +75,8 @@ int audit_group_conf(struct audit *a, rd_kafka_conf_t *kconf, char *errstr,
                      size_t errstr_size);
 int audit_group_start(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size);
-/* The next batch of the consumer, one rd_kafka_consumer_poll() at a
- * time (see there why not rd_kafka_consume_batch_queue()). */
+/* The next batch of the consumer, one rd_kafka_consume_batch_queue()
+ * (after the ids consumer's poll; the consumer's fatal error ends it). */
 ssize_t audit_group_consume(struct audit *a, int timeout_ms,
                             rd_kafka_message_t **msgs, size_t max);
 int audit_group_failed(const struct audit *a, char *errstr,
@@ -186,9 +185,6 @@ void audit_group_fail_gone(struct audit *a);
 struct audit_group_ids;
 int audit_group_ids_conf(struct audit *a, char *errstr, size_t errstr_size);
 int audit_group_ids_start(struct audit *a, char *errstr, size_t errstr_size);
-/* Whether the ids topic was deleted under the running member (its
- * readers must not be destroyed then: librdkafka 2.0.2 hangs). */
-int audit_group_ids_gone(const struct audit *a);
 void audit_group_ids_forget(struct audit *a,
                             const rd_kafka_topic_partition_list_t *l);
 int audit_group_ids_poll(struct audit *a, int max);
