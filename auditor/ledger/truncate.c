@@ -544,10 +544,12 @@ trunc_stream_of(struct ledger_trunc_stream **v, size_t *n, const char *prod,
         return s;
 }
 
-/* The last seq s's producer accepted before offset, in s's epoch. */
+/* The last seq s's producer accepted before offset, in s's epoch, by a
+ * run at or past floor. */
 static int trunc_last_seq(struct ledger *lg, const struct ledger_part *p,
-                          int64_t offset, struct ledger_trunc_stream *s,
-                          char *errstr, size_t errstr_size)
+                          int64_t offset, int64_t floor,
+                          struct ledger_trunc_stream *s, char *errstr,
+                          size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
         int rc = -1, r;
@@ -557,12 +559,13 @@ static int trunc_last_seq(struct ledger *lg, const struct ledger_part *p,
                         "SELECT epoch, seq_lo + (MIN(offset_hi, ?3 - 1) - "
                         "offset_lo) FROM audited_runs WHERE topic = ?1 AND "
                         "partition = ?2 AND producer = ?4 AND offset_lo < ?3 "
-                        "ORDER BY offset_lo DESC LIMIT 1",
+                        "AND offset_lo >= ?5 ORDER BY offset_lo DESC LIMIT 1",
                         p, offset, &st, "cannot read audited runs", errstr,
                         errstr_size))
                 goto out;
         if (sqlite3_bind_text(st, 4, s->producer, (int)s->producer_len,
-                              SQLITE_STATIC)) {
+                              SQLITE_STATIC) ||
+            sqlite3_bind_int64(st, 5, floor)) {
                 ledger_err(lg, "cannot read audited runs", errstr,
                            errstr_size);
                 goto out;
@@ -586,7 +589,8 @@ out:
 }
 
 int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
-                         int64_t offset, struct ledger_trunc_stream **out,
+                         int64_t offset, int64_t floor,
+                         struct ledger_trunc_stream **out,
                          size_t *n, char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
@@ -634,7 +638,8 @@ int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
                 goto out;
         }
         for (i = 0; i < nv; i++)
-                if (trunc_last_seq(lg, p, offset, &v[i], errstr, errstr_size))
+                if (trunc_last_seq(lg, p, offset, floor, &v[i], errstr,
+                                   errstr_size))
                         goto out;
         *out = v;
         *n = nv;
