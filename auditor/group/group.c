@@ -455,6 +455,27 @@ static rd_kafka_resp_err_t group_produce(struct audit_group *g,
         return err;
 }
 
+/* One record of the events topic into the open transaction (val taken;
+ * NULL: out of memory).  0, or -1 with the member failed and offs freed. */
+static int group_event_produce(struct audit *a,
+                               rd_kafka_topic_partition_list_t *offs,
+                               char *val, const char *what, char *errstr,
+                               size_t errstr_size)
+{
+        rd_kafka_resp_err_t err =
+            val ? group_produce(a->grp, a->grp->events_topic, NULL, val,
+                                strlen(val))
+                : RD_KAFKA_RESP_ERR__NOENT;
+
+        if (!err)
+                return 0;
+        rd_kafka_topic_partition_list_destroy(offs);
+        snprintf(errstr, errstr_size, "%s: %s", what,
+                 val ? rd_kafka_err2str(err) : "out of memory");
+        audit_group_fail(a, "produce", errstr);
+        return -1;
+}
+
 int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
 {
         const struct dedup_event *evs;
@@ -536,42 +557,21 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
          * Those of a part no longer ours (a lost assignment) are left to
          * the next owner, which audits those records again. */
         for (k = 0; k < nev; k++) {
-                rd_kafka_resp_err_t err;
-                char *val;
                 if (evs[k].part >= a->nparts || !a->rt[evs[k].part].owned)
                         continue;
-                val = group_event_json(a, &evs[k]);
-                err = val ? group_produce(g, g->events_topic, NULL, val,
-                                          strlen(val))
-                          : RD_KAFKA_RESP_ERR__NOENT;
-                if (err) {
-                        rd_kafka_topic_partition_list_destroy(offs);
-                        snprintf(errstr, errstr_size, "event record: %s",
-                                 val ? rd_kafka_err2str(err)
-                                     : "out of memory");
-                        audit_group_fail(a, "produce", errstr);
+                if (group_event_produce(a, offs, group_event_json(a, &evs[k]),
+                                        "event record", errstr, errstr_size))
                         return -1;
-                }
         }
         /* The truncations taken back since the last transaction, with
          * the rewound state records above (the same parts are dirty). */
         for (k = 0; k < g->ntruncs; k++) {
-                rd_kafka_resp_err_t err;
-                char *val;
                 if (!a->rt[g->truncs[k].part].owned)
                         continue;
-                val = strdup(g->truncs[k].json);
-                err = val ? group_produce(g, g->events_topic, NULL, val,
-                                          strlen(val))
-                          : RD_KAFKA_RESP_ERR__NOENT;
-                if (err) {
-                        rd_kafka_topic_partition_list_destroy(offs);
-                        snprintf(errstr, errstr_size, "truncated event: %s",
-                                 val ? rd_kafka_err2str(err)
-                                     : "out of memory");
-                        audit_group_fail(a, "produce", errstr);
+                if (group_event_produce(a, offs, strdup(g->truncs[k].json),
+                                        "truncated event", errstr,
+                                        errstr_size))
                         return -1;
-                }
         }
         /* The ids records of the batch, the verdicts of this member's
          * judges and their positions on the ids topic (group_ids.c):
