@@ -19,11 +19,19 @@
 # records, missing = what the log lacks, no duplicate, no out_of_order;
 # the truncated event names the offsets taken back and the producer's
 # seqs, which hold every seq gone that the owner had read.
+#
+# The same election cuts a second topic under a running scan (issue 34's
+# "a partition that shrinks under a scan"): the scan, slowed by small
+# fetches, is held (SIGSTOP) once it has read past where the followers
+# stopped, and thawed after the election.  It must take the same handler
+# path and end where the log ends then, with the figures of kcat's reading
+# of the final log up to that end.
 source "$(dirname "$0")/lib.sh"
 export CLUSTER_BROKERS=4
 source "$IT_DIR/trunc_lib.sh"
 
 T="$(name main)"
+T2="$(name scanned)"
 G="$(name g)"
 STATE="eosaudit-$G-state"
 EVENTS="eosaudit-$G-events"
@@ -32,7 +40,8 @@ L_B="127.0.0.1:$((TR_BASE + 11))"
 
 tr_up
 tr_topic "$T"
-log "topic $T: $(tr_meta "$T")"
+tr_topic "$T2"
+log "topic $T: $(tr_meta "$T"); $T2: $(tr_meta "$T2")"
 
 # What the group runs on, made now and moved to broker 4: its state and
 # events topics (serve --group takes them as they are), and the brokers'
@@ -55,7 +64,7 @@ member() { # member VAR NAME LISTEN
 }
 member MA a "$L_A"
 member MB b "$L_B"
-tr_produce PROD "$T" pA 30000 1500
+tr_produce PROD "$T" pA 45000 1500
 
 # The owner: the member whose ledger audits the partition.
 for ((i = 0; i < 120; i++)); do
@@ -72,16 +81,54 @@ done
 DB="$IT_TMP/$OWN.db"
 tr_wait_next "$DB" "$T" 3000 30
 log "member $OWN owns $T [0], audited up to offset $TR_NEXT"
+# T2's producer from now: a short log before the followers stop, so that
+# the slowed scan soon reads past it.
+tr_produce PROD2 "$T2" pB 45000 1500
+sleep 1
 
 tr_stop_followers "$T"
+tr_stop_followers "$T2"
 H0="$(kcat -b "127.0.0.1:$((TR_BASE + 1))" -Q -t "$T:0:-1" 2>/dev/null | awk '/offset/ { print $NF }')"
-log "the leader alone from about offset $H0"
+H2="$(kcat -b "127.0.0.1:$((TR_BASE + 1))" -Q -t "$T2:0:-1" 2>/dev/null | awk '/offset/ { print $NF }')"
+log "the leader alone from about offset $H0 of $T, $H2 of $T2"
 tr_wait_next "$DB" "$T" $((H0 + 3000)) 30 ||
         die "member $OWN did not read what the leader took alone (at $TR_NEXT)"
 X="$TR_NEXT"
 log "member $OWN read the leader alone up to offset $X"
 
+# The scan of T2, from its start to the end it has now (past H2), held
+# once it has committed past H2 + 300 (small fetches: a batch or so a
+# round trip).
+bg_start SCAN "$EOSAUDIT" scan -b "$TR_BOOT" -t "$T2" --db "$IT_TMP/scan.db" \
+        --json --no-progress --threads 1 --commit-records 200 \
+        -X message.max.bytes=1000 -X fetch.max.bytes=1024 \
+        -X max.partition.fetch.bytes=1024 -X queued.max.messages.kbytes=1 \
+        >"$IT_TMP/scan.json" 2>"$IT_TMP/scan.err"
+for ((i = 0; i < 600; i++)); do
+        n="$(tr_next "$IT_TMP/scan.db" "$T2")"
+        [ "${n:-0}" -ge $((H2 + 300)) ] 2>/dev/null && break
+        kill -0 "$SCAN" 2>/dev/null || break
+        sleep 0.1
+done
+kill -STOP "$SCAN" 2>/dev/null || die "the scan ended before it could be held (at ${n:-none})"
+X2="$(tr_next "$IT_TMP/scan.db" "$T2")"
+[ "${X2:-0}" -ge $((H2 + 300)) ] || die "the scan was held at ${X2:-none}, below $((H2 + 300))"
+log "the scan of $T2 held at offset $X2"
+
+kill -STOP "$PROD2" 2>/dev/null
 tr_kill_leader "$T"
+for ((i = 0; i < 120; i++)); do
+        m="$(tr_meta "$T2" "127.0.0.1:$((TR_BASE + 2)),127.0.0.1:$((TR_BASE + 3))")"
+        [[ "$m" == "leader 2 "* || "$m" == "leader 3 "* ]] && break
+        sleep 0.5
+done
+log "$T2: $m"
+# The scan first, then the producer: the scan's position is past the new
+# log's end when it fetches again (offset out of range).
+kill -CONT "$SCAN"
+wait_pid "$SCAN" 120
+assert_eq "scan: exit status (anomalies)" 1 "$WAIT_RC"
+kill -CONT "$PROD2" 2>/dev/null
 for ((i = 0; i < 120; i++)); do
         grep -q "truncated: the log now ends" "$IT_TMP/$OWN.err" && break
         sleep 0.5
@@ -171,4 +218,26 @@ assert_true "/metrics: eosaudit_group_truncated_records_total" \
         <<<"$(curl -sf "http://$OTHERL/metrics")"
 assert_eq "no member said the topic was recreated" 0 \
         "$(cat "$IT_TMP/a.err" "$IT_TMP/b.err" | grep -c "recreated\|incarnation")"
+
+# --- the scan whose partition shrank ---------------------------------------
+wait_pid "$PROD2" 60
+SJ="$(cat "$IT_TMP/scan.json")"
+TR2="$(sqlite3 "file:$IT_TMP/scan.db?mode=ro" "SELECT offset_lo, offset_hi, log_end, records, how FROM truncations")"
+log "scan: $(grep "truncated:" "$IT_TMP/scan.err" | head -2)"
+log "scan's truncation (offset_lo|offset_hi|log_end|records|how): $TR2"
+IFS='|' read -r lo2 hi2 end2 n2 how2 <<<"$TR2"
+assert_eq "scan: one truncation" 1 "$(json_get truncations "$SJ")"
+assert_true "scan: the offsets it had read past the new end taken back" \
+        test "$lo2" -le "$end2" -a "$hi2" -ge $((X2 - 1))
+assert_eq "scan: truncated records" "$n2" "$(json_get truncated_records "$SJ")"
+# The oracle: the final log up to the end the scan stopped at (the log's
+# end when it found the truncation).
+read -r recs2 distinct2 extra2 late2 missing2 < <(log_oracle "$T2" -c "$end2")
+log "oracle, $T2 up to $end2: $recs2 records, $extra2 extra, $late2 late, $missing2 missing"
+assert_eq "scan: records" "$recs2" "$(json_get records_total "$SJ")"
+assert_eq "scan: missing" "$missing2" "$(json_get missing_records "$SJ")"
+assert_eq "scan: duplicate" "$extra2" "$(json_get anomalies.duplicate "$SJ")"
+assert_eq "scan: out_of_order" "$late2" "$(json_get anomalies.out_of_order "$SJ")"
+assert_eq "scan: no new incarnation" 0 \
+        "$(sqlite3 "file:$IT_TMP/scan.db?mode=ro" "SELECT COUNT(*) FROM incarnations")"
 finish
