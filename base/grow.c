@@ -3,6 +3,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grow.h"
 
@@ -29,5 +30,17 @@ int grow_array(void **arr, size_t *cap, size_t need, size_t elem,
                 *mem += (ncap - *cap) * elem;
         *arr = p;
         *cap = ncap;
+        return 0;
+}
+
+int grow_array_zero(void **arr, size_t *cap, size_t need, size_t elem,
+                    size_t first, size_t *mem)
+{
+        size_t old = *cap;
+
+        if (grow_array(arr, cap, need, elem, first, mem))
+                return -1;
+        if (*cap > old)
+                memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
         return 0;
 }

@@ -16,4 +16,9 @@
 int grow_array(void **arr, size_t *cap, size_t need, size_t elem,
                size_t first, size_t *mem);
 
+/* grow_array(), and the items it added are zero bytes (arrays indexed by
+ * a number whose unset items must read as 0). */
+int grow_array_zero(void **arr, size_t *cap, size_t need, size_t elem,
+                    size_t first, size_t *mem);
+
 #endif

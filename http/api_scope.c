@@ -130,6 +130,8 @@ json_t *http_group_summary_json(struct http_api *a,
                 per[i].ids_checked = c.ids;
                 per[i].pairs = pairs;
                 per[i].window_oldest_ms = -1;
+                per[i].truncations = c.truncations;
+                per[i].truncated_records = c.truncated_records;
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                         per[i].anomalies[k] = c.anomalies[k];
                 if (lags[i] >= 0)
@@ -211,6 +213,7 @@ json_t *http_group_anomalies_json(struct http_api *a,
                 an.msgid_stored = e->msgid_stored;
                 an.msgid_len = e->msgid_len;
                 an.reason = e->reason;
+                an.detail = e->detail;
                 o = report_anomaly_json(&an);
                 if (o) {
                         report_kcat_set(o, &an, a->rq->conf->brokers);

@@ -348,6 +348,11 @@ static const struct http_topic_family http_group_families[] = {
          "The whole group's records without any eos.* header, from its "
          "state topic (do not sum across members).",
          offsetof(struct grouprep_counts, untracked)},
+        {"eosaudit_group_truncated_records_total", "counter",
+         "The whole group's records its owners had accepted that a "
+         "truncated log took back, from its events topic's truncated "
+         "events (do not sum across members).",
+         offsetof(struct grouprep_counts, truncated_records)},
 };
 
 /* serve --group: the whole group's figures (never summed across

@@ -141,9 +141,44 @@ static void test_grow_overflow(void **state)
         free(arr);
 }
 
+/* The zeroing variant: the items kept keep their values, every item
+ * added is 0 (realloc's garbage never shows). */
+static void test_grow_zero(void **state)
+{
+        size_t cap = 0, i;
+        int64_t *arr = NULL;
+
+        (void)state;
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 3,
+                                         sizeof(*arr), 4, NULL),
+                         0);
+        assert_int_equal(cap, 4);
+        for (i = 0; i < cap; i++) {
+                assert_int_equal(arr[i], 0);
+                arr[i] = -1;
+        }
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 9,
+                                         sizeof(*arr), 4, NULL),
+                         0);
+        assert_int_equal(cap, 16);
+        for (i = 0; i < cap; i++)
+                assert_int_equal(arr[i], i < 4 ? -1 : 0);
+        /* Fits already: nothing touched. */
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 16,
+                                         sizeof(*arr), 4, NULL),
+                         0);
+        assert_int_equal(arr[0], -1);
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, SIZE_MAX / 2,
+                                         sizeof(*arr), 4, NULL),
+                         -1);
+        assert_int_equal(cap, 16);
+        free(arr);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_grow_zero),
             cmocka_unit_test(test_hex_encode),
             cmocka_unit_test(test_hex_decode),
             cmocka_unit_test(test_grow),

@@ -3,7 +3,8 @@
  * (auditor/grouprep.h): a real exported state record is read back, sums
  * add up per topic, the last record of a key wins and a tombstone drops
  * it, malformed records are counted and skipped without changing
- * anything, the events ring keeps the newest and counts every kind, and
+ * anything, the events ring keeps the newest and counts every kind (a
+ * 'truncated' event too, with its detail), and
  * a snapshot does not change when the aggregation goes on.
  */
 #include <stdarg.h>
@@ -415,9 +416,77 @@ static void test_event_evidence(void **unused)
         grouprep_free(g);
 }
 
+/* A 'truncated' event as the owner writes it (group.c's truncated
+ * operation): kept with its detail, and counted per topic. */
+static void test_event_truncated(void **unused)
+{
+        static const char detail[] =
+            "{\"how\":\"offset out of range\",\"log_end\":6089,"
+            "\"leader_epoch\":null,\"streams\":[{\"producer\":\"pA\","
+            "\"epoch\":0,\"seq_lo\":6000,\"epoch_hi\":0,\"seq_hi\":"
+            "20151,\"records\":14152}]}";
+        struct grouprep *g = grouprep_new(4);
+        struct grouprep_snap *s;
+        struct grouprep_counts c;
+        struct ledger_anomaly an;
+        json_t *o, *d;
+        char *txt;
+
+        (void)unused;
+        assert_non_null(g);
+        assert_int_equal(grouprep_expect(g, "t", 0), 0);
+        memset(&an, 0, sizeof(an));
+        an.topic = "t";
+        an.kind = "truncated";
+        an.epoch = an.first_partition = -1;
+        an.seq_lo = an.seq_hi = an.first_offset = an.first_offset_hi = -1;
+        an.msgid_len = -1;
+        an.offset_lo = 6000;
+        an.offset_hi = 20151;
+        an.count = 14152;
+        an.detected_ms = 5;
+        an.detail = detail;
+        o = report_anomaly_json(&an);
+        assert_non_null(o);
+        json_object_set_new(o, "member", json_string("eosaudit-g-a"));
+        txt = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        assert_non_null(txt);
+        assert_int_equal(grouprep_event(g, 0, 3, txt, strlen(txt)), 0);
+        free(txt);
+        /* A kind nobody writes is still malformed. */
+        txt = "{\"topic\":\"t\",\"partition\":0,\"kind\":\"truncate\","
+              "\"count\":1}";
+        assert_int_equal(grouprep_event(g, 0, 4, txt, strlen(txt)), 1);
+        s = grouprep_snap_make(g, 1);
+        assert_non_null(s);
+        assert_int_equal(s->nevents, 1);
+        assert_string_equal(s->events[0].kind, "truncated");
+        assert_int_equal(s->events[0].offset_lo, 6000);
+        assert_int_equal(s->events[0].offset_hi, 20151);
+        assert_int_equal(s->events[0].count, 14152);
+        assert_non_null(s->events[0].detail);
+        d = json_loads(s->events[0].detail, 0, NULL);
+        assert_non_null(d);
+        assert_int_equal(json_integer_value(json_object_get(
+                             json_array_get(json_object_get(d, "streams"), 0),
+                             "seq_hi")),
+                         20151);
+        json_decref(d);
+        assert_int_equal(grouprep_snap_sum(s, "t", &c, NULL, NULL), 0);
+        assert_int_equal(c.truncations, 1);
+        assert_int_equal(c.truncated_records, 14152);
+        assert_int_equal(c.anomalies[DEDUP_KIND_REDELIVERED], 0);
+        assert_int_equal(grouprep_snap_sum(s, "u", &c, NULL, NULL), 0);
+        assert_int_equal(c.truncated_records, 0);
+        grouprep_snap_put(s);
+        grouprep_free(g);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_event_truncated),
             cmocka_unit_test(test_sums_and_latest_wins),
             cmocka_unit_test(test_malformed_state),
             cmocka_unit_test(test_real_export),

@@ -5,6 +5,9 @@
  * the audit read it, the rewind the audit computes from what it stored
  * (auditor/ledger/truncate.c), and the records of the new log from the
  * divergence point on, with the verdicts and counts they must give.
+ * serve --group: the same cases with the partition handed over right
+ * after the rewind (its state record, auditor/group/partstate.h, into
+ * another member's tracker) give the same verdicts and counts there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "../auditor/group/partstate.h"
 #include "../dedup/dedup.h"
 
 struct rec {
@@ -111,24 +115,58 @@ static void feed(struct dedup_tracker *tr, const struct rec *r, int check,
         }
 }
 
-static void test_rewind_cases(void **state)
+static struct dedup_tracker *rw_tracker(void)
+{
+        struct dedup_config conf;
+        struct dedup_tracker *tr;
+
+        dedup_config_defaults(&conf);
+        conf.window.max_ids = 0;
+        tr = dedup_tracker_new(&conf);
+        assert_non_null(tr);
+        assert_int_equal(dedup_tracker_part_add(tr, 0, 1), 0);
+        dedup_tracker_begin(tr, 1000);
+        return tr;
+}
+
+/* Part 0 of *tr moved into a new tracker through its state record (as
+ * the owner's commit writes it and the next owner restores it); *tr is
+ * freed and replaced. */
+static void hand_over(struct dedup_tracker **tr, int64_t next_offset)
+{
+        struct dedup_tracker *to = rw_tracker();
+        struct ledger_part a, b;
+        char err[256];
+        size_t len = 0;
+        char *s;
+
+        memset(&a, 0, sizeof(a));
+        a.topic = "t";
+        a.next_offset = next_offset;
+        a.fp.offset = next_offset - 1;
+        a.coverage_lo = a.coverage_hi = -1;
+        b = a;
+        b.next_offset = b.fp.offset = -1;
+        s = partstate_export(*tr, &a, &len, err, sizeof(err));
+        assert_non_null(s);
+        assert_int_equal(partstate_import(to, &b, s, len, err, sizeof(err)),
+                         0);
+        assert_int_equal(b.next_offset, next_offset);
+        free(s);
+        dedup_tracker_free(*tr);
+        *tr = to;
+}
+
+static void rewind_cases(int handover)
 {
         size_t i;
 
-        (void)state;
         for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 const struct rw_case *c = &cases[i];
-                struct dedup_config conf;
-                struct dedup_tracker *tr;
+                struct dedup_tracker *tr = rw_tracker();
                 const struct dedup_counts *k;
                 size_t n = 0;
 
-                dedup_config_defaults(&conf);
-                conf.window.max_ids = 0;
-                tr = dedup_tracker_new(&conf);
-                assert_non_null(tr);
-                assert_int_equal(dedup_tracker_part_add(tr, 0, 1), 0);
-                dedup_tracker_begin(tr, 1000);
                 feed(tr, c->before, 0, c->what);
                 while (n < 3 && c->rw[n].producer)
                         n++;
@@ -145,13 +183,16 @@ static void test_rewind_cases(void **state)
                                 fail();
                         }
                 }
+                if (handover)
+                        hand_over(&tr, c->offset);
                 feed(tr, c->after, 1, c->what);
                 if (c->confirm)
                         dedup_tracker_confirm_all(tr);
                 k = dedup_tracker_part_counts(tr, 0);
-                fprintf(stderr, "# %s: records %llu dup %llu ooo %llu gap "
-                                "%llu missing %llu\n",
-                        c->what, (unsigned long long)k->records,
+                fprintf(stderr, "# %s%s: records %llu dup %llu ooo %llu "
+                                "gap %llu missing %llu\n",
+                        c->what, handover ? " (handed over)" : "",
+                        (unsigned long long)k->records,
                         (unsigned long long)k->anomalies[DEDUP_KIND_DUPLICATE],
                         (unsigned long long)
                             k->anomalies[DEDUP_KIND_OUT_OF_ORDER],
@@ -166,6 +207,20 @@ static void test_rewind_cases(void **state)
                 assert_int_equal(k->missing, c->missing);
                 dedup_tracker_free(tr);
         }
+}
+
+static void test_rewind_cases(void **state)
+{
+        (void)state;
+        rewind_cases(0);
+}
+
+/* serve --group: the owner rewinds, commits the state record, and
+ * another member takes the partition over from it. */
+static void test_rewind_handover(void **state)
+{
+        (void)state;
+        rewind_cases(1);
 }
 
 static void test_rewind_bad(void **state)
@@ -192,6 +247,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_rewind_cases),
+            cmocka_unit_test(test_rewind_handover),
             cmocka_unit_test(test_rewind_bad),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

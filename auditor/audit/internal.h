@@ -99,6 +99,12 @@ struct audit_rt {
                                 every part; --group: assigned here) */
         int state_dirty;     /* --group: its state goes to the next
                                 transaction */
+        int64_t trunc_floor; /* the ledger's runs and fingerprints of the
+                                part answer for what this process
+                                accepted from this offset on (--group:
+                                where it took the part over; 0: all): a
+                                truncation is located no lower
+                                (trunc_detect.c) */
 };
 
 /* The flow audit's state beside its engine (flow.c). */

@@ -20,6 +20,7 @@
 
 struct audit;
 struct ledger_part;
+struct ledger_anomaly;
 
 /* The loop's commit, handed to the mode (its rebalance callbacks commit
  * what they give up from inside a poll): 0, or -1 (the batch stays). */
@@ -52,6 +53,16 @@ struct audit_mode {
         void (*after_record)(struct audit *a, struct ledger_part *lp,
                              int64_t offset, const struct dedup_hdrs *h,
                              enum dedup_verdict v);
+        /* A truncation of lp was taken back (trunc_unaudit.c, the one
+         * handler): an is the 'truncated' anomaly the ledger's next commit
+         * writes, lp already at the divergence point and its rewound
+         * pairs dirty, so that the mode's own record of the partition
+         * (--group: its state record and the events topic) carries it
+         * from the same commit.  Strings are the caller's, valid during
+         * the call.  0, or -1 with errstr (the loop stops). */
+        int (*truncated)(struct audit *a, const struct ledger_part *lp,
+                         const struct ledger_anomaly *an, char *errstr,
+                         size_t errstr_size);
         /* Once a turn of the loop.  0, or -1 with errstr (fatal). */
         int (*tick)(struct audit *a, int64_t now, char *errstr,
                     size_t errstr_size);

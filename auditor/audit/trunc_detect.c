@@ -126,7 +126,10 @@ static int trunc_search_fp(void *opaque, const struct fingerprint *fp)
         struct fingerprint now;
         int found;
 
-        if (s->probes++ >= AUDIT_TRUNC_PROBES)
+        /* Below where this process took the part over, another one
+         * accepted the records: the ledger's runs there are not theirs. */
+        if (s->probes++ >= AUDIT_TRUNC_PROBES ||
+            fp->offset + 1 < s->a->rt[s->lp->part].trunc_floor)
                 return 1;
         if (trunc_probe_read(s->a, s->lp, fp->offset, &now, &found,
                              s->errstr, s->errstr_size))

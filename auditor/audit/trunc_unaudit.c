@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "../../base/clock.h"
 #include "../../base/log.h"
 #include "../ledger/ledger_trunc.h"
 #include "internal.h"
@@ -74,6 +75,25 @@ out:
         return out;
 }
 
+/* The 'truncated' anomaly of t on lp, as the ledger writes it. */
+static void trunc_anomaly(struct ledger_anomaly *an,
+                          const struct ledger_part *lp,
+                          const struct ledger_truncation *t, int64_t now)
+{
+        memset(an, 0, sizeof(*an));
+        an->topic = lp->topic;
+        an->partition = lp->partition;
+        an->kind = "truncated";
+        an->epoch = an->first_partition = -1;
+        an->seq_lo = an->seq_hi = an->first_offset = -1;
+        an->first_offset_hi = an->msgid_len = -1;
+        an->offset_lo = t->offset_lo;
+        an->offset_hi = t->offset_hi;
+        an->count = t->records;
+        an->detected_ms = now;
+        an->detail = t->detail;
+}
+
 int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
                         const struct fingerprint *match, int64_t hi,
                         const char *how, char *errstr, size_t errstr_size)
@@ -86,7 +106,8 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         size_t n = 0, i;
         int rc = -1;
 
-        if (ledger_trunc_streams(a->lg, lp, d, &s, &n, errstr, errstr_size))
+        if (ledger_trunc_streams(a->lg, lp, d, a->rt[lp->part].trunc_floor,
+                                 &s, &n, errstr, errstr_size))
                 goto out;
         rw = calloc(n ? n : 1, sizeof(*rw));
         detail = trunc_detail(s, n, hi, how);
@@ -146,6 +167,12 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         a->stats.records = a->stats.records > records
                                    ? a->stats.records - records
                                    : 0;
+        if (a->mode->truncated) {
+                struct ledger_anomaly an;
+                trunc_anomaly(&an, lp, &t, clock_wall_ms());
+                if (a->mode->truncated(a, lp, &an, errstr, errstr_size))
+                        goto out;
+        }
         rc = 0;
 out:
         free(detail);

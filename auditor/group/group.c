@@ -189,6 +189,9 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 rt->owned = 1;
                 rt->eof = 0;
                 rt->state_dirty = 1; /* its offset goes to the group */
+                /* What the ledger noted of it below here (an earlier
+                 * stint here) misses what others accepted since. */
+                rt->trunc_floor = lp->next_offset > 0 ? lp->next_offset : 0;
                 lp->dirty = 1;
                 l->elems[i].offset = lp->next_offset;
         }
@@ -381,6 +384,56 @@ static char *group_event_json(const struct audit *a,
         return s;
 }
 
+static void group_truncs_clear(struct audit_group *g)
+{
+        size_t k;
+
+        for (k = 0; k < g->ntruncs; k++)
+                free(g->truncs[k].json);
+        free(g->truncs);
+        g->truncs = NULL;
+        g->ntruncs = 0;
+}
+
+/*
+ * audit_mode_group's truncated: the owner took back a truncation of lp
+ * (the single handler, ../audit/trunc_unaudit.c).  Its pairs are rewound
+ * and dirty and lp is at the divergence point, so the next transaction's
+ * state record carries the rewound state (a member that takes lp over
+ * from it, after a rebalance or a restart, reads on from there, with the
+ * holes to fill); the event goes in the same transaction.  An aborted
+ * transaction keeps it for the next one; a part lost meanwhile drops it
+ * (its next owner reads the state of before the truncation, and finds
+ * the truncation itself again).
+ */
+static int group_truncated(struct audit *a, const struct ledger_part *lp,
+                           const struct ledger_anomaly *an, char *errstr,
+                           size_t errstr_size)
+{
+        struct audit_group *g = a->grp;
+        struct audit_group_trunc *v;
+        json_t *o = report_anomaly_json(an);
+        char *s = NULL;
+
+        if (o) {
+                json_object_set_new(o, "id", json_null());
+                json_object_set_new(o, "member", json_string(g->txn_id));
+                s = json_dumps(o, JSON_COMPACT);
+                json_decref(o);
+        }
+        v = s ? realloc(g->truncs, (g->ntruncs + 1) * sizeof(*v)) : NULL;
+        if (!v) {
+                free(s);
+                snprintf(errstr, errstr_size, "out of memory");
+                return -1;
+        }
+        g->truncs = v;
+        v[g->ntruncs].part = lp->part;
+        v[g->ntruncs++].json = s;
+        a->rt[lp->part].state_dirty = 1;
+        return 0;
+}
+
 /* Produces one record of the open transaction (val is taken). */
 static rd_kafka_resp_err_t group_produce(struct audit_group *g,
                                          const char *topic, const char *key,
@@ -400,6 +453,27 @@ static rd_kafka_resp_err_t group_produce(struct audit_group *g,
         if (err)
                 free(val);
         return err;
+}
+
+/* One record of the events topic into the open transaction (val taken;
+ * NULL: out of memory).  0, or -1 with the member failed and offs freed. */
+static int group_event_produce(struct audit *a,
+                               rd_kafka_topic_partition_list_t *offs,
+                               char *val, const char *what, char *errstr,
+                               size_t errstr_size)
+{
+        rd_kafka_resp_err_t err =
+            val ? group_produce(a->grp, a->grp->events_topic, NULL, val,
+                                strlen(val))
+                : RD_KAFKA_RESP_ERR__NOENT;
+
+        if (!err)
+                return 0;
+        rd_kafka_topic_partition_list_destroy(offs);
+        snprintf(errstr, errstr_size, "%s: %s", what,
+                 val ? rd_kafka_err2str(err) : "out of memory");
+        audit_group_fail(a, "produce", errstr);
+        return -1;
 }
 
 int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
@@ -433,7 +507,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 }
         }
         evs = dedup_tracker_events(a->tr, &nev);
-        if (!n && !nev && !audit_group_ids_pending(a)) {
+        if (!n && !nev && !g->ntruncs && !audit_group_ids_pending(a)) {
                 rd_kafka_topic_partition_list_destroy(offs);
                 return 0;
         }
@@ -483,22 +557,21 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
          * Those of a part no longer ours (a lost assignment) are left to
          * the next owner, which audits those records again. */
         for (k = 0; k < nev; k++) {
-                rd_kafka_resp_err_t err;
-                char *val;
                 if (evs[k].part >= a->nparts || !a->rt[evs[k].part].owned)
                         continue;
-                val = group_event_json(a, &evs[k]);
-                err = val ? group_produce(g, g->events_topic, NULL, val,
-                                          strlen(val))
-                          : RD_KAFKA_RESP_ERR__NOENT;
-                if (err) {
-                        rd_kafka_topic_partition_list_destroy(offs);
-                        snprintf(errstr, errstr_size, "event record: %s",
-                                 val ? rd_kafka_err2str(err)
-                                     : "out of memory");
-                        audit_group_fail(a, "produce", errstr);
+                if (group_event_produce(a, offs, group_event_json(a, &evs[k]),
+                                        "event record", errstr, errstr_size))
                         return -1;
-                }
+        }
+        /* The truncations taken back since the last transaction, with
+         * the rewound state records above (the same parts are dirty). */
+        for (k = 0; k < g->ntruncs; k++) {
+                if (!a->rt[g->truncs[k].part].owned)
+                        continue;
+                if (group_event_produce(a, offs, strdup(g->truncs[k].json),
+                                        "truncated event", errstr,
+                                        errstr_size))
+                        return -1;
         }
         /* The ids records of the batch, the verdicts of this member's
          * judges and their positions on the ids topic (group_ids.c):
@@ -533,6 +606,7 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 g->alive_ms = clock_wall_ms(); /* no look needed */
         for (i = 0; i < a->nparts; i++)
                 a->rt[i].state_dirty = 0;
+        group_truncs_clear(g);
         audit_group_ids_done(a);
         return 0;
 }
@@ -831,6 +905,7 @@ void audit_group_free(struct audit *a)
         if (g->base)
                 rd_kafka_conf_destroy(g->base);
         audit_group_ids_free(a);
+        group_truncs_clear(g);
         free(g->state_topic);
         free(g->events_topic);
         free(g);
@@ -913,6 +988,7 @@ const struct audit_mode audit_mode_group = {
     .consume = audit_group_consume,
     .before_commit = audit_group_commit,
     .after_record = group_after_record,
+    .truncated = group_truncated,
     .tick = group_tick,
     .failed = audit_group_failed,
     .last_commit_lost = group_last_commit_lost,

@@ -23,7 +23,7 @@ struct grouprep {
         size_t nparts, cap;
         struct grouprep_tp *expected;
         int64_t *hws;
-        uint64_t *redel; /* parallel to expected: redelivered records */
+        struct grouprep_evcounts *evc; /* parallel to expected */
         size_t nexpected, expcap;
         struct grouprep_event *ring; /* ring[(head + i) % size] */
         size_t ring_size, head, nring;
@@ -373,6 +373,7 @@ static void event_release(struct grouprep_event *e)
         free(e->first_topic);
         free(e->msgid);
         free(e->reason);
+        free(e->detail);
         memset(e, 0, sizeof(*e));
 }
 
@@ -480,7 +481,12 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
         fp = int_of(j, "first_partition", -1);
         ft = json_string_value(json_object_get(j, "first_topic"));
         reason = json_string_value(json_object_get(j, "reason"));
-        if (!topic || !k || dedup_kind_parse(k, kind) || part < 0 ||
+        /* "truncated": not an engine's kind (DEDUP_KIND__CNT here). */
+        if (k && !strcmp(k, "truncated"))
+                *kind = DEDUP_KIND__CNT;
+        else if (!k || dedup_kind_parse(k, kind))
+                goto out;
+        if (!topic || part < 0 ||
             part > INT32_MAX || count < 0 || strlen(k) >= sizeof(e->kind) ||
             fp > INT32_MAX)
                 goto out;
@@ -498,6 +504,11 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
             (member && !(e->member = strdup(member))) ||
             (ft && !(e->first_topic = strdup(ft))) ||
             (reason && !(e->reason = strdup(reason))))
+                goto out;
+        if (*kind == DEDUP_KIND__CNT &&
+            json_is_object(json_object_get(j, "detail")) &&
+            !(e->detail = json_dumps(json_object_get(j, "detail"),
+                                     JSON_COMPACT)))
                 goto out;
         snprintf(e->kind, sizeof(e->kind), "%s", k);
         e->partition = (int32_t)part;
@@ -522,13 +533,14 @@ out:
         return rc;
 }
 
-/* A redelivered event's records onto its audited partition (a linear
- * search: anomalies only).  A partition not expected (added to its topic
- * after this view started) becomes expected: every member counts the
- * same events, whenever it started. */
+/* A redelivered or truncated event's records onto its audited partition
+ * (a linear search: anomalies only).  A partition not expected (added to
+ * its topic after this view started) becomes expected: every member
+ * counts the same events, whenever it started. */
 #define GROUPREP_EXPECT_MAX (1u << 20) /* partitions an event can add */
 
-static void redel_add(struct grouprep *g, const struct grouprep_event *e)
+static void evc_add(struct grouprep *g, const struct grouprep_event *e,
+                    enum dedup_kind kind)
 {
         size_t i;
 
@@ -541,7 +553,12 @@ static void redel_add(struct grouprep *g, const struct grouprep_event *e)
             (g->nexpected >= GROUPREP_EXPECT_MAX ||
              grouprep_expect(g, e->topic, e->partition)))
                 return; /* out of memory: not counted */
-        g->redel[i] += e->count;
+        if (kind == DEDUP_KIND_REDELIVERED) {
+                g->evc[i].redelivered += e->count;
+        } else {
+                g->evc[i].truncations++;
+                g->evc[i].truncated_records += e->count;
+        }
 }
 
 int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,
@@ -558,8 +575,8 @@ int grouprep_event(struct grouprep *g, int32_t partition, int64_t offset,
         }
         e.offset = offset;
         e.events_partition = partition;
-        if (kind == DEDUP_KIND_REDELIVERED)
-                redel_add(g, &e);
+        if (kind == DEDUP_KIND_REDELIVERED || kind == DEDUP_KIND__CNT)
+                evc_add(g, &e, kind);
         if (g->nring == g->ring_size) { /* the oldest gives way */
                 event_release(&g->ring[g->head]);
                 g->head = (g->head + 1) % g->ring_size;
@@ -607,7 +624,7 @@ void grouprep_free(struct grouprep *g)
                 free(g->expected[i].topic);
         free(g->expected);
         free(g->hws);
-        free(g->redel);
+        free(g->evc);
         for (i = 0; i < g->ring_size; i++)
                 event_release(&g->ring[i]);
         free(g->ring);
@@ -621,7 +638,7 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 struct grouprep_tp *e =
                     realloc(g->expected, cap * sizeof(*e));
                 int64_t *h;
-                uint64_t *r;
+                struct grouprep_evcounts *r;
                 if (!e)
                         return -1;
                 g->expected = e;
@@ -629,10 +646,10 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 if (!h)
                         return -1;
                 g->hws = h;
-                r = realloc(g->redel, cap * sizeof(*r));
+                r = realloc(g->evc, cap * sizeof(*r));
                 if (!r)
                         return -1;
-                g->redel = r;
+                g->evc = r;
                 g->expcap = cap;
         }
         g->expected[g->nexpected].topic = strdup(topic);
@@ -640,7 +657,7 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
                 return -1;
         g->expected[g->nexpected].partition = partition;
         g->hws[g->nexpected] = -1;
-        g->redel[g->nexpected] = 0;
+        memset(&g->evc[g->nexpected], 0, sizeof(g->evc[0]));
         g->nexpected++;
         return 0;
 }
@@ -678,7 +695,7 @@ static void snap_free(struct grouprep_snap *s)
         for (i = 0; s->expected && i < s->nexpected; i++)
                 free(s->expected[i].topic);
         free(s->expected);
-        free(s->redelivered);
+        free(s->evc);
         for (i = 0; s->events && i < s->nevents; i++)
                 event_release(&s->events[i]);
         free(s->events);
@@ -719,10 +736,10 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
         s->parts = calloc(g->nparts + 1, sizeof(*s->parts));
         s->unstated = calloc(g->nexpected + 1, sizeof(*s->unstated));
         s->expected = calloc(g->nexpected + 1, sizeof(*s->expected));
-        s->redelivered = calloc(g->nexpected + 1, sizeof(uint64_t));
+        s->evc = calloc(g->nexpected + 1, sizeof(*s->evc));
         s->events = calloc(g->nring + 1, sizeof(*s->events));
         if (!s->parts || !s->unstated || !s->expected ||
-            !s->redelivered || !s->events)
+            !s->evc || !s->events)
                 goto fail;
         for (i = 0; i < g->nparts; i++, s->nparts++) {
                 s->parts[i] = g->parts[i];
@@ -735,7 +752,7 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                                             strlen(g->expected[i].topic),
                                             &fail);
                 s->expected[i].partition = g->expected[i].partition;
-                s->redelivered[i] = g->redel[i];
+                s->evc[i] = g->evc[i];
                 at = part_find(g->parts, g->nparts, g->expected[i].topic,
                                g->expected[i].partition, &found);
                 if (found) {
@@ -765,6 +782,9 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                                      : NULL;
                 d->msgid = dupn(e->msgid, e->msgid_stored, &fail);
                 d->reason = e->reason ? dupn(e->reason, strlen(e->reason),
+                                             &fail)
+                                      : NULL;
+                d->detail = e->detail ? dupn(e->detail, strlen(e->detail),
                                              &fail)
                                       : NULL;
         }
@@ -823,11 +843,16 @@ size_t grouprep_snap_sum(const struct grouprep_snap *s, const char *topic,
                                     : 0);
         }
         /* Redeliveries are judged through the ids topic, apart from the
-         * partitions' owners: counted from the events topic. */
-        for (e = 0; e < s->nexpected; e++)
-                if (!topic || !strcmp(topic, s->expected[e].topic))
-                        out->anomalies[DEDUP_KIND_REDELIVERED] +=
-                            s->redelivered[e];
+         * partitions' owners, and a truncation is an event, not a state:
+         * counted from the events topic. */
+        for (e = 0; e < s->nexpected; e++) {
+                if (topic && strcmp(topic, s->expected[e].topic))
+                        continue;
+                out->anomalies[DEDUP_KIND_REDELIVERED] +=
+                    s->evc[e].redelivered;
+                out->truncations += s->evc[e].truncations;
+                out->truncated_records += s->evc[e].truncated_records;
+        }
         return n;
 }
 

@@ -46,6 +46,17 @@
 struct grouprep_counts {
         uint64_t records, untracked, missing, recovered, unknown, ids;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT];
+        /* From the events topic's 'truncated' events (grouprep_snap_sum()
+         * only; a state record carries the rewound counts, not these). */
+        uint64_t truncations, truncated_records;
+};
+
+/* What an audited partition's figures take from the events topic, not
+ * from its state record: the redelivered records the ids topic's judges
+ * found (the owners count none, in group mode), and the truncations its
+ * owners took back. */
+struct grouprep_evcounts {
+        uint64_t redelivered, truncations, truncated_records;
 };
 
 /* The last state record of one audited partition. */
@@ -69,7 +80,7 @@ struct grouprep_event {
         int32_t events_partition;
         char *topic;       /* owned */
         int32_t partition;
-        char kind[24];     /* dedup_kind_name() */
+        char kind[24];     /* dedup_kind_name(), or "truncated" */
         char *producer;    /* owned, producer_len bytes; NULL unknown */
         size_t producer_len;
         int32_t epoch;     /* -1 unknown */
@@ -81,6 +92,8 @@ struct grouprep_event {
         size_t msgid_stored;
         int64_t msgid_len; /* the whole id's length; -1: none */
         char *reason;      /* owned; NULL: none */
+        char *detail;      /* owned, a 'truncated' event's JSON object
+                              (schema/0014_truncation.sql); NULL: none */
         uint64_t count;
         int64_t when_ms;   /* detected */
         char *member;      /* owned: the transactional.id that wrote it */
@@ -108,11 +121,9 @@ struct grouprep_snap {
         /* The audited partitions (grouprep_expect order; their high
          * watermarks are on their parts). */
         struct grouprep_tp *expected;
-        /* Redelivered records by the events topic's redelivered events,
-         * parallel to expected: in group mode the ids topic's judges
-         * find them, not the partitions' owners, so the state records
-         * count none (grouprep_snap_sum() adds these). */
-        uint64_t *redelivered;
+        /* Parallel to expected: what the events topic counts of each
+         * (grouprep_snap_sum() adds it). */
+        struct grouprep_evcounts *evc;
         size_t nexpected;
         char error[256]; /* the reader's last error, or "" */
 };

@@ -52,6 +52,11 @@ struct audit_group {
         char *events_topic;    /* every anomaly event, in the same
                                   transactions */
         struct audit_group_ids *ids; /* group_ids.c; NULL: --id-window 0 */
+        struct audit_group_trunc *truncs; /* 'truncated' events of the
+                                             parts' truncations taken back
+                                             since the last transaction
+                                             (group_truncated()), owned */
+        size_t ntruncs;
         char txn_id[512];
         char member[300];      /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
@@ -60,6 +65,13 @@ struct audit_group {
                                   a committed transaction, or a look
                                   (audit_group_watch()) */
         char err[1024];
+};
+
+/* A 'truncated' event for the events topic, written by the transaction
+ * that carries the part's rewound state record. */
+struct audit_group_trunc {
+        uint32_t part;
+        char *json; /* owned */
 };
 
 #define GERR(g, ...) snprintf((g)->err, sizeof((g)->err), __VA_ARGS__)

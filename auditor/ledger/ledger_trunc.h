@@ -46,8 +46,11 @@ int ledger_trunc_fps(struct ledger *lg, const struct ledger_part *p,
 
 /* What p's pairs accepted at offsets >= offset, per producer: the first
  * such record (epoch, seq), the last (epoch_hi, seq_hi), how many, and
- * the last seq accepted before offset in epoch (-1: none stored; then
- * seq - 1).  An array the caller frees with ledger_trunc_streams_free(). */
+ * the last seq accepted before offset in epoch (-1: the epoch began at
+ * offset; seq - 1 when no stored run tells), read only from runs at or
+ * past floor (0: all; serve --group: below it another process accepted
+ * the records, and the runs stored there are of an earlier stint).  An
+ * array the caller frees with ledger_trunc_streams_free(). */
 struct ledger_trunc_stream {
         char *producer;
         size_t producer_len;
@@ -56,7 +59,8 @@ struct ledger_trunc_stream {
         uint64_t records;
 };
 int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
-                         int64_t offset, struct ledger_trunc_stream **out,
+                         int64_t offset, int64_t floor,
+                         struct ledger_trunc_stream **out,
                          size_t *n, char *errstr, size_t errstr_size);
 void ledger_trunc_streams_free(struct ledger_trunc_stream *s, size_t n);
 

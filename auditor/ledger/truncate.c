@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/grow.h"
 #include "ledger_trunc.h"
 #include "internal.h"
 
@@ -102,24 +103,6 @@ static struct ledger_trunc *trunc_get(struct ledger *lg)
         return lg->trunc;
 }
 
-static int trunc_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-        size_t n = *cap ? *cap : 64;
-        void *q;
-
-        if (need <= *cap)
-                return 0;
-        while (n < need)
-                n *= 2;
-        q = realloc(*p, n * size);
-        if (!q)
-                return -1;
-        memset((char *)q + *cap * size, 0, (n - *cap) * size);
-        *p = q;
-        *cap = n;
-        return 0;
-}
-
 /* The per-part arrays cover part. */
 static int trunc_parts(struct ledger_trunc *lt, uint32_t part)
 {
@@ -127,12 +110,13 @@ static int trunc_parts(struct ledger_trunc *lt, uint32_t part)
 
         if (part < lt->nlast)
                 return 0;
-        if (trunc_grow((void **)&lt->last, &cap, (size_t)part + 1,
-                       sizeof(*lt->last)))
+        /* Zeroed: no run of a part yet, never pruned. */
+        if (grow_array_zero((void **)&lt->last, &cap, (size_t)part + 1,
+                            sizeof(*lt->last), 64, NULL))
                 return -1;
         cap = lt->nlast;
-        if (trunc_grow((void **)&lt->pruned, &cap, (size_t)part + 1,
-                       sizeof(*lt->pruned)))
+        if (grow_array_zero((void **)&lt->pruned, &cap, (size_t)part + 1,
+                            sizeof(*lt->pruned), 64, NULL))
                 return -1;
         lt->nlast = cap;
         return 0;
@@ -161,10 +145,10 @@ int ledger_trunc_note(struct ledger *lg, const struct ledger_part *p,
                         return 0;
                 }
         }
-        if (trunc_grow((void **)&lt->runs, &lt->runs_cap, lt->nruns + 1,
-                       sizeof(*lt->runs)) ||
-            trunc_grow((void **)&lt->arena, &lt->arena_cap,
-                       lt->arena_len + producer_len, 1))
+        if (grow_array((void **)&lt->runs, &lt->runs_cap, lt->nruns + 1,
+                       sizeof(*lt->runs), 64, NULL) ||
+            grow_array((void **)&lt->arena, &lt->arena_cap,
+                       lt->arena_len + producer_len, 1, 64, NULL))
                 goto oom;
         memcpy(lt->arena + lt->arena_len, producer, producer_len);
         r = &lt->runs[lt->nruns++];
@@ -544,10 +528,12 @@ trunc_stream_of(struct ledger_trunc_stream **v, size_t *n, const char *prod,
         return s;
 }
 
-/* The last seq s's producer accepted before offset, in s's epoch. */
+/* The last seq s's producer accepted before offset, in s's epoch, by a
+ * run at or past floor. */
 static int trunc_last_seq(struct ledger *lg, const struct ledger_part *p,
-                          int64_t offset, struct ledger_trunc_stream *s,
-                          char *errstr, size_t errstr_size)
+                          int64_t offset, int64_t floor,
+                          struct ledger_trunc_stream *s, char *errstr,
+                          size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
         int rc = -1, r;
@@ -557,12 +543,13 @@ static int trunc_last_seq(struct ledger *lg, const struct ledger_part *p,
                         "SELECT epoch, seq_lo + (MIN(offset_hi, ?3 - 1) - "
                         "offset_lo) FROM audited_runs WHERE topic = ?1 AND "
                         "partition = ?2 AND producer = ?4 AND offset_lo < ?3 "
-                        "ORDER BY offset_lo DESC LIMIT 1",
+                        "AND offset_lo >= ?5 ORDER BY offset_lo DESC LIMIT 1",
                         p, offset, &st, "cannot read audited runs", errstr,
                         errstr_size))
                 goto out;
         if (sqlite3_bind_text(st, 4, s->producer, (int)s->producer_len,
-                              SQLITE_STATIC)) {
+                              SQLITE_STATIC) ||
+            sqlite3_bind_int64(st, 5, floor)) {
                 ledger_err(lg, "cannot read audited runs", errstr,
                            errstr_size);
                 goto out;
@@ -586,7 +573,8 @@ out:
 }
 
 int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
-                         int64_t offset, struct ledger_trunc_stream **out,
+                         int64_t offset, int64_t floor,
+                         struct ledger_trunc_stream **out,
                          size_t *n, char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
@@ -634,7 +622,8 @@ int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
                 goto out;
         }
         for (i = 0; i < nv; i++)
-                if (trunc_last_seq(lg, p, offset, &v[i], errstr, errstr_size))
+                if (trunc_last_seq(lg, p, offset, floor, &v[i], errstr,
+                                   errstr_size))
                         goto out;
         *out = v;
         *n = nv;

@@ -10,7 +10,8 @@
 #   cluster.sh pid DIR N         the pid of node N (0: the controller)
 #   cluster.sh bootstrap BASE    the brokers' host:port list
 #
-# Ports: the controller listens on BASE, broker N (1..3) on BASE + N.
+# Ports: the controller listens on BASE, broker N (1..3, or
+# 1..CLUSTER_BROKERS) on BASE + N.
 # Settings chosen for the scenario: followers that stop fetching leave the
 # ISR within 2 s (replica.lag.time.max.ms) and a broker that stops
 # heartbeating is fenced within 3 s, so the leader alone moves the high
@@ -24,7 +25,9 @@ KAFKA_SH="$ROOT/deploy/kafka/kafka.sh"
 LIB="$ROOT/deploy/kafka/lib"
 HOST=127.0.0.1
 CLUSTER_ID=ZW9zYXVkaXRjbHVzdGVyMQ
-NBROKERS=3
+# CLUSTER_BROKERS: brokers (default 3); t_47 adds a fourth that holds the
+# group's own topics out of the election's way.
+NBROKERS="${CLUSTER_BROKERS:-3}"
 
 say() { echo "cluster.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }

@@ -224,3 +224,60 @@ PY
         assert_true "/metrics: eosaudit_truncated_records_total" \
                 grep -q "^eosaudit_truncated_records_total{topic=\"$T\"} [1-9]" <<<"$M"
 }
+
+# --- serve --group on the cluster (t_47) ----------------------------------
+# With CLUSTER_BROKERS=4 the fourth broker holds what the group needs to
+# run on (its state and events topics, the brokers' group and transaction
+# coordinators): the election's brokers 1 to 3 are stopped and killed
+# under the members, and a coordinator among them would stop the group
+# with them.
+
+# tr_pin TOPIC...: every partition of each TOPIC moved to broker 4 alone
+# (ReassignPartitionsCommand), and waited for (60 s) until broker 4 leads
+# them.
+tr_pin() {
+        local t p n json="" out i ok
+        for t in "$@"; do
+                n="$(kcat -b "$TR_BOOT" -L -t "$t" 2>/dev/null | grep -c 'partition [0-9]*,')"
+                [ "$n" -ge 1 ] || die "tr_pin: no partition of $t"
+                for ((p = 0; p < n; p++)); do
+                        json="${json:+$json,}{\"topic\":\"$t\",\"partition\":$p,\"replicas\":[4]}"
+                done
+        done
+        echo "{\"version\":1,\"partitions\":[$json]}" >"$IT_TMP/pin.json"
+        out="$("$KAFKA_SH" tool -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+                org.apache.kafka.tools.reassign.ReassignPartitionsCommand \
+                --bootstrap-server "$TR_BOOT" --execute \
+                --reassignment-json-file "$IT_TMP/pin.json" 2>&1)" ||
+                die "cannot move $* to broker 4: $out"
+        for ((i = 0; i < 120; i++)); do
+                ok=1
+                for t in "$@"; do
+                        kcat -b "$TR_BOOT" -L -t "$t" 2>/dev/null |
+                                grep 'partition [0-9]*,' |
+                                grep -qv 'leader 4, replicas: 4, isrs: 4' && ok=0
+                done
+                [ "$ok" = 1 ] && break
+                sleep 0.5
+        done
+        [ "$ok" = 1 ] || die "$* not on broker 4 alone after 60 s"
+        log "on broker 4 alone: $*"
+}
+
+# tr_next DB TOPIC: the next offset of partition 0 in a ledger (empty when
+# it has none).
+tr_next() {
+        sqlite3 "file:$1?mode=ro" "SELECT next_offset FROM partitions WHERE topic = '$2' AND partition = 0" 2>/dev/null
+}
+
+# tr_wait_next DB TOPIC MIN SECS: until that next offset is at least MIN;
+# sets TR_NEXT to the last one read.
+tr_wait_next() {
+        local i
+        for ((i = 0; i < $4 * 2; i++)); do
+                TR_NEXT="$(tr_next "$1" "$2")"
+                [ "${TR_NEXT:-0}" -ge "$3" ] 2>/dev/null && return 0
+                sleep 0.5
+        done
+        return 1
+}
