@@ -68,6 +68,7 @@ static int frontier_read(struct audit *a)
         const rd_kafka_ListConsumerGroupOffsets_result_t *res;
         const rd_kafka_group_result_t **groups;
         const rd_kafka_topic_partition_list_t *got;
+        rd_kafka_t *rk;
         size_t ng = 0, t;
         int64_t lag = 0;
         int rc = -1, i, committed = 0, lag_known = 1;
@@ -82,13 +83,15 @@ static int frontier_read(struct audit *a)
                         rd_kafka_topic_partition_list_add(l, a->topics[t].name,
                                                           k);
         }
+        /* The group commits where it reads: on the sources' cluster. */
+        rk = a->rk_src ? a->rk_src : a->rk;
         req = rd_kafka_ListConsumerGroupOffsets_new(a->conf.processor_group, l);
         opt = rd_kafka_AdminOptions_new(
-            a->rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+            rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
-        q = rd_kafka_queue_new(a->rk);
-        rd_kafka_ListConsumerGroupOffsets(a->rk, &req, 1, opt, q);
+        q = rd_kafka_queue_new(rk);
+        rd_kafka_ListConsumerGroupOffsets(rk, &req, 1, opt, q);
         ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
         res = ev ? rd_kafka_event_ListConsumerGroupOffsets_result(ev) : NULL;
         if (!res || rd_kafka_event_error(ev)) {
@@ -131,7 +134,7 @@ static int frontier_read(struct audit *a)
                 int role = a->rt[p].flow_role;
                 if (role == AUDIT_FLOW_SOURCE) {
                         err = rd_kafka_query_watermark_offsets(
-                            a->rk, a->parts[p].topic, a->parts[p].partition,
+                            rk, a->parts[p].topic, a->parts[p].partition,
                             &lo, &hi, AUDIT_META_TIMEOUT_MS);
                         if (!err && a->fls.pend[p] >= 0 &&
                             hi > a->fls.pend[p])
@@ -363,6 +366,12 @@ static int side_reading(const struct audit *a, int role)
         return 0;
 }
 
+/* The handle that reads the side of role (cluster.c). */
+static rd_kafka_t *flow_rk(const struct audit *a, int role)
+{
+        return role == AUDIT_FLOW_SOURCE && a->rk_src ? a->rk_src : a->rk;
+}
+
 static void side_hold(struct audit *a, int role)
 {
         rd_kafka_topic_partition_list_t *l =
@@ -382,7 +391,7 @@ static void side_hold(struct audit *a, int role)
                 rd_kafka_topic_partition_list_destroy(l);
                 return;
         }
-        rd_kafka_pause_partitions(a->rk, l);
+        rd_kafka_pause_partitions(flow_rk(a, role), l);
         rd_kafka_topic_partition_list_destroy(l);
         a->fls.held_role = role;
         a->fls.info.holds++;
@@ -414,8 +423,9 @@ static void side_free(struct audit *a, int64_t now)
                     ->offset = a->parts[p].next_offset;
         }
         if (l->cnt) {
-                rd_kafka_resume_partitions(a->rk, l);
-                error = rd_kafka_seek_partitions(a->rk, l,
+                rd_kafka_t *rk = flow_rk(a, a->fls.held_role);
+                rd_kafka_resume_partitions(rk, l);
+                error = rd_kafka_seek_partitions(rk, l,
                                                  AUDIT_META_TIMEOUT_MS);
         }
         if (error) {

@@ -25,6 +25,9 @@
  *             librdkafka's statistics
  *   refusal.c when the brokers refuse the audit (access.h): the
  *             error and commit callbacks, the metadata wait
+ *   cluster.c which consumer reads a topic: the sources' own on
+ *             another cluster (--source-bootstrap), else the one; both
+ *             queues consumed as one
  *   refresh.c partitions added while the audit runs (follow mode)
  *   resume.c  the fingerprint check when the audit resumes: a topic
  *             recreated or a log truncated starts a new incarnation
@@ -139,6 +142,10 @@ struct audit {
         struct audit_conf conf;
         rd_kafka_t *rk;
         rd_kafka_queue_t *rkqu;
+        /* conf.source_kconf: the consumer of the sources' cluster
+         * (cluster.c) and its queue; NULL: rk reads every topic. */
+        rd_kafka_t *rk_src;
+        rd_kafka_queue_t *rkqu_src;
         struct ledger *lg;
         struct dedup_tracker *tr;
         struct audit_topic *topics;
@@ -276,8 +283,26 @@ void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
 void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                      rd_kafka_topic_partition_list_t *offsets, void *opaque);
 void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err);
-rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
+rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_t *rk,
+                                   rd_kafka_topic_t *rkt,
                                    const struct rd_kafka_metadata **md);
+
+/* cluster.c: the sources' own consumer when they are on another cluster
+ * (conf.source_kconf).  audit_cluster_open() makes it (0, or -1 with
+ * errstr); audit_rk_of() is the handle that reads topic (every one but
+ * a source's is rk); audit_cluster_split() moves the elements of l that
+ * the sources' handle reads into a list it returns (NULL when there is
+ * no such handle: l keeps them all); audit_consume() takes up to max
+ * messages from both queues within timeout_ms; audit_cluster_close()
+ * closes and destroys it. */
+int audit_cluster_open(struct audit *a, char *errstr, size_t errstr_size);
+rd_kafka_t *audit_rk_of(const struct audit *a, const char *topic);
+rd_kafka_topic_partition_list_t *
+audit_cluster_split(const struct audit *a,
+                    rd_kafka_topic_partition_list_t *l);
+ssize_t audit_consume(struct audit *a, int timeout_ms,
+                      rd_kafka_message_t **msgs, size_t max);
+void audit_cluster_close(struct audit *a);
 
 /* flow.c */
 int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size);
