@@ -129,6 +129,8 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.sources = c->sources;
         c->ac.source_cnt = c->nsources;
         c->ac.processor_group = conf_str(&c->conf, CONF_PROCESSOR_GROUP);
+        c->ac.processor_offsets_topic =
+            conf_str(&c->conf, CONF_PROCESSOR_OFFSETS_TOPIC);
         c->ac.flow.expect =
             (enum dedup_flow_expect)conf_int(&c->conf, CONF_FLOW_EXPECT);
         c->ac.flow.due_records =
@@ -140,9 +142,16 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                 log_warn("flow: the sinks are read under read_uncommitted: "
                          "the outputs of aborted transactions count as "
                          "copies (duplicated), and open ones too");
-        if (c->ac.processor_group && !c->nsources) {
-                fprintf(stderr, "eosaudit: --processor-group needs "
-                                "--source\n");
+        if ((c->ac.processor_group || c->ac.processor_offsets_topic) &&
+            !c->nsources) {
+                fprintf(stderr, "eosaudit: --processor-group and "
+                                "--processor-offsets-topic need --source\n");
+                return -1;
+        }
+        if (c->ac.processor_group && c->ac.processor_offsets_topic) {
+                fprintf(stderr, "eosaudit: --processor-group and "
+                                "--processor-offsets-topic: one frontier "
+                                "only\n");
                 return -1;
         }
         if (cli_source_cluster_set(c) && !c->nsources) {

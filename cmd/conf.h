@@ -52,6 +52,7 @@ enum conf_id {
         CONF_ID_WINDOW_AGE_MS,
         CONF_SOURCE, /* the flow audit */
         CONF_PROCESSOR_GROUP,
+        CONF_PROCESSOR_OFFSETS_TOPIC,
         CONF_FLOW_EXPECT,
         CONF_FLOW_DUE_RECORDS,
         CONF_FLOW_DUE_MS,

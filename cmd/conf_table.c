@@ -126,6 +126,16 @@ const struct conf_option conf_options[CONF__CNT] = {
                               "past it and the sinks have been read up to "
                               "where they stood then: exact under "
                               "exactly-once processing"},
+    [CONF_PROCESSOR_OFFSETS_TOPIC] = {
+        CONF_PROCESSOR_OFFSETS_TOPIC, "processor-offsets-topic",
+        "processor-offsets-topic", 0, CONF_T_STRING, "TOPIC", NULL,
+        "none", 1, 249, NULL, "mm2-offsets.primary.internal", CONF_ALL,
+        "for a processor without a consumer group that records its "
+        "progress as a Kafka Connect source connector does (MirrorMaker 2 "
+        "in dedicated mode: mm2-offsets.SOURCE.internal, on the sinks' "
+        "cluster): the offsets it copied up to, read from this topic, are "
+        "the frontier, as --processor-group's committed offsets are (not "
+        "with it)"},
     [CONF_FLOW_EXPECT] = {CONF_FLOW_EXPECT, "flow-expect", "flow-expect", 0,
                           CONF_T_ENUM, "HOW", "exactly-one", NULL, 0, 2,
                           "exactly-one|at-most-one|at-least-one", NULL,

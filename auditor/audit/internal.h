@@ -17,6 +17,8 @@
  *   mode.c    the single-process mode: every partition assigned from
  *             the ledger, offsets committed to Kafka for lag tools, new
  *             partitions in follow mode (the group's is auditor/group/)
+ *   frontier_connect.c a flow's frontier from a Kafka Connect offsets
+ *             topic (MirrorMaker 2), for a processor without a group
  *   flow.c    the flow audit: sources and sinks, the processor's
  *             committed offsets as the frontier, the lineage engine
  *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
@@ -104,8 +106,27 @@ struct audit_rt {
                                 transaction */
 };
 
+/* Where a flow's frontier comes from (flow.c): the processor's committed
+ * offsets, per source part, into pend[] (-1: none committed).  open
+ * (may be NULL) once the parts' roles are set: 0, or -1 with errstr;
+ * read: 0 with *committed set when one at least is, or -1 after logging
+ * why (the next read tries again); close (may be NULL) frees what open
+ * made, whether it succeeded or not. */
+struct audit_frontier {
+        const char *what; /* for the log, before the name given */
+        int (*open)(struct audit *a, char *errstr, size_t errstr_size);
+        int (*read)(struct audit *a, int64_t *pend, int *committed);
+        void (*close)(struct audit *a);
+};
+/* frontier_connect.c: --processor-offsets-topic, a Kafka Connect offsets
+ * topic on the sinks' cluster (MirrorMaker 2's mm2-offsets.*.internal). */
+extern const struct audit_frontier audit_frontier_connect;
+
 /* The flow audit's state beside its engine (flow.c). */
 struct audit_flow_state {
+        const struct audit_frontier *fr; /* NULL: due by flow.due_* */
+        const char *fr_name;     /* the group or the topic it reads */
+        void *fr_state;          /* the frontier's own (fr->open) */
         const char **all_topics; /* sinks, then sources: what is read */
         int64_t *pend;           /* per part, of the frontier being read:
                                     source: the group's committed offset;

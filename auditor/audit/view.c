@@ -73,7 +73,7 @@ void audit_publish(struct audit *a, int64_t now)
         a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
         /* Read with the frontier (flow.c), every
          * conf.flow_frontier_interval_ms (2 s): not per record. */
-        a->view.flow_lag = a->flow && a->conf.processor_group
+        a->view.flow_lag = a->flow && a->fls.fr
                                ? a->fls.info.lag
                                : -1;
         status_publish(a->conf.status, &a->view);
