@@ -58,8 +58,9 @@ src_produce() {
 # mm_start ALIAS PROPS...: MirrorMaker 2 copying SRC from cluster ALIAS to
 # the target (alias tgt-ALIAS), in the background (MM_PID); PROPS are extra
 # lines of its properties.  Its offsets are flushed every 5 s (a worker
-# setting: MirrorMaker takes it per flow, SOURCE->TARGET.KEY): a kill
-# between two flushes leaves records copied but not recorded as copied.
+# setting: MirrorMaker takes it per target cluster, TARGET.KEY, and
+# ignores it at the top level): a kill between two flushes leaves records
+# copied but not recorded as copied.
 mm_start() {
         local alias="$1" props="$IT_TMP/mm2-$1.properties"
         shift
@@ -85,7 +86,7 @@ mm_start() {
                 echo "sync.topic.acls.enabled = false"
                 echo "sync.topic.configs.enabled = false"
                 echo "refresh.topics.interval.seconds = 5"
-                echo "$alias->tgt-$alias.offset.flush.interval.ms = 5000"
+                echo "tgt-$alias.offset.flush.interval.ms = 5000"
                 printf '%s\n' "$@"
         } >"$props"
         KAFKA_MIRROR_HEAP="-Xmx256m" "$KAFKA_SH" mirror "$props" \
