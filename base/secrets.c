@@ -31,16 +31,24 @@ int secrets_key_is_secret(const char *key)
         return 0;
 }
 
-int secrets_cli_check(const char *key, char *errstr, size_t errstr_size)
+int secrets_cli_check_for(const char *key, const char *files,
+                          const char *prefix, char *errstr,
+                          size_t errstr_size)
 {
         if (!secrets_key_is_secret(key))
                 return 0;
         snprintf(errstr, errstr_size,
-                 "%s: secrets are read from files only (-F FILE, or "
-                 "kafka.%s in the --config file), never from the command "
-                 "line, which every user can see",
-                 key, key);
+                 "%s: secrets are read from files only (%s, or %s%s in the "
+                 "--config file), never from the command line, which every "
+                 "user can see",
+                 key, files, prefix, key);
         return -1;
+}
+
+int secrets_cli_check(const char *key, char *errstr, size_t errstr_size)
+{
+        return secrets_cli_check_for(key, "-F FILE", "kafka.", errstr,
+                                     errstr_size);
 }
 
 int secrets_file_check(const char *path, const char *what)

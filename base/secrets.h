@@ -27,6 +27,12 @@ int secrets_key_is_secret(const char *key);
  * never quoted.
  */
 int secrets_cli_check(const char *key, char *errstr, size_t errstr_size);
+/* The same for another client's settings: files names where its secrets
+ * go instead ("--source-properties-file FILE"), prefix its key in the
+ * configuration file ("source-kafka."). */
+int secrets_cli_check_for(const char *key, const char *files,
+                          const char *prefix, char *errstr,
+                          size_t errstr_size);
 
 /*
  * Warns (log_warn) when the file at path, which holds secrets, can be

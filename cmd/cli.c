@@ -43,6 +43,18 @@ static int cli_argv_has(int argc, char **argv, const char *flag)
         return 0;
 }
 
+/* Whether the source cluster has a setting of its own. */
+static int cli_source_cluster_set(const struct cli *c)
+{
+        size_t i;
+
+        for (i = 0; i < c->conf.kafka_cnt; i++)
+                if (c->conf.kafka[i].opt == CONF_SOURCE_KAFKA)
+                        return 1;
+        return conf_str(&c->conf, CONF_SOURCE_BOOTSTRAP) ||
+               conf_str(&c->conf, CONF_SOURCE_PROPERTIES_FILE);
+}
+
 int cli_parse(struct cli *c, int argc, char **argv, int serve,
               void (*usage)(FILE *))
 {
@@ -117,6 +129,8 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.sources = c->sources;
         c->ac.source_cnt = c->nsources;
         c->ac.processor_group = conf_str(&c->conf, CONF_PROCESSOR_GROUP);
+        c->ac.processor_offsets_topic =
+            conf_str(&c->conf, CONF_PROCESSOR_OFFSETS_TOPIC);
         c->ac.flow.expect =
             (enum dedup_flow_expect)conf_int(&c->conf, CONF_FLOW_EXPECT);
         c->ac.flow.due_records =
@@ -128,9 +142,22 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                 log_warn("flow: the sinks are read under read_uncommitted: "
                          "the outputs of aborted transactions count as "
                          "copies (duplicated), and open ones too");
-        if (c->ac.processor_group && !c->nsources) {
-                fprintf(stderr, "eosaudit: --processor-group needs "
-                                "--source\n");
+        if ((c->ac.processor_group || c->ac.processor_offsets_topic) &&
+            !c->nsources) {
+                fprintf(stderr, "eosaudit: --processor-group and "
+                                "--processor-offsets-topic need --source\n");
+                return -1;
+        }
+        if (c->ac.processor_group && c->ac.processor_offsets_topic) {
+                fprintf(stderr, "eosaudit: --processor-group and "
+                                "--processor-offsets-topic: one frontier "
+                                "only\n");
+                return -1;
+        }
+        if (cli_source_cluster_set(c) && !c->nsources) {
+                fprintf(stderr, "eosaudit: --source-bootstrap, "
+                                "--source-properties-file and --source-X "
+                                "need --source\n");
                 return -1;
         }
         c->ac.txn_manifests = conf_str(&c->conf, CONF_TXN_MANIFESTS);
@@ -150,10 +177,31 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         return 0;
 }
 
+/* Which consumer cli_kconf() configures: the one of the sinks (and of
+ * every topic when the sources share their cluster), or the one of the
+ * sources on the cluster --source-bootstrap names. */
+struct cli_cluster {
+        enum conf_id kafka;      /* its CONF_T_KAFKA option */
+        enum conf_id props;      /* its properties file */
+        enum conf_id brokers;    /* its bootstrap brokers */
+        const char *files;       /* where its secrets go, for a refusal */
+        const char *prefix;      /* its configuration file keys' prefix */
+        const char *need;        /* the flag without which it has none */
+};
+
+static const struct cli_cluster cli_sinks = {
+    CONF_KAFKA, CONF_KAFKA_PROPERTIES_FILE, CONF_BROKERS, "-F FILE",
+    "kafka.", "-b BROKERS"};
+static const struct cli_cluster cli_sources = {
+    CONF_SOURCE_KAFKA, CONF_SOURCE_PROPERTIES_FILE, CONF_SOURCE_BOOTSTRAP,
+    "--source-properties-file FILE", "source-kafka.", "--source-bootstrap"};
+
 /* The consumer configuration: our defaults, then the properties file
  * (-F), then kafka.* lines of the configuration file, then -X, then
- * brokers and isolation, then what the audit's guarantees depend on. */
-static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
+ * brokers and isolation, then what the audit's guarantees depend on;
+ * for the sources' cluster the same from its own options. */
+static rd_kafka_conf_t *cli_kconf(const struct cli *c,
+                                  const struct cli_cluster *k, char *errstr,
                                   size_t errstr_size)
 {
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -165,13 +213,16 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
             kconf_put(conf, "client.id", "eosaudit", errstr, errstr_size) ||
             audit_kconf_defaults(conf, errstr, errstr_size))
                 goto fail;
-        props = conf_str(&c->conf, CONF_KAFKA_PROPERTIES_FILE);
+        props = conf_str(&c->conf, k->props);
         if (props && kconf_file_load(conf, props, errstr, errstr_size))
                 goto fail;
         for (i = 0; i < c->conf.kafka_cnt; i++) {
                 const struct conf_kv *kv = &c->conf.kafka[i];
+                if (kv->opt != k->kafka)
+                        continue;
                 if (!kv->line &&
-                    secrets_cli_check(kv->key, errstr, errstr_size))
+                    secrets_cli_check_for(kv->key, k->files, k->prefix,
+                                          errstr, errstr_size))
                         goto fail;
                 if (kv->line && secrets_key_is_secret(kv->key))
                         secret_lines++;
@@ -186,15 +237,15 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c, char *errstr,
                         goto fail;
                 }
         }
-        brokers = conf_str(&c->conf, CONF_BROKERS);
+        brokers = conf_str(&c->conf, k->brokers);
         if (brokers && kconf_put(conf, "bootstrap.servers", brokers, errstr,
                                  errstr_size))
                 goto fail;
         if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
-                         "-b BROKERS is required (no bootstrap.servers in "
-                         "-F %.200s either)",
-                         props ? props : "FILE");
+                         "%s is required (no bootstrap.servers in "
+                         "%.200s either)",
+                         k->need, props ? props : k->files);
                 goto fail;
         }
         if (conf_isset(&c->conf, CONF_ISOLATION) &&
@@ -218,6 +269,8 @@ void cli_free(struct cli *c)
 {
         http_stop(c->hs);
         audit_free(c->a);
+        if (c->src_kconf)
+                rd_kafka_conf_destroy(c->src_kconf);
         status_free(c->st);
         free(c->topics_buf);
         free(c->sources_buf);
@@ -375,10 +428,24 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
         rd_kafka_conf_t *kconf;
         char errstr[512] = "";
 
-        kconf = cli_kconf(c, errstr, sizeof(errstr));
+        kconf = cli_kconf(c, &cli_sinks, errstr, sizeof(errstr));
         if (!kconf) {
                 cli_error(c, "%s", errstr);
                 return -1;
+        }
+        if (cli_source_cluster_set(c)) {
+                c->src_kconf = cli_kconf(c, &cli_sources, errstr,
+                                         sizeof(errstr));
+                if (!c->src_kconf) {
+                        rd_kafka_conf_destroy(kconf);
+                        cli_error(c, "%s", errstr);
+                        return -1;
+                }
+                kafka_log_route(c->src_kconf);
+                if (c->quiet)
+                        rd_kafka_conf_set(c->src_kconf, "log_level", "3",
+                                          NULL, 0);
+                c->ac.source_kconf = c->src_kconf;
         }
         /* librdkafka's lines through our logger and --log-level; its last
          * error names the cause when the brokers cannot be reached. */

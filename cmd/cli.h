@@ -44,6 +44,10 @@ struct cli {
         struct status *st;      /* with HTTP only */
         struct http_server *hs; /* NULL: no HTTP */
         struct audit *a;        /* after cli_audit() */
+        /* --source-bootstrap: the source cluster's consumer settings,
+         * the template audit_new() copies (ac.source_kconf); NULL: the
+         * sources are on the sinks' cluster. */
+        rd_kafka_conf_t *src_kconf;
         /* Called once the ledger is open, before the audit runs (scan
          * reads the previous run's totals there); NULL: none.  Returns 0,
          * or -1 after saying why. */

@@ -21,7 +21,6 @@
 #include "conf_internal.h"
 
 #define CONF_LINE_MAX 65536
-#define CONF_KAFKA_PREFIX "kafka."
 /* getopt_long codes of options without a short flag. */
 #define CONF_OPT_BASE 256
 
@@ -108,12 +107,25 @@ int conf_isset(const struct conf *c, enum conf_id id)
         return c->src[id] != CONF_SRC_DEFAULT;
 }
 
+/* The length of a CONF_T_KAFKA option's key prefix ("kafka." of
+ * "kafka.PROPERTY"). */
+static size_t conf_kafka_prefix_len(const struct conf_option *o)
+{
+        const char *dot = strchr(o->key, '.');
+
+        return dot ? (size_t)(dot - o->key) + 1 : strlen(o->key);
+}
+
 const struct conf_option *conf_option_by_key(const char *key)
 {
         size_t i;
 
-        if (!strncmp(key, CONF_KAFKA_PREFIX, strlen(CONF_KAFKA_PREFIX)))
-                return &conf_options[CONF_KAFKA];
+        for (i = 0; i < CONF__CNT; i++)
+                if (conf_options[i].key &&
+                    conf_options[i].type == CONF_T_KAFKA &&
+                    !strncmp(key, conf_options[i].key,
+                             conf_kafka_prefix_len(&conf_options[i])))
+                        return &conf_options[i];
         for (i = 0; i < CONF__CNT; i++)
                 if (conf_options[i].key && conf_options[i].type != CONF_T_KAFKA &&
                     !strcmp(conf_options[i].key, key))
@@ -123,7 +135,7 @@ const struct conf_option *conf_option_by_key(const char *key)
 
 int conf_kafka_kv(const struct conf *c, char ***kv)
 {
-        size_t i;
+        size_t i, k = 0;
 
         *kv = calloc(c->kafka_cnt + 1, sizeof(**kv));
         if (!*kv)
@@ -132,10 +144,12 @@ int conf_kafka_kv(const struct conf *c, char ***kv)
                 size_t n = strlen(c->kafka[i].key) +
                            strlen(c->kafka[i].value) + 2;
 
-                (*kv)[i] = malloc(n);
-                if (!(*kv)[i])
+                if (c->kafka[i].opt == CONF_SOURCE_KAFKA)
+                        continue;
+                (*kv)[k] = malloc(n);
+                if (!(*kv)[k])
                         return -1;
-                snprintf((*kv)[i], n, "%s=%s", c->kafka[i].key,
+                snprintf((*kv)[k++], n, "%s=%s", c->kafka[i].key,
                          c->kafka[i].value);
         }
         return 0;
@@ -335,8 +349,8 @@ bad:
         return -1;
 }
 
-int conf_kafka_add(struct conf *c, const char *key, const char *value,
-                   unsigned line)
+int conf_kafka_add(struct conf *c, enum conf_id opt, const char *key,
+                   const char *value, unsigned line)
 {
         struct conf_kv *kv;
 
@@ -349,6 +363,7 @@ int conf_kafka_add(struct conf *c, const char *key, const char *value,
                 c->kafka_cap = cap;
         }
         kv = &c->kafka[c->kafka_cnt];
+        kv->opt = opt;
         kv->key = strdup(key);
         kv->value = strdup(value);
         kv->line = line;
@@ -387,7 +402,8 @@ static const char *conf_unknown_hint(const char *key, char *buf, size_t size)
         }
         if (strchr(key, '.')) {
                 snprintf(buf, size,
-                         " (librdkafka properties take the prefix kafka.: "
+                         " (librdkafka properties take the prefix kafka., "
+                         "or source-kafka. for the source cluster: "
                          "kafka.%.64s)",
                          key);
                 return buf;
@@ -422,15 +438,18 @@ static int conf_line(struct conf *c, rd_kafka_conf_t *scratch, char *s,
                 return -1;
         }
         if (o->type == CONF_T_KAFKA) {
-                const char *prop = key + strlen(CONF_KAFKA_PREFIX);
+                size_t plen = conf_kafka_prefix_len(o);
+                const char *prop = key + plen;
 
                 if (!*prop) {
                         snprintf(errstr, errstr_size,
-                                 "no property name after 'kafka.'");
+                                 "no property name after '%.*s'", (int)plen,
+                                 o->key);
                         return -1;
                 }
                 for (i = 0; i < c->kafka_cnt; i++)
-                        if (c->kafka[i].line && !strcmp(c->kafka[i].key, prop)) {
+                        if (c->kafka[i].line && c->kafka[i].opt == o->id &&
+                            !strcmp(c->kafka[i].key, prop)) {
                                 snprintf(errstr, errstr_size,
                                          "duplicate key '%.128s' (first on "
                                          "line %u)",
@@ -443,7 +462,7 @@ static int conf_line(struct conf *c, rd_kafka_conf_t *scratch, char *s,
                                  rderr);
                         return -1;
                 }
-                if (conf_kafka_add(c, prop, value, line)) {
+                if (conf_kafka_add(c, o->id, prop, value, line)) {
                         snprintf(errstr, errstr_size, "out of memory");
                         return -1;
                 }
@@ -547,8 +566,8 @@ static void conf_flag_name(const struct conf_option *o, char *buf,
 
 /* -X KEY=VALUE: the key is everything before the first '=', the value
  * everything after it (it may hold '=' and may be empty). */
-static int conf_kafka_arg(struct conf *c, const char *kv, char *errstr,
-                          size_t errstr_size)
+static int conf_kafka_arg(struct conf *c, enum conf_id opt, const char *kv,
+                          char *errstr, size_t errstr_size)
 {
         const char *eq = strchr(kv, '=');
         char *key;
@@ -564,7 +583,7 @@ static int conf_kafka_arg(struct conf *c, const char *kv, char *errstr,
                 return -1;
         }
         key = strndup(kv, (size_t)(eq - kv));
-        r = key ? conf_kafka_add(c, key, eq + 1, 0) : -1;
+        r = key ? conf_kafka_add(c, opt, key, eq + 1, 0) : -1;
         free(key);
         if (r)
                 snprintf(errstr, errstr_size, "out of memory");
@@ -577,7 +596,8 @@ static int conf_kafka_has(const struct conf *c, const char *key)
         size_t i;
 
         for (i = 0; i < c->kafka_cnt; i++)
-                if (!strcmp(c->kafka[i].key, key) && c->kafka[i].value[0])
+                if (c->kafka[i].opt != CONF_SOURCE_KAFKA &&
+                    !strcmp(c->kafka[i].key, key) && c->kafka[i].value[0])
                         return 1;
         return 0;
 }
@@ -673,7 +693,7 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
                         break;
                 default:
                         if (o->type == CONF_T_KAFKA) {
-                                if (conf_kafka_arg(c, optarg, errstr,
+                                if (conf_kafka_arg(c, o->id, optarg, errstr,
                                                    errstr_size))
                                         return -1;
                                 break;

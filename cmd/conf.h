@@ -52,10 +52,14 @@ enum conf_id {
         CONF_ID_WINDOW_AGE_MS,
         CONF_SOURCE, /* the flow audit */
         CONF_PROCESSOR_GROUP,
+        CONF_PROCESSOR_OFFSETS_TOPIC,
         CONF_FLOW_EXPECT,
         CONF_FLOW_DUE_RECORDS,
         CONF_FLOW_DUE_MS,
         CONF_FLOW_MAX_IDS,
+        CONF_SOURCE_BOOTSTRAP, /* a source on another cluster */
+        CONF_SOURCE_PROPERTIES_FILE,
+        CONF_SOURCE_KAFKA,
         CONF_COMMIT_INTERVAL_MS,
         CONF_COMMIT_RECORDS,
         CONF_THREADS,
@@ -139,7 +143,9 @@ enum conf_type {
                           HUGE_VAL); conf_dbl() gives it */
         CONF_T_ENUM,   /* one of choices; conf_int() gives its index */
         CONF_T_ADDR,   /* "off", ADDR:PORT or [V6ADDR]:PORT, numeric */
-        CONF_T_KAFKA,  /* file: kafka.PROPERTY = VALUE; flag: -X P=V */
+        CONF_T_KAFKA,  /* file: kafka.PROPERTY = VALUE (the key's part
+                          up to its '.' is the prefix: source-kafka. for
+                          the source's); flag: -X P=V */
         CONF_T_FLAG,   /* command line only, takes no value */
 };
 
@@ -174,8 +180,11 @@ struct conf_option {
 /* The table, CONF__CNT entries indexed by enum conf_id. */
 extern const struct conf_option conf_options[CONF__CNT];
 
-/* A librdkafka property, from a kafka.* line (line > 0) or -X (line 0). */
+/* A librdkafka property, from a kafka.* line (line > 0) or -X (line 0);
+ * opt is the CONF_T_KAFKA option that set it (CONF_SOURCE_KAFKA: the
+ * source cluster's consumer; any other: the command's own client). */
 struct conf_kv {
+        enum conf_id opt;
         char *key;
         char *value;
         unsigned line;
@@ -235,9 +244,10 @@ int conf_isset(const struct conf *c, enum conf_id id);
 int conf_set(struct conf *c, enum conf_id id, const char *value,
              const char *what, char *errstr, size_t errstr_size);
 
-/* Appends a librdkafka property (copied).  Returns 0 or -1 (memory). */
-int conf_kafka_add(struct conf *c, const char *key, const char *value,
-                   unsigned line);
+/* Appends a librdkafka property of option opt (copied).  Returns 0 or -1
+ * (memory). */
+int conf_kafka_add(struct conf *c, enum conf_id opt, const char *key,
+                   const char *value, unsigned line);
 
 /*
  * Reads a configuration file: "key = value" lines, blanks around both
@@ -266,7 +276,8 @@ int conf_argv_parse(struct conf *c, int argc, char **argv, char *errstr,
 
 /*
  * The -X settings again as "KEY=VALUE" strings, in order, for the
- * producer and the processor: *kv holds c->kafka_cnt of them and a NULL.
+ * producer and the processor: *kv holds those of c->kafka that are not
+ * CONF_SOURCE_KAFKA's, and a NULL.
  * Returns 0, or -1 when memory ran out (*kv is then what was made: give
  * it to conf_kafka_kv_free() all the same).
  */

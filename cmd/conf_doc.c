@@ -571,12 +571,14 @@ static void conf_doc_example(FILE *f)
                 fputs(".\n", f);
                 if (o->type == CONF_T_KAFKA) {
                         const char *p = o->example;
+                        const char *dot = strchr(o->key, '.');
+                        int pw = dot ? (int)(dot - o->key) + 1 : 0;
 
                         while (p && *p) {
                                 const char *nl = strchr(p, '\n');
                                 int w = nl ? (int)(nl - p) : (int)strlen(p);
 
-                                fprintf(f, "#kafka.%.*s\n", w, p);
+                                fprintf(f, "#%.*s%.*s\n", pw, o->key, w, p);
                                 p = nl ? nl + 1 : NULL;
                         }
                 } else {

@@ -126,6 +126,16 @@ const struct conf_option conf_options[CONF__CNT] = {
                               "past it and the sinks have been read up to "
                               "where they stood then: exact under "
                               "exactly-once processing"},
+    [CONF_PROCESSOR_OFFSETS_TOPIC] = {
+        CONF_PROCESSOR_OFFSETS_TOPIC, "processor-offsets-topic",
+        "processor-offsets-topic", 0, CONF_T_STRING, "TOPIC", NULL,
+        "none", 1, 249, NULL, "mm2-offsets.primary.internal", CONF_ALL,
+        "for a processor without a consumer group that records its "
+        "progress as a Kafka Connect source connector does (MirrorMaker 2 "
+        "in dedicated mode: mm2-offsets.SOURCE.internal, on the sinks' "
+        "cluster): the offsets it copied up to, read from this topic, are "
+        "the frontier, as --processor-group's committed offsets are (not "
+        "with it)"},
     [CONF_FLOW_EXPECT] = {CONF_FLOW_EXPECT, "flow-expect", "flow-expect", 0,
                           CONF_T_ENUM, "HOW", "exactly-one", NULL, 0, 2,
                           "exactly-one|at-most-one|at-least-one", NULL,
@@ -158,6 +168,46 @@ const struct conf_option conf_options[CONF__CNT] = {
                            "or source comes (one indexed ledger read per "
                            "id not held): a bound costs time, not "
                            "verdicts"},
+    [CONF_SOURCE_BOOTSTRAP] = {CONF_SOURCE_BOOTSTRAP, "source-bootstrap",
+                               "source-bootstrap", 0, CONF_T_STRING, "LIST",
+                               NULL, "none: the sources are on the sinks' "
+                               "cluster (-b)",
+                               1, 65535, NULL, "primary1:9092,primary2:9092",
+                               CONF_ALL,
+                               "the sources are on another cluster: its "
+                               "bootstrap brokers, host:port[,...]; a "
+                               "consumer of its own reads them (the "
+                               "source's settings: --source-properties-file "
+                               "and --source-X), --processor-group is read "
+                               "there, and a copy between clusters "
+                               "(MirrorMaker 2, a replicator) is audited as "
+                               "a processor: its flow latency is the "
+                               "replication latency (docs/FLOW.md)"},
+    [CONF_SOURCE_PROPERTIES_FILE] = {CONF_SOURCE_PROPERTIES_FILE,
+                                     "source-kafka-properties-file",
+                                     "source-properties-file", 0,
+                                     CONF_T_STRING, "FILE", NULL, "none", 1,
+                                     CONF_PATH_MAX, NULL,
+                                     "/etc/eosaudit/primary.properties",
+                                     CONF_ALL,
+                                     "--source-bootstrap: the source "
+                                     "cluster's librdkafka properties file, "
+                                     "as -F is the sinks'; its secrets go "
+                                     "here or in source-kafka.* lines"},
+    [CONF_SOURCE_KAFKA] = {CONF_SOURCE_KAFKA, "source-kafka.PROPERTY",
+                           "source-X", 0, CONF_T_KAFKA, "KEY=VALUE", NULL,
+                           "as the sinks' consumer: group.id=eosaudit, "
+                           "client.id=eosaudit, isolation.level as set",
+                           0, 0, NULL,
+                           "security.protocol = SASL_SSL\n"
+                           "sasl.mechanisms = SCRAM-SHA-512\n"
+                           "sasl.username = eosaudit\n"
+                           "sasl.password = secret",
+                           CONF_ALL,
+                           "--source-bootstrap: a librdkafka property of "
+                           "the source cluster's consumer, repeatable "
+                           "(none of -X applies to it); a secret is "
+                           "refused here, as with -X"},
     [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
                                  "commit-interval-ms", "commit-interval-ms",
                                  0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,

@@ -173,12 +173,18 @@ static int scan_flow_json(struct cli *c, json_t *j, char *errstr,
         if (!f)
                 return -1;
         audit_flow_info_get(c->a, &fi);
-        json_object_set_new(f, "due_by",
-                            json_string(fi.group ? "processor-group"
-                                                 : "sink-progress"));
+        json_object_set_new(
+            f, "due_by",
+            json_string(c->ac.processor_group           ? "processor-group"
+                        : c->ac.processor_offsets_topic ? "processor-offsets"
+                                                        : "sink-progress"));
         json_object_set_new(f, "processor_group",
                             c->ac.processor_group
                                 ? json_string(c->ac.processor_group)
+                                : json_null());
+        json_object_set_new(f, "processor_offsets_topic",
+                            c->ac.processor_offsets_topic
+                                ? json_string(c->ac.processor_offsets_topic)
                                 : json_null());
         json_object_set_new(f, "group_committed",
                             json_boolean(fi.group_committed));

@@ -152,6 +152,14 @@ static void test_secret_keys(void **state)
                 assert_int_equal(
                     secrets_cli_check(secret[i], errstr, sizeof(errstr)), -1);
                 assert_non_null(strstr(errstr, "from files only"));
+                /* The source cluster's settings name their own file. */
+                assert_int_equal(secrets_cli_check_for(
+                                     secret[i], "--source-properties-file FILE",
+                                     "source-kafka.", errstr, sizeof(errstr)),
+                                 -1);
+                assert_non_null(
+                    strstr(errstr, "--source-properties-file FILE, or "
+                                   "source-kafka."));
         }
         for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
                 assert_int_equal(secrets_key_is_secret(plain[i]), 0);

@@ -137,6 +137,10 @@ static void test_table_is_sane(void **state)
         assert_null(conf_option_by_key("nope"));
         assert_ptr_equal(conf_option_by_key("kafka.acks"),
                          &conf_options[CONF_KAFKA]);
+        assert_ptr_equal(conf_option_by_key("source-kafka.acks"),
+                         &conf_options[CONF_SOURCE_KAFKA]);
+        assert_ptr_equal(conf_option_by_key("source-kafka-properties-file"),
+                         &conf_options[CONF_SOURCE_PROPERTIES_FILE]);
 }
 
 /* The table's defaults are the ones the audit and the server use. */
@@ -237,6 +241,15 @@ static const struct {
         {CONF_FLOW_DUE_RECORDS, "flow-due-records = 0", NULL, 0},
         {CONF_FLOW_DUE_MS, "flow-due-ms = 5000", NULL, 5000},
         {CONF_FLOW_MAX_IDS, "flow-max-ids = 1000000000", NULL, 1000000000},
+        {CONF_PROCESSOR_OFFSETS_TOPIC,
+         "processor-offsets-topic = mm2-offsets.a.internal",
+         "mm2-offsets.a.internal", 0},
+        {CONF_SOURCE_BOOTSTRAP, "source-bootstrap = p1:9092,p2:9092",
+         "p1:9092,p2:9092", 0},
+        {CONF_SOURCE_PROPERTIES_FILE,
+         "source-kafka-properties-file = p.properties", "p.properties", 0},
+        {CONF_SOURCE_KAFKA, "source-kafka.sasl.password = s3cr#t",
+         "sasl.password=s3cr#t", 0},
         {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
         {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
         {CONF_THREADS, "threads = 0", NULL, 0},
@@ -286,10 +299,11 @@ static void test_every_option_from_file(void **state)
                         fail();
                 }
                 covered[id] = 1;
-                if (id == CONF_KAFKA) {
+                if (conf_options[id].type == CONF_T_KAFKA) {
                         char kv[256];
                         assert_int_equal(c.kafka_cnt, 1);
                         assert_int_equal(c.kafka[0].line, 3);
+                        assert_int_equal(c.kafka[0].opt, id);
                         snprintf(kv, sizeof(kv), "%s=%s", c.kafka[0].key,
                                  c.kafka[0].value);
                         assert_string_equal(kv, set_cases[i].want_str);
@@ -443,12 +457,16 @@ static const struct {
          "1: unknown key 'gap_grace_ms' (did you mean 'gap-grace-ms'?)"},
         {"bootstrap.servers = a:1\n",
          "1: unknown key 'bootstrap.servers' (librdkafka properties take the "
-         "prefix kafka.: kafka.bootstrap.servers)"},
+         "prefix kafka., or source-kafka. for the source cluster: "
+         "kafka.bootstrap.servers)"},
         {"json = true\n",
          "1: unknown key 'json' (a command-line flag, not a setting)"},
         {"config = other.conf\n",
          "1: unknown key 'config' (a command-line flag, not a setting)"},
         {"kafka. = 1\n", "1: no property name after 'kafka.'"},
+        {"source-kafka. = 1\n", "1: no property name after 'source-kafka.'"},
+        {"source-kafka.acks = all\nsource-kafka.acks = 1\n",
+         "2: duplicate key 'source-kafka.acks' (first on line 1)"},
         {"kafka.no.such.property = 1\n",
          "1: kafka.no.such.property: No such configuration property: "
          "\"no.such.property\""},

@@ -113,6 +113,18 @@ struct audit_conf {
         const char *const *sources;
         size_t source_cnt;
         const char *processor_group; /* NULL: due by flow.due_* */
+        /* ... or the topic, on the sinks' cluster, where a Kafka Connect
+         * source connector records how far it copied (MirrorMaker 2:
+         * mm2-offsets.SOURCE.internal): the frontier as a group's
+         * committed offsets are (frontier_connect.c).  NULL: none; not
+         * with processor_group. */
+        const char *processor_offsets_topic;
+        /* The sources' cluster, when it is not the sinks' (a copy
+         * between clusters: MirrorMaker 2, a replicator): the settings
+         * of a consumer of its own, a template audit_new() copies (it
+         * must pass audit_kconf_check() as kconf does); the processor
+         * group is read there.  NULL: one consumer reads every topic. */
+        const rd_kafka_conf_t *source_kconf;
         struct dedup_flow_config flow;
         int64_t flow_frontier_interval_ms; /* serve: read the group's
                                               committed offsets this often */

@@ -53,12 +53,10 @@ int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size)
         return 0;
 }
 
-/*
- * Reads the group's committed offsets on every source partition into
- * flow_pend, and the sinks' high watermarks.  Returns 0 (flow_pending
- * set), or -1 after logging why (the next read tries again).
- */
-static int frontier_read(struct audit *a)
+/* The group's committed offsets on every source partition into pend[]
+ * (a frontier, struct audit_frontier), read where it commits: the
+ * sources' cluster. */
+static int group_read(struct audit *a, int64_t *pend, int *committed)
 {
         rd_kafka_topic_partition_list_t *l = NULL;
         rd_kafka_ListConsumerGroupOffsets_t *req = NULL;
@@ -68,9 +66,9 @@ static int frontier_read(struct audit *a)
         const rd_kafka_ListConsumerGroupOffsets_result_t *res;
         const rd_kafka_group_result_t **groups;
         const rd_kafka_topic_partition_list_t *got;
+        rd_kafka_t *rk;
         size_t ng = 0, t;
-        int64_t lag = 0;
-        int rc = -1, i, committed = 0, lag_known = 1;
+        int rc = -1, i;
         uint32_t p;
 
         l = rd_kafka_topic_partition_list_new((int)a->nparts);
@@ -82,13 +80,15 @@ static int frontier_read(struct audit *a)
                         rd_kafka_topic_partition_list_add(l, a->topics[t].name,
                                                           k);
         }
+        /* The group commits where it reads: on the sources' cluster. */
+        rk = a->rk_src ? a->rk_src : a->rk;
         req = rd_kafka_ListConsumerGroupOffsets_new(a->conf.processor_group, l);
         opt = rd_kafka_AdminOptions_new(
-            a->rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+            rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
-        q = rd_kafka_queue_new(a->rk);
-        rd_kafka_ListConsumerGroupOffsets(a->rk, &req, 1, opt, q);
+        q = rd_kafka_queue_new(rk);
+        rd_kafka_ListConsumerGroupOffsets(rk, &req, 1, opt, q);
         ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
         res = ev ? rd_kafka_event_ListConsumerGroupOffsets_result(ev) : NULL;
         if (!res || rd_kafka_event_error(ev)) {
@@ -110,7 +110,8 @@ static int frontier_read(struct audit *a)
         }
         got = rd_kafka_group_result_partitions(groups[0]);
         for (p = 0; p < a->nparts; p++)
-                a->fls.pend[p] = -1;
+                pend[p] = -1;
+        *committed = 0;
         for (i = 0; got && i < got->cnt; i++) {
                 const rd_kafka_topic_partition_t *tp = &got->elems[i];
                 for (t = 0; t < a->ntopics; t++)
@@ -119,10 +120,42 @@ static int frontier_read(struct audit *a)
                 if (t == a->ntopics || tp->err || tp->partition < 0 ||
                     tp->partition >= a->topics[t].npart || tp->offset < 0)
                         continue;
-                a->fls.pend[a->topics[t].part_of[tp->partition]] =
-                    tp->offset;
-                committed = 1;
+                pend[a->topics[t].part_of[tp->partition]] = tp->offset;
+                *committed = 1;
         }
+        rc = 0;
+out:
+        if (ev)
+                rd_kafka_event_destroy(ev);
+        if (q)
+                rd_kafka_queue_destroy(q);
+        if (opt)
+                rd_kafka_AdminOptions_destroy(opt);
+        if (req)
+                rd_kafka_ListConsumerGroupOffsets_destroy(req);
+        rd_kafka_topic_partition_list_destroy(l);
+        return rc;
+}
+
+static const struct audit_frontier frontier_group = {
+    "the processor group", NULL, group_read, NULL};
+
+/*
+ * Reads the processor's committed offsets on every source partition into
+ * flow_pend (a->fls.fr), and the sinks' high watermarks.  Returns 0
+ * (flow_pending set), or -1 after logging why (the next read tries
+ * again).
+ */
+static int frontier_read(struct audit *a)
+{
+        int64_t lag = 0;
+        int rc = -1, committed = 0, lag_known = 1;
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++)
+                a->fls.pend[p] = -1;
+        if (a->fls.fr->read(a, a->fls.pend, &committed))
+                return -1;
         /* The sinks' high watermarks now: the outputs of every record
          * below the offsets just read lie below them. */
         for (p = 0; p < a->nparts; p++) {
@@ -131,8 +164,9 @@ static int frontier_read(struct audit *a)
                 int role = a->rt[p].flow_role;
                 if (role == AUDIT_FLOW_SOURCE) {
                         err = rd_kafka_query_watermark_offsets(
-                            a->rk, a->parts[p].topic, a->parts[p].partition,
-                            &lo, &hi, AUDIT_META_TIMEOUT_MS);
+                            audit_rk_of(a, a->parts[p].topic),
+                            a->parts[p].topic, a->parts[p].partition, &lo,
+                            &hi, AUDIT_META_TIMEOUT_MS);
                         if (!err && a->fls.pend[p] >= 0 &&
                             hi > a->fls.pend[p])
                                 lag += hi - a->fls.pend[p];
@@ -159,26 +193,18 @@ static int frontier_read(struct audit *a)
                 a->fls.pend[p] = hi;
         }
         if (!committed && !a->fls.info.group_committed)
-                log_warn("flow: processor group '%s' has no committed offset "
-                         "on any source partition (does it exist? is it "
-                         "the processor's group.id / application.id?): no "
-                         "source record is due, all stay pending",
-                         a->conf.processor_group);
+                log_warn("flow: %s '%s' has no committed offset on any "
+                         "source partition (is it the processor's group.id "
+                         "/ application.id, or its connector's offsets "
+                         "topic?): no source record is due, all stay "
+                         "pending",
+                         a->fls.fr->what, a->fls.fr_name);
         if (committed)
                 a->fls.info.group_committed = 1;
         a->fls.info.lag = lag_known ? lag : -1;
         a->fls.pending = 1;
         rc = 0;
 out:
-        if (ev)
-                rd_kafka_event_destroy(ev);
-        if (q)
-                rd_kafka_queue_destroy(q);
-        if (opt)
-                rd_kafka_AdminOptions_destroy(opt);
-        if (req)
-                rd_kafka_ListConsumerGroupOffsets_destroy(req);
-        rd_kafka_topic_partition_list_destroy(l);
         return rc;
 }
 
@@ -240,7 +266,14 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                         a->rt[a->topics[t].part_of[k]].flow_role =
                             a->topics[t].flow_role;
         }
-        fc.by_frontier = a->conf.processor_group != NULL;
+        if (a->conf.processor_group) {
+                a->fls.fr = &frontier_group;
+                a->fls.fr_name = a->conf.processor_group;
+        } else if (a->conf.processor_offsets_topic) {
+                a->fls.fr = &audit_frontier_connect;
+                a->fls.fr_name = a->conf.processor_offsets_topic;
+        }
+        fc.by_frontier = a->fls.fr != NULL;
         a->flow = dedup_flow_new(&fc);
         a->fls.pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));
         if (!a->flow || !a->fls.pend) {
@@ -252,16 +285,19 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                              errstr_size))
                 return -1;
         a->fls.early0 = flow_retired_bad(a);
-        a->fls.info.group = a->conf.processor_group != NULL;
+        a->fls.info.group = a->fls.fr != NULL;
         a->fls.info.lag = -1;
+        if (a->fls.fr && a->fls.fr->open &&
+            a->fls.fr->open(a, errstr, errstr_size))
+                return -1;
         /* Before the scan's end watermarks are taken (audit_position):
          * a frontier read now lies within what the scan will read. */
-        if (a->conf.processor_group) {
+        if (a->fls.fr) {
                 if (frontier_read(a) && !a->conf.follow) {
                         snprintf(errstr, errstr_size,
                                  "flow: cannot read the committed offsets "
-                                 "of processor group '%s'",
-                                 a->conf.processor_group);
+                                 "of %s '%s'",
+                                 a->fls.fr->what, a->fls.fr_name);
                         return -1;
                 }
                 a->fls.last_read_ms = 0;
@@ -270,10 +306,12 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                  "due %s",
                  a->ntopics - a->conf.source_cnt, a->conf.source_cnt,
                  dedup_flow_expect_name(fc.expect),
-                 a->conf.processor_group ? "by the processor group's "
-                                           "committed offsets (exact)"
-                                         : "by the sinks' progress "
-                                           "(--flow-due-records/-ms)");
+                 a->conf.processor_group
+                     ? "by the processor group's committed offsets (exact)"
+                 : a->fls.fr ? "by the offsets the processor's connector "
+                               "recorded (exact)"
+                             : "by the sinks' progress "
+                               "(--flow-due-records/-ms)");
         return 0;
 }
 
@@ -363,6 +401,12 @@ static int side_reading(const struct audit *a, int role)
         return 0;
 }
 
+/* The handle that reads the side of role (cluster.c). */
+static rd_kafka_t *flow_rk(const struct audit *a, int role)
+{
+        return role == AUDIT_FLOW_SOURCE && a->rk_src ? a->rk_src : a->rk;
+}
+
 static void side_hold(struct audit *a, int role)
 {
         rd_kafka_topic_partition_list_t *l =
@@ -382,7 +426,7 @@ static void side_hold(struct audit *a, int role)
                 rd_kafka_topic_partition_list_destroy(l);
                 return;
         }
-        rd_kafka_pause_partitions(a->rk, l);
+        rd_kafka_pause_partitions(flow_rk(a, role), l);
         rd_kafka_topic_partition_list_destroy(l);
         a->fls.held_role = role;
         a->fls.info.holds++;
@@ -416,7 +460,8 @@ static void side_free(struct audit *a, int64_t now)
                                                   a->parts[p].partition);
         }
         if (l->cnt)
-                err = rd_kafka_resume_partitions(a->rk, l);
+                err = rd_kafka_resume_partitions(
+                    flow_rk(a, a->fls.held_role), l);
         if (err)
                 log_warn("flow: cannot resume the partitions let go after "
                          "pacing: %s",
@@ -460,7 +505,7 @@ void audit_flow_poll(struct audit *a, int64_t now)
         flow_pace(a, now);
         /* serve: a new frontier once the last one is applied; a scan
          * keeps the one read before its end watermarks. */
-        if (a->conf.follow && a->conf.processor_group && !a->fls.pending &&
+        if (a->conf.follow && a->fls.fr && !a->fls.pending &&
             now - a->fls.last_read_ms >= a->conf.flow_frontier_interval_ms) {
                 a->fls.last_read_ms = now;
                 frontier_read(a);
@@ -488,6 +533,8 @@ void audit_flow_end(struct audit *a)
 
 void audit_flow_free(struct audit *a)
 {
+        if (a->fls.fr && a->fls.fr->close)
+                a->fls.fr->close(a);
         dedup_flow_free(a->flow);
         free(a->fls.pend);
         free(a->fls.all_topics);

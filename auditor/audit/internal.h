@@ -17,6 +17,8 @@
  *   mode.c    the single-process mode: every partition assigned from
  *             the ledger, offsets committed to Kafka for lag tools, new
  *             partitions in follow mode (the group's is auditor/group/)
+ *   frontier_connect.c a flow's frontier from a Kafka Connect offsets
+ *             topic (MirrorMaker 2), for a processor without a group
  *   flow.c    the flow audit: sources and sinks, the processor's
  *             committed offsets as the frontier, the lineage engine
  *   txn.c     --txn-manifests: the manifest topic and eos.txn, for the
@@ -25,6 +27,9 @@
  *             librdkafka's statistics
  *   refusal.c when the brokers refuse the audit (access.h): the
  *             error and commit callbacks, the metadata wait
+ *   cluster.c which consumer reads a topic: the sources' own on
+ *             another cluster (--source-bootstrap), else the one; both
+ *             queues consumed as one
  *   refresh.c partitions added while the audit runs (follow mode)
  *   resume.c  the fingerprint check when the audit resumes: a topic
  *             recreated or a log truncated starts a new incarnation
@@ -107,8 +112,27 @@ struct audit_rt {
                                 (trunc_detect.c) */
 };
 
+/* Where a flow's frontier comes from (flow.c): the processor's committed
+ * offsets, per source part, into pend[] (-1: none committed).  open
+ * (may be NULL) once the parts' roles are set: 0, or -1 with errstr;
+ * read: 0 with *committed set when one at least is, or -1 after logging
+ * why (the next read tries again); close (may be NULL) frees what open
+ * made, whether it succeeded or not. */
+struct audit_frontier {
+        const char *what; /* for the log, before the name given */
+        int (*open)(struct audit *a, char *errstr, size_t errstr_size);
+        int (*read)(struct audit *a, int64_t *pend, int *committed);
+        void (*close)(struct audit *a);
+};
+/* frontier_connect.c: --processor-offsets-topic, a Kafka Connect offsets
+ * topic on the sinks' cluster (MirrorMaker 2's mm2-offsets.*.internal). */
+extern const struct audit_frontier audit_frontier_connect;
+
 /* The flow audit's state beside its engine (flow.c). */
 struct audit_flow_state {
+        const struct audit_frontier *fr; /* NULL: due by flow.due_* */
+        const char *fr_name;     /* the group or the topic it reads */
+        void *fr_state;          /* the frontier's own (fr->open) */
         const char **all_topics; /* sinks, then sources: what is read */
         int64_t *pend;           /* per part, of the frontier being read:
                                     source: the group's committed offset;
@@ -145,6 +169,10 @@ struct audit {
         struct audit_conf conf;
         rd_kafka_t *rk;
         rd_kafka_queue_t *rkqu;
+        /* conf.source_kconf: the consumer of the sources' cluster
+         * (cluster.c) and its queue; NULL: rk reads every topic. */
+        rd_kafka_t *rk_src;
+        rd_kafka_queue_t *rkqu_src;
         struct ledger *lg;
         struct dedup_tracker *tr;
         struct audit_topic *topics;
@@ -282,8 +310,26 @@ void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
 void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                      rd_kafka_topic_partition_list_t *offsets, void *opaque);
 void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err);
-rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
+rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_t *rk,
+                                   rd_kafka_topic_t *rkt,
                                    const struct rd_kafka_metadata **md);
+
+/* cluster.c: the sources' own consumer when they are on another cluster
+ * (conf.source_kconf).  audit_cluster_open() makes it (0, or -1 with
+ * errstr); audit_rk_of() is the handle that reads topic (every one but
+ * a source's is rk); audit_cluster_split() moves the elements of l that
+ * the sources' handle reads into a list it returns (NULL when there is
+ * no such handle: l keeps them all); audit_consume() takes up to max
+ * messages from both queues within timeout_ms; audit_cluster_close()
+ * closes and destroys it. */
+int audit_cluster_open(struct audit *a, char *errstr, size_t errstr_size);
+rd_kafka_t *audit_rk_of(const struct audit *a, const char *topic);
+rd_kafka_topic_partition_list_t *
+audit_cluster_split(const struct audit *a,
+                    rd_kafka_topic_partition_list_t *l);
+ssize_t audit_consume(struct audit *a, int timeout_ms,
+                      rd_kafka_message_t **msgs, size_t max);
+void audit_cluster_close(struct audit *a);
 
 /* flow.c */
 int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size);

@@ -16,6 +16,7 @@ void audit_kafka_commit(struct audit *a)
 {
         rd_kafka_topic_partition_list_t *l =
             rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *src = NULL;
         rd_kafka_resp_err_t err;
         uint32_t i;
 
@@ -27,11 +28,18 @@ void audit_kafka_commit(struct audit *a)
                         rd_kafka_topic_partition_list_add(
                             l, a->parts[i].topic, a->parts[i].partition)
                             ->offset = a->parts[i].next_offset;
-        /* Only for lag visibility: failure changes nothing here. */
-        err = rd_kafka_commit(a->rk, l, 1);
+        /* Only for lag visibility: failure changes nothing here.  The
+         * sources on another cluster commit there. */
+        src = audit_cluster_split(a, l);
+        err = l->cnt ? rd_kafka_commit(a->rk, l, 1)
+                     : RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (!err && src && src->cnt)
+                err = rd_kafka_commit(a->rk_src, src, 1);
         if (err)
                 log_debug("kafka offset commit: %s", rd_kafka_err2str(err));
 out:
+        if (src)
+                rd_kafka_topic_partition_list_destroy(src);
         rd_kafka_topic_partition_list_destroy(l);
 }
 
@@ -53,7 +61,7 @@ static int single_start(struct audit *a, audit_commit_fn *commit,
 static ssize_t single_consume(struct audit *a, int timeout_ms,
                               rd_kafka_message_t **msgs, size_t max)
 {
-        return rd_kafka_consume_batch_queue(a->rkqu, timeout_ms, msgs, max);
+        return audit_consume(a, timeout_ms, msgs, max);
 }
 
 static void single_after_commit(struct audit *a, int64_t now)

@@ -25,16 +25,18 @@ static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
                 const struct rd_kafka_metadata *md = NULL;
                 rd_kafka_topic_t *rkt;
 
+                rd_kafka_t *rk = audit_rk_of(a, lp->topic);
+
                 err = rd_kafka_query_watermark_offsets(
-                    a->rk, lp->topic, lp->partition, lo, hi,
+                    rk, lp->topic, lp->partition, lo, hi,
                     AUDIT_META_TIMEOUT_MS);
                 if (err != RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
                     ++tries > 10)
                         break;
-                rkt = rd_kafka_topic_new(a->rk, lp->topic, NULL);
+                rkt = rd_kafka_topic_new(rk, lp->topic, NULL);
                 if (!rkt)
                         break;
-                if (!rd_kafka_metadata(a->rk, 0, rkt, &md,
+                if (!rd_kafka_metadata(rk, 0, rkt, &md,
                                        AUDIT_META_TIMEOUT_MS) &&
                     md)
                         rd_kafka_metadata_destroy(md);
@@ -104,8 +106,13 @@ int audit_position(struct audit *a, struct ledger_part *lp,
 int audit_assign_list(struct audit *a, rd_kafka_topic_partition_list_t *l,
                       char *errstr, size_t errstr_size)
 {
+        rd_kafka_topic_partition_list_t *src = audit_cluster_split(a, l);
         rd_kafka_resp_err_t err = rd_kafka_assign(a->rk, l);
 
+        if (!err && src)
+                err = rd_kafka_assign(a->rk_src, src);
+        if (src)
+                rd_kafka_topic_partition_list_destroy(src);
         rd_kafka_topic_partition_list_destroy(l);
         if (err) {
                 snprintf(errstr, errstr_size, "cannot assign partitions: %s",
@@ -139,7 +146,7 @@ static void audit_pause(struct audit *a, struct ledger_part *lp)
                 return;
         l = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition);
-        rd_kafka_pause_partitions(a->rk, l);
+        rd_kafka_pause_partitions(audit_rk_of(a, lp->topic), l);
         rd_kafka_topic_partition_list_destroy(l);
         a->rt[lp->part].paused = 1;
 }
@@ -168,7 +175,8 @@ int audit_out_of_range(struct audit *a, struct ledger_part *lp,
         l = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)->offset =
             lp->next_offset;
-        error = rd_kafka_seek_partitions(a->rk, l, AUDIT_META_TIMEOUT_MS);
+        error = rd_kafka_seek_partitions(audit_rk_of(a, lp->topic), l,
+                                         AUDIT_META_TIMEOUT_MS);
         rd_kafka_topic_partition_list_destroy(l);
         if (error) {
                 snprintf(errstr, errstr_size, "cannot seek %s [%d]: %s",

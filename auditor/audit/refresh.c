@@ -112,14 +112,15 @@ int audit_refresh(struct audit *a, int64_t now, char *errstr,
         a->last_meta_ms = now;
         for (t = 0; t < a->ntopics; t++) {
                 const struct rd_kafka_metadata *md = NULL;
+                rd_kafka_t *rk = audit_rk_of(a, a->topics[t].name);
                 rd_kafka_topic_t *rkt =
-                    rd_kafka_topic_new(a->rk, a->topics[t].name, NULL);
+                    rd_kafka_topic_new(rk, a->topics[t].name, NULL);
                 rd_kafka_resp_err_t err;
                 int32_t p, cnt;
 
                 if (!rkt)
                         continue;
-                err = rd_kafka_metadata(a->rk, 0, rkt, &md,
+                err = rd_kafka_metadata(rk, 0, rkt, &md,
                                         AUDIT_META_TIMEOUT_MS);
                 rd_kafka_topic_destroy(rkt);
                 if (err || md->topic_cnt != 1 || md->topics[0].err) {

@@ -65,7 +65,8 @@ void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
  * certificate) then ends the wait at once instead of a time-out that
  * reads like an unreachable broker.
  */
-rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
+rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_t *rk,
+                                   rd_kafka_topic_t *rkt,
                                    const struct rd_kafka_metadata **md)
 {
         int64_t start = clock_mono_ms();
@@ -75,12 +76,12 @@ rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_topic_t *rkt,
 
         kafka_log_clear();
         for (;;) {
-                err = rd_kafka_metadata(a->rk, 0, rkt, md, 1000);
+                err = rd_kafka_metadata(rk, 0, rkt, md, 1000);
                 if (err != RD_KAFKA_RESP_ERR__TIMED_OUT &&
                     err != RD_KAFKA_RESP_ERR__TRANSPORT)
                         return err;
                 /* Nothing is assigned yet: only events come back. */
-                while ((rkm = rd_kafka_consumer_poll(a->rk, 0))) {
+                while ((rkm = rd_kafka_consumer_poll(rk, 0))) {
                         if (rkm->err)
                                 access_watch_note(
                                     &a->watch, rkm->err,

@@ -53,8 +53,8 @@ static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
         if (audit_assign_list(a, l, errstr, errstr_size))
                 return -1;
         while (left && clock_mono_us() < deadline) {
-                ssize_t n = rd_kafka_consume_batch_queue(
-                    a->rkqu, 100, msgs, sizeof(msgs) / sizeof(*msgs));
+                ssize_t n = audit_consume(a, 100, msgs,
+                                          sizeof(msgs) / sizeof(*msgs));
                 ssize_t k;
                 for (k = 0; k < n; k++) {
                         rd_kafka_message_t *m = msgs[k];
@@ -84,6 +84,8 @@ static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
         }
         /* Back to nothing assigned: audit_assign() follows. */
         err = rd_kafka_assign(a->rk, NULL);
+        if (!err && a->rk_src)
+                err = rd_kafka_assign(a->rk_src, NULL);
         if (err) {
                 snprintf(errstr, errstr_size, "cannot unassign partitions: %s",
                          rd_kafka_err2str(err));
@@ -163,7 +165,8 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                 if (lp->next_offset < 0 || lp->fp.offset < 0)
                         continue;
                 err = rd_kafka_query_watermark_offsets(
-                    a->rk, lp->topic, lp->partition, &pr[i].p.lo,
+                    audit_rk_of(a, lp->topic), lp->topic, lp->partition,
+                    &pr[i].p.lo,
                     &pr[i].p.hi, AUDIT_META_TIMEOUT_MS);
                 if (err) {
                         snprintf(errstr, errstr_size,

@@ -117,13 +117,15 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                 rd_kafka_resp_err_t err;
                 const char *name = a->conf.topics[t];
 
-                rkt = rd_kafka_topic_new(a->rk, name, NULL);
+                rd_kafka_t *rk = audit_rk_of(a, name);
+
+                rkt = rd_kafka_topic_new(rk, name, NULL);
                 if (!rkt) {
                         snprintf(errstr, errstr_size, "bad topic name '%s'",
                                  name);
                         return -1;
                 }
-                err = audit_metadata(a, rkt, &md);
+                err = audit_metadata(a, rk, rkt, &md);
                 rd_kafka_topic_destroy(rkt);
                 if (err && access_watch_line(&a->watch, errstr,
                                              errstr_size)) {
@@ -208,11 +210,12 @@ oom:
  */
 static int audit_compacted(struct audit *a, const char *topic)
 {
+        rd_kafka_t *rk = audit_rk_of(a, topic);
         rd_kafka_ConfigResource_t *res =
             rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
         rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(
-            a->rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-        rd_kafka_queue_t *q = rd_kafka_queue_new(a->rk);
+            rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+        rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
         rd_kafka_event_t *ev = NULL;
         const rd_kafka_DescribeConfigs_result_t *r;
         const rd_kafka_ConfigResource_t **rs;
@@ -223,7 +226,7 @@ static int audit_compacted(struct audit *a, const char *topic)
 
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
                                                   NULL, 0);
-        rd_kafka_DescribeConfigs(a->rk, &res, 1, opt, q);
+        rd_kafka_DescribeConfigs(rk, &res, 1, opt, q);
         ev = rd_kafka_queue_poll(q, AUDIT_ADMIN_TIMEOUT_MS + 1000);
         r = ev ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
         if (!r || rd_kafka_event_error(ev)) {
@@ -441,7 +444,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         rd_kafka_poll_set_consumer(a->rk);
         a->rkqu = rd_kafka_queue_get_consumer(a->rk);
 
-        if (audit_txn_topics(a, errstr, errstr_size) ||
+        if (audit_cluster_open(a, errstr, errstr_size) ||
+            audit_txn_topics(a, errstr, errstr_size) ||
             audit_discover(a, brokers, errstr, errstr_size))
                 goto out;
         if (audit_view_init(a)) {
@@ -545,6 +549,7 @@ void audit_free(struct audit *a)
          * ids consumer closes before this one.) */
         if (a->mode && a->mode->stop)
                 a->mode->stop(a);
+        audit_cluster_close(a);
         if (a->rkqu)
                 rd_kafka_queue_destroy(a->rkqu);
         if (a->mode && a->mode->close)

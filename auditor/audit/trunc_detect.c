@@ -188,17 +188,18 @@ static int trunc_restart(struct audit *a, const struct ledger_part *lp,
 {
         rd_kafka_topic_partition_list_t *l =
             rd_kafka_topic_partition_list_new(1);
+        rd_kafka_t *rk = audit_rk_of(a, lp->topic);
         rd_kafka_error_t *error;
 
         rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)
             ->offset = lp->next_offset;
-        error = rd_kafka_seek_partitions(a->rk, l, AUDIT_META_TIMEOUT_MS);
+        error = rd_kafka_seek_partitions(rk, l, AUDIT_META_TIMEOUT_MS);
         if (!error && l->elems[0].err) {
                 l->elems[0].err = RD_KAFKA_RESP_ERR_NO_ERROR;
                 l->elems[0].offset = lp->next_offset;
-                error = rd_kafka_incremental_unassign(a->rk, l);
+                error = rd_kafka_incremental_unassign(rk, l);
                 if (!error)
-                        error = rd_kafka_incremental_assign(a->rk, l);
+                        error = rd_kafka_incremental_assign(rk, l);
         }
         rd_kafka_topic_partition_list_destroy(l);
         if (error) {

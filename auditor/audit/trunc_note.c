@@ -105,7 +105,8 @@ int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
 
         if (!a->trunc)
                 return 0;
-        err = rd_kafka_query_watermark_offsets(a->rk, lp->topic,
+        err = rd_kafka_query_watermark_offsets(audit_rk_of(a, lp->topic),
+                                               lp->topic,
                                                lp->partition, &lo, &hi,
                                                AUDIT_META_TIMEOUT_MS);
         if (err) {

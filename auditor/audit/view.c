@@ -51,7 +51,8 @@ void audit_publish(struct audit *a, int64_t now)
                 return;
         for (i = 0; i < a->nparts; i++) {
                 int64_t lo = -1, hi = -1;
-                rd_kafka_get_watermark_offsets(a->rk, a->parts[i].topic,
+                rd_kafka_get_watermark_offsets(
+                    audit_rk_of(a, a->parts[i].topic), a->parts[i].topic,
                                                a->parts[i].partition, &lo,
                                                &hi);
                 /* librdkafka reports -1001 (invalid) until it knows. */
@@ -72,7 +73,7 @@ void audit_publish(struct audit *a, int64_t now)
         a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
         /* Read with the frontier (flow.c), every
          * conf.flow_frontier_interval_ms (2 s): not per record. */
-        a->view.flow_lag = a->flow && a->conf.processor_group
+        a->view.flow_lag = a->flow && a->fls.fr
                                ? a->fls.info.lag
                                : -1;
         status_publish(a->conf.status, &a->view);

@@ -13,6 +13,12 @@
 #                                    org.apache.kafka.tools.ConsumerPerformance
 #                                    (KAFKA_EXTRA_CLASSPATH: jars to add)
 #   kafka.sh bootstrap               print host:port
+#   kafka.sh mirror PROPS            run MirrorMaker 2 in dedicated mode
+#                                    (org.apache.kafka.connect.mirror.MirrorMaker)
+#                                    with PROPS, in the foreground; its jars
+#                                    (mirror/pom.xml) in lib-mirror/
+#                                    (KAFKA_MIRROR_HEAP="-Xmx256m")
+#   kafka.sh mirror-fetch            only fetch MirrorMaker's jars
 #   kafka.sh secure ...              the SASL_SSL listener on KAFKA_PORT+2 (secure.sh)
 #
 # Environment (all optional):
@@ -71,6 +77,42 @@ fetch() {
   ls "$LIB"/kafka_2.13-*.jar >/dev/null 2>&1 || die "no kafka_2.13 jar in $LIB after mvn"
   pom_sum >"$STAMP"
   rm -f "$DIR/fetch.log"
+}
+
+# MirrorMaker 2's jars (the Connect runtime, jetty, jersey: more than the
+# broker needs) apart, in lib-mirror/, from mirror/pom.xml.
+MIRROR_LIB="$DIR/lib-mirror"
+
+mirror_fetch() {
+  local sum
+  sum="$(sha256sum <"$DIR/mirror/pom.xml" | cut -d' ' -f1)"
+  if [ -f "$MIRROR_LIB/.fetched" ] && [ "$(cat "$MIRROR_LIB/.fetched")" = "$sum" ]; then
+    return 0
+  fi
+  command -v mvn >/dev/null 2>&1 || die "mvn not found (run deploy/install-deps.sh)"
+  say "fetching MirrorMaker 2's jars from Maven Central into $MIRROR_LIB ..."
+  rm -rf "$MIRROR_LIB"
+  mkdir -p "$MIRROR_LIB"
+  if ! mvn -q -B -f "$DIR/mirror/pom.xml" -Dkafka.lib="$MIRROR_LIB" \
+       dependency:copy-dependencies >"$DIR/mirror-fetch.log" 2>&1; then
+    tail -n 40 "$DIR/mirror-fetch.log" >&2
+    die "maven could not fetch MirrorMaker's jars (log: $DIR/mirror-fetch.log)"
+  fi
+  ls "$MIRROR_LIB"/connect-mirror-[0-9]*.jar >/dev/null 2>&1 ||
+    die "no connect-mirror jar in $MIRROR_LIB after mvn"
+  echo "$sum" >"$MIRROR_LIB/.fetched"
+  rm -f "$DIR/mirror-fetch.log"
+}
+
+# exec: the caller's $! is MirrorMaker's JVM (a test kills it with -9).
+mirror() {
+  [ $# -ge 1 ] || die "usage: kafka.sh mirror PROPS"
+  mirror_fetch; need_java
+  # shellcheck disable=SC2086
+  exec java ${KAFKA_MIRROR_HEAP:--Xmx256m} -XX:TieredStopAtLevel=1 \
+    -XX:+UseSerialGC -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$DIR/log4j2-tools.properties" \
+    -cp "$MIRROR_LIB/*" org.apache.kafka.connect.mirror.MirrorMaker "$@"
 }
 
 # java with the broker classpath, and KAFKA_EXTRA_CLASSPATH after it
@@ -265,6 +307,8 @@ case "$cmd" in
   topic) topic "$@" ;;
   tool) [ $# -ge 1 ] || die "usage: kafka.sh tool CLASS ARGS..."; tool "$@" ;;
   bootstrap) echo "$BOOTSTRAP" ;;
+  mirror) mirror "$@" ;;
+  mirror-fetch) mirror_fetch ;;
   secure) secure_cmd "$@" ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
