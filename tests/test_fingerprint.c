@@ -177,6 +177,7 @@ static void test_topic_id(void **state)
         static const enum fingerprint_verdict all[] = {
             FP_NONE,      FP_SAME,      FP_REWIND,   FP_RETENTION,
             FP_COMPACTED, FP_RECREATED, FP_TRUNCATED};
+        char id[64];
         size_t i;
 
         (void)state;
@@ -204,6 +205,22 @@ static void test_topic_id(void **state)
         assert_false(topic_id_valid("Wm9+X2JhcjEyMzQ1Njc4OQ"));  /* not url */
         assert_false(topic_id_valid("Wm9\"X2JhcjEyMzQ1Njc4OQ"));
 
+        /* librdkafka's standard base64 to Kafka's URL-safe form. */
+        assert_int_equal(topic_id_from_base64("0WnhSuldT0eHZTLIv/rZQQ", id,
+                                              sizeof(id)),
+                         0);
+        assert_string_equal(id, "0WnhSuldT0eHZTLIv_rZQQ");
+        assert_int_equal(topic_id_from_base64("Wm9+X2JhcjEyMzQ1Njc4OQ==", id,
+                                              sizeof(id)),
+                         0);
+        assert_string_equal(id, "Wm9-X2JhcjEyMzQ1Njc4OQ");
+        assert_int_equal(topic_id_from_base64("AAAAAAAAAAAAAAAAAAAAAA", id,
+                                              sizeof(id)),
+                         -1);
+        assert_int_equal(topic_id_from_base64("AAAA", id, sizeof(id)), -1);
+        assert_int_equal(topic_id_from_base64("0WnhSuldT0eHZTLIv/rZQQ", id,
+                                              22),
+                         -1);
         for (i = 0; i < sizeof(all) / sizeof(*all); i++) {
                 enum fingerprint_verdict v = all[i];
                 /* Another id: a recreated topic, whatever the log. */

@@ -72,13 +72,13 @@ void audit_topic_ids_read(struct audit *a, struct audit_topic_id *out)
                 }
                 u = rd_kafka_TopicDescription_topic_id(td[i]);
                 b64 = u ? rd_kafka_Uuid_base64str(u) : NULL;
-                if (!b64 || !topic_id_valid(b64)) {
+                if (!b64 || topic_id_from_base64(b64, out[t].id,
+                                                 sizeof(out[t].id))) {
+                        out[t].id[0] = '\0';
                         snprintf(out[t].why, sizeof(out[t].why),
                                  "the brokers gave no topic id%s%s",
                                  b64 ? ": " : "", b64 ? b64 : "");
-                        continue;
                 }
-                snprintf(out[t].id, sizeof(out[t].id), "%s", b64);
         }
         for (t = 0; t < a->ntopics; t++)
                 if (!out[t].id[0] && !out[t].why[0])

@@ -162,6 +162,23 @@ int topic_id_valid(const char *id)
         return id[TOPIC_ID_LEN] == '\0' && !zero;
 }
 
+int topic_id_from_base64(const char *b64, char *out, size_t out_size)
+{
+        size_t i, n = 0;
+
+        for (i = 0; b64[i] && b64[i] != '='; i++) {
+                if (n + 1 >= out_size)
+                        return -1;
+                out[n++] = b64[i] == '+'   ? '-'
+                           : b64[i] == '/' ? '_'
+                                           : b64[i];
+        }
+        if (!out_size)
+                return -1;
+        out[n] = '\0';
+        return topic_id_valid(out) ? 0 : -1;
+}
+
 enum fingerprint_verdict fingerprint_with_topic_id(enum topic_id_verdict id,
                                                    enum fingerprint_verdict v)
 {

@@ -107,6 +107,12 @@ enum topic_id_verdict topic_id_compare(const char *stored, const char *now);
  * without topic ids send. */
 int topic_id_valid(const char *id);
 
+/* A topic id as a base64 string (librdkafka's rd_kafka_Uuid_base64str()
+ * gives the standard alphabet, + and /) into out as Kafka prints it
+ * (URL-safe: - and _, no padding).  Returns 0, or -1 when the result is
+ * not topic_id_valid() (the zero id too) or does not fit out. */
+int topic_id_from_base64(const char *b64, char *out, size_t out_size);
+
 /*
  * A partition's verdict with its topic's id taken into account: a changed
  * id is a recreated topic whatever the log holds (v need not have been
