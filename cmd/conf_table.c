@@ -240,7 +240,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                                   CONF_SERVE | CONF_FILE,
                                   "serve: look for partitions added to the "
                                   "topics every N ms and audit each new one "
-                                  "from its log start (logged); 0 = never; "
+                                  "from its log start (logged), and stop "
+                                  "(exit 2) when a topic was deleted and "
+                                  "created again (another topic id); "
+                                  "0 = never; "
                                   "with --group, the group consumer's "
                                   "topic.metadata.refresh.interval.ms "
                                   "(at most 3600000; 0: librdkafka's 5 "

@@ -3,7 +3,7 @@
  * log says about it when the audit resumes (auditor/fingerprint.h):
  * hashing that tells records apart, and a table of logs (retention,
  * compaction, recreation, truncation, lost markers) with the verdict each
- * must give.
+ * must give, and what the topic's id adds to it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,11 +171,78 @@ static void test_check_table(void **state)
         }
 }
 
+/* What a topic's id says, alone and with the fingerprint's verdict. */
+static void test_topic_id(void **state)
+{
+        static const enum fingerprint_verdict all[] = {
+            FP_NONE,      FP_SAME,      FP_REWIND,   FP_RETENTION,
+            FP_COMPACTED, FP_RECREATED, FP_TRUNCATED};
+        char id[64];
+        size_t i;
+
+        (void)state;
+        assert_int_equal(topic_id_compare("", ""), TOPIC_ID_UNKNOWN);
+        assert_int_equal(topic_id_compare("", "AAAAAAAAAAAAAAAAAAAAAQ"),
+                         TOPIC_ID_UNKNOWN);
+        assert_int_equal(topic_id_compare("AAAAAAAAAAAAAAAAAAAAAQ", ""),
+                         TOPIC_ID_UNKNOWN);
+        assert_int_equal(topic_id_compare(NULL, "AAAAAAAAAAAAAAAAAAAAAQ"),
+                         TOPIC_ID_UNKNOWN);
+        assert_int_equal(topic_id_compare("AAAAAAAAAAAAAAAAAAAAAQ",
+                                          "AAAAAAAAAAAAAAAAAAAAAQ"),
+                         TOPIC_ID_SAME);
+        assert_int_equal(topic_id_compare("AAAAAAAAAAAAAAAAAAAAAQ",
+                                          "Wm9-X2JhcjEyMzQ1Njc4OQ"),
+                         TOPIC_ID_CHANGED);
+
+        assert_true(topic_id_valid("Wm9-X2JhcjEyMzQ1Njc4OQ"));
+        assert_true(topic_id_valid("AAAAAAAAAAAAAAAAAAAAAQ"));
+        /* the zero id of a broker without topic ids */
+        assert_false(topic_id_valid("AAAAAAAAAAAAAAAAAAAAAA"));
+        assert_false(topic_id_valid(""));
+        assert_false(topic_id_valid("Wm9-X2JhcjEyMzQ1Njc4"));    /* short */
+        assert_false(topic_id_valid("Wm9-X2JhcjEyMzQ1Njc4OQA")); /* long */
+        assert_false(topic_id_valid("Wm9+X2JhcjEyMzQ1Njc4OQ"));  /* not url */
+        assert_false(topic_id_valid("Wm9\"X2JhcjEyMzQ1Njc4OQ"));
+
+        /* librdkafka's standard base64 to Kafka's URL-safe form. */
+        assert_int_equal(topic_id_from_base64("0WnhSuldT0eHZTLIv/rZQQ", id,
+                                              sizeof(id)),
+                         0);
+        assert_string_equal(id, "0WnhSuldT0eHZTLIv_rZQQ");
+        assert_int_equal(topic_id_from_base64("Wm9+X2JhcjEyMzQ1Njc4OQ==", id,
+                                              sizeof(id)),
+                         0);
+        assert_string_equal(id, "Wm9-X2JhcjEyMzQ1Njc4OQ");
+        assert_int_equal(topic_id_from_base64("AAAAAAAAAAAAAAAAAAAAAA", id,
+                                              sizeof(id)),
+                         -1);
+        assert_int_equal(topic_id_from_base64("AAAA", id, sizeof(id)), -1);
+        assert_int_equal(topic_id_from_base64("0WnhSuldT0eHZTLIv/rZQQ", id,
+                                              22),
+                         -1);
+        for (i = 0; i < sizeof(all) / sizeof(*all); i++) {
+                enum fingerprint_verdict v = all[i];
+                /* Another id: a recreated topic, whatever the log. */
+                assert_int_equal(
+                    fingerprint_with_topic_id(TOPIC_ID_CHANGED, v),
+                    FP_RECREATED);
+                /* No id: the fingerprint alone. */
+                assert_int_equal(
+                    fingerprint_with_topic_id(TOPIC_ID_UNKNOWN, v), v);
+                /* The same id: never recreated; another record where the
+                 * audit stopped is a log rewritten after a truncation. */
+                assert_int_equal(fingerprint_with_topic_id(TOPIC_ID_SAME, v),
+                                 v == FP_RECREATED ? FP_TRUNCATED : v);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hash_tells_records_apart),
             cmocka_unit_test(test_check_table),
+            cmocka_unit_test(test_topic_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,7 +125,7 @@ static void sink(struct run *r, int64_t off, const char *id)
 static void incarnate(struct fx *fx, const char *topic)
 {
         struct ledger *lg;
-        struct ledger_incarnation_part why = {0, "recreated", 4, 3, 0};
+        struct ledger_incarnation_part why = {0, "recreated", 4, 3, 0, NULL};
         int64_t inc = -1;
         char err[256];
 

@@ -272,7 +272,7 @@ static void test_real_export(void **unused)
         lp.partition = 0;
         lp.next_offset = 6;
         lp.fp.offset = -1;
-        rec = partstate_export(tr, &lp, &len, errstr, sizeof(errstr));
+        rec = partstate_export(tr, &lp, NULL, &len, errstr, sizeof(errstr));
         assert_non_null(rec);
         assert_int_equal(grouprep_state(g, "audited/0", 9, rec, len), 0);
         s = grouprep_snap_make(g, 1);

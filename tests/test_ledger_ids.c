@@ -1,6 +1,6 @@
 /*
  * test_ledger_ids.c - the SQLite ledger: message id windows across runs,
- * closed generations, ledger_id_find(), and topic incarnations.
+ * closed generations, ledger_id_find(), and topic incarnations and ids.
  * The fixture (ledger_fixture.h) is shared with test_ledger.c.
  */
 #include "ledger_fixture.h"
@@ -682,7 +682,7 @@ static void test_topic_incarnation(void **state)
                 {1, 2, 0, P1, 0, 0},
         };
         const struct fingerprint fp = {2, 77, 0x8000000000000005ULL, 6};
-        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0};
+        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0, NULL};
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
         struct ledger_summary sum;
@@ -836,7 +836,7 @@ static void test_topic_incarnation(void **state)
  */
 static void test_id_files(void **state)
 {
-        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0};
+        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0, NULL};
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
         struct dedup_tracker *tr;
@@ -923,6 +923,91 @@ static void test_id_files(void **state)
         ledger_close(lg);
 }
 
+/*
+ * The topic's id (schema/0017_topic_id.sql), kept per incarnation: none
+ * in a new ledger, the one stored read back after a reopen, replaced
+ * for the same incarnation, and a new incarnation starting with none
+ * while the old one's stays as evidence; the coverage row of that
+ * incarnation carries the detail that named the two ids.
+ */
+static void test_topic_id(void **state)
+{
+        struct fx *fx = *state;
+        struct ledger *lg = open_ok(fx->a);
+        struct ledger_incarnation_part why = {
+            0, "recreated", 10, 9, 0,
+            "{\"how\":\"topic id\",\"topic_id\":\"B\",\"topic_id_was\":\"A\"}"};
+        char id[LEDGER_TOPIC_ID_MAX], err[256];
+        int64_t inc = -1;
+
+        assert_int_equal(ledger_topic_id_get(lg, "orders", id, sizeof(id), err,
+                                             sizeof(err)),
+                         0);
+        assert_int_equal(ledger_topic_id_put(lg, "orders",
+                                             "AAAAAAAAAAAAAAAAAAAAAQ", 5, err,
+                                             sizeof(err)),
+                         0);
+        assert_int_equal(ledger_topic_id_put(lg, "payments",
+                                             "AAAAAAAAAAAAAAAAAAAAAg", 5, err,
+                                             sizeof(err)),
+                         0);
+        ledger_close(lg);
+
+        lg = open_ok(fx->a);
+        assert_int_equal(ledger_topic_id_get(lg, "orders", id, sizeof(id), err,
+                                             sizeof(err)),
+                         1);
+        assert_string_equal(id, "AAAAAAAAAAAAAAAAAAAAAQ");
+        /* Too small a buffer is an error, not a cut id. */
+        assert_int_equal(ledger_topic_id_get(lg, "orders", id, 22, err,
+                                             sizeof(err)),
+                         -1);
+        /* The same one again keeps when it was first seen. */
+        assert_int_equal(ledger_topic_id_put(lg, "orders",
+                                             "AAAAAAAAAAAAAAAAAAAAAQ", 6, err,
+                                             sizeof(err)),
+                         0);
+        assert_int_equal(db_int(fx->a, "SELECT seen_ms FROM topic_ids WHERE "
+                                       "topic = 'orders'"),
+                         5);
+        assert_int_equal(ledger_topic_incarnate(lg, "orders", &why, 1, &inc,
+                                                err, sizeof(err)),
+                         0);
+        assert_int_equal(inc, 1);
+        /* Incarnation 1 has no id yet; 0 keeps its own. */
+        assert_int_equal(ledger_topic_id_get(lg, "orders", id, sizeof(id), err,
+                                             sizeof(err)),
+                         0);
+        assert_int_equal(ledger_topic_id_put(lg, "orders",
+                                             "AAAAAAAAAAAAAAAAAAAAAw", 7, err,
+                                             sizeof(err)),
+                         0);
+        assert_int_equal(ledger_topic_id_get(lg, "orders", id, sizeof(id), err,
+                                             sizeof(err)),
+                         1);
+        assert_string_equal(id, "AAAAAAAAAAAAAAAAAAAAAw");
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM topic_ids WHERE "
+                                       "topic = 'orders' AND incarnation = 0 "
+                                       "AND topic_id = "
+                                       "'AAAAAAAAAAAAAAAAAAAAAQ'"),
+                         1);
+        assert_int_equal(db_int(fx->a, "SELECT seen_ms FROM topic_ids WHERE "
+                                       "topic = 'orders' AND incarnation = 1"),
+                         7);
+        /* Another topic's untouched. */
+        assert_int_equal(ledger_topic_id_get(lg, "payments", id, sizeof(id),
+                                             err, sizeof(err)),
+                         1);
+        assert_string_equal(id, "AAAAAAAAAAAAAAAAAAAAAg");
+        assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM anomalies WHERE "
+                                       "kind = 'coverage' AND "
+                                       "json_extract(detail, '$.topic_id') = "
+                                       "'B' AND json_extract(detail, "
+                                       "'$.topic_id_was') = 'A'"),
+                         1);
+        ledger_close(lg);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int main(void)
@@ -934,6 +1019,7 @@ int main(void)
                 T(test_id_windows_far),
                 T(test_id_files),
                 T(test_topic_incarnation),
+                T(test_topic_id),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

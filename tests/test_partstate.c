@@ -217,7 +217,7 @@ static void move_all(struct dedup_tracker *from, struct dedup_tracker *to,
                 a.fp.offset = 7;
                 a.fp.lo = 0xfedcba9876543210ULL;
                 a.fp.hi = 1;
-                s = partstate_export(from, &a, &len, err, sizeof(err));
+                s = partstate_export(from, &a, NULL, &len, err, sizeof(err));
                 assert_non_null(s);
                 assert_int_equal(strlen(s), len);
                 assert_int_equal(partstate_import(to, &b, s, len, err,
@@ -292,7 +292,7 @@ static void test_forget_import(void **state)
         }
         lp_init(&lp, 1);
         lp.next_offset = 99;
-        s = partstate_export(b, &lp, &len, err, sizeof(err));
+        s = partstate_export(b, &lp, NULL, &len, err, sizeof(err));
         assert_non_null(s);
         pairs = dedup_tracker_pairs(b);
         dedup_tracker_part_forget(b, 1);
@@ -361,7 +361,7 @@ static void test_malformed(void **state)
         for (i = 0; i < 500; i++)
                 obs(b, i);
         lp_init(&lp, 1);
-        s = partstate_export(b, &lp, &len, err, sizeof(err));
+        s = partstate_export(b, &lp, NULL, &len, err, sizeof(err));
         assert_non_null(s);
         pairs = dedup_tracker_pairs(b);
         before = *dedup_tracker_part_counts(b, 1);
@@ -392,12 +392,58 @@ static void test_malformed(void **state)
         dedup_tracker_free(b);
 }
 
+/* The topic id a record carries: written when known, read back alone,
+ * ignored by the import; absent when not known. */
+static void test_topic_id(void **state)
+{
+        struct dedup_tracker *b = tracker();
+        struct ledger_part lp;
+        char err[256], id[LEDGER_TOPIC_ID_MAX];
+        size_t i, len;
+        char *s, *bad;
+
+        (void)state;
+        gen();
+        for (i = 0; i < 100; i++)
+                obs(b, i);
+        lp_init(&lp, 1);
+        lp.next_offset = 42;
+        s = partstate_export(b, &lp, "Wm9-X2JhcjEyMzQ1Njc4OQ", &len, err,
+                             sizeof(err));
+        assert_non_null(s);
+        assert_int_equal(partstate_topic_id(s, len, id, sizeof(id)), 1);
+        assert_string_equal(id, "Wm9-X2JhcjEyMzQ1Njc4OQ");
+        /* Too small a buffer: an error, never a cut id. */
+        assert_int_equal(partstate_topic_id(s, len, id, 22), -1);
+        lp_init(&lp, 1);
+        assert_int_equal(partstate_import(b, &lp, s, len, err, sizeof(err)), 0);
+        assert_int_equal(lp.next_offset, 42);
+        bad = edit(s, "\"topic_id\":\"", "\"topic_id\":7,\"x\":\"");
+        assert_int_equal(partstate_topic_id(bad, strlen(bad), id, sizeof(id)),
+                         -1);
+        free(bad);
+        assert_int_equal(partstate_topic_id(s, len / 2, id, sizeof(id)), -1);
+        free(s);
+
+        s = partstate_export(b, &lp, "", &len, err, sizeof(err));
+        assert_non_null(s);
+        assert_null(strstr(s, "topic_id"));
+        assert_int_equal(partstate_topic_id(s, len, id, sizeof(id)), 0);
+        free(s);
+        s = partstate_export(b, &lp, NULL, &len, err, sizeof(err));
+        assert_non_null(s);
+        assert_int_equal(partstate_topic_id(s, len, id, sizeof(id)), 0);
+        free(s);
+        dedup_tracker_free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_round_trip),
             cmocka_unit_test(test_forget_import),
             cmocka_unit_test(test_malformed),
+            cmocka_unit_test(test_topic_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,8 +31,11 @@
  *             another cluster (--source-bootstrap), else the one; both
  *             queues consumed as one
  *   refresh.c partitions added while the audit runs (follow mode)
- *   resume.c  the fingerprint check when the audit resumes: a topic
- *             recreated or a log truncated starts a new incarnation
+ *   resume.c  the topic id and fingerprint check when the audit
+ *             resumes: a topic recreated or a log truncated starts a new
+ *             incarnation
+ *   topic_id.c the topics' ids from the brokers (DescribeTopics), and
+ *             what a changed one means while the audit runs
  *   pool.c    --threads: helper threads that parse each batch's records
  *             (audit_record_parse) and destroy the last batch's messages
  *   access.c  refusals (a missing ACL, credentials no longer accepted)
@@ -84,6 +87,11 @@ struct audit_topic {
         int32_t npart;
         int compacted;  /* cleanup.policy includes compact */
         int flow_role;  /* AUDIT_FLOW_* */
+        /* Its topic id (topic_id.c): the ledger's, or the first the
+         * brokers gave; "" none yet.  id_said: that none can be had was
+         * logged. */
+        char id[LEDGER_TOPIC_ID_MAX];
+        int id_said;
 };
 
 enum { AUDIT_FLOW_NONE = 0, AUDIT_FLOW_SINK, AUDIT_FLOW_SOURCE };
@@ -301,6 +309,25 @@ int audit_part_add(struct audit *a, size_t t, int32_t p);
  * *reload (the caller loads the ledger again).  Returns 0, or -1. */
 int audit_resume_check(struct audit *a, int *reload, char *errstr,
                        size_t errstr_size);
+
+/* topic_id.c: each audited topic's id as the brokers give it now: id
+ * "" and why set when none could be had. */
+struct audit_topic_id {
+        char id[LEDGER_TOPIC_ID_MAX];
+        char why[256];
+};
+/* One DescribeTopics for every topic into out[0..ntopics); never fails
+ * (a topic whose id cannot be had has why set). */
+void audit_topic_ids_read(struct audit *a, struct audit_topic_id *out);
+/* Logs, once per topic, that topic t has no id (why): the fingerprint
+ * decides alone. */
+void audit_topic_id_unknown(struct audit *a, size_t t, const char *why);
+/* While the audit runs: reads the ids again and returns 1 with errstr
+ * (fatal) when a topic (only that one, when only is not NULL) has
+ * another id than the one the audit began with; else 0, topics[].id set
+ * where it was none; -1 with errstr (out of memory). */
+int audit_topic_ids_check(struct audit *a, const char *only, char *errstr,
+                          size_t errstr_size);
 
 /* refusal.c: the handle's error_cb and offset_commit_cb (opaque: the
  * audit); the group warning for err (a refusal) on the audit's group;

@@ -2,7 +2,9 @@
  * refresh.c - partitions added to a topic while the audit follows it.
  * The partition list is read again every metadata_refresh_ms; a new
  * partition gets a part at the end of the arrays and is audited from its
- * log start, like a partition of a new ledger.
+ * log start, like a partition of a new ledger.  The topics' ids are
+ * read again at the same time: a topic deleted and created again under
+ * the running audit stops it (topic_id.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,10 @@ int audit_refresh(struct audit *a, int64_t now, char *errstr,
                         if (audit_part_new(a, t, p, errstr, errstr_size))
                                 return -1;
         }
+        /* A topic deleted and created again since the audit began:
+         * another topic id.  Its new log is not the ledger's. */
+        if (audit_topic_ids_check(a, NULL, errstr, errstr_size))
+                return -1;
         /* The whole assignment again, every partition at the ledger's
          * next offset: what was fetched and not yet audited is fetched
          * again. */

@@ -1,7 +1,12 @@
 /*
  * resume.c - when the audit resumes, is each partition's log still the
- * one the ledger knows?  The record the audit stopped at is read again
- * and compared with its fingerprint (../fingerprint.h).  A log truncated
+ * one the ledger knows?  First the topic's id (topic_id.c): another id
+ * than the ledger's is a topic deleted and created again, whatever its
+ * partitions hold, and nothing is read back.  Then, for what the id
+ * cannot see (and alone where no id can be had), the record the audit
+ * stopped at is read again and compared with its fingerprint
+ * (../fingerprint.h); with the same id, a log that holds another record
+ * there is a truncated one, never a recreated topic.  A log truncated
  * by an unclean leader election (and maybe written on since) is the same
  * log up to a batch the ledger remembers: it is un-audited from there
  * (trunc_detect.c).  A topic deleted and recreated, or truncated deeper
@@ -98,7 +103,8 @@ static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
  * their log is not the ledger's. */
 static int audit_incarnate(struct audit *a, size_t t,
                            const struct audit_probe *pr,
-                           const enum fingerprint_verdict *v, char *errstr,
+                           const enum fingerprint_verdict *v,
+                           const char *detail, char *errstr,
                            size_t errstr_size)
 {
         struct ledger_incarnation_part *why;
@@ -121,6 +127,7 @@ static int audit_incarnate(struct audit *a, size_t t,
                 why[n].old_next = a->parts[i].next_offset;
                 why[n].fp_offset = a->parts[i].fp.offset;
                 why[n].log_start = pr[i].p.lo;
+                why[n].detail = detail;
                 n++;
         }
         rc = n ? ledger_topic_incarnate(a->lg, a->topics[t].name, why, n,
@@ -137,32 +144,105 @@ static int audit_incarnate(struct audit *a, size_t t,
         return rc;
 }
 
+/*
+ * The ledger's id of each topic into topics[].id, judged against the
+ * brokers' (now): tv[t].  A changed id is said here, one line per topic.
+ */
+static int audit_resume_ids(struct audit *a, const struct audit_topic_id *now,
+                            enum topic_id_verdict *tv, char *errstr,
+                            size_t errstr_size)
+{
+        size_t t;
+
+        for (t = 0; t < a->ntopics; t++) {
+                struct audit_topic *at = &a->topics[t];
+                int r = ledger_topic_id_get(a->lg, at->name, at->id,
+                                            sizeof(at->id), errstr,
+                                            errstr_size);
+                if (r < 0)
+                        return -1;
+                if (!r || !topic_id_valid(at->id))
+                        at->id[0] = '\0';
+                tv[t] = topic_id_compare(at->id, now[t].id);
+                if (!now[t].id[0])
+                        audit_topic_id_unknown(a, t, now[t].why);
+                else if (tv[t] == TOPIC_ID_CHANGED)
+                        log_warn("topic '%s' was deleted and created again: "
+                                 "its topic id is %s, the ledger's is %s",
+                                 at->name, now[t].id, at->id);
+        }
+        return 0;
+}
+
+/* Stores each topic's id for its current incarnation (the new one, if
+ * one began); topics[].id follows. */
+static int audit_resume_ids_put(struct audit *a,
+                                const struct audit_topic_id *now,
+                                char *errstr, size_t errstr_size)
+{
+        int64_t now_ms = clock_wall_ms();
+        size_t t;
+        uint32_t i;
+
+        for (t = 0; t < a->ntopics; t++) {
+                struct audit_topic *at = &a->topics[t];
+                int audited = 0;
+                if (!now[t].id[0])
+                        continue;
+                if (ledger_topic_id_put(a->lg, at->name, now[t].id, now_ms,
+                                        errstr, errstr_size))
+                        return -1;
+                for (i = 0; i < (uint32_t)at->npart; i++)
+                        audited |= a->parts[at->part_of[i]].fp.offset >= 0;
+                if (!at->id[0] && audited)
+                        log_info("topic '%s': its topic id %s is now in the "
+                                 "ledger, which had none: this once, the "
+                                 "fingerprint of the last audited record "
+                                 "alone told whether it was recreated",
+                                 at->name, now[t].id);
+                snprintf(at->id, sizeof(at->id), "%s", now[t].id);
+        }
+        return 0;
+}
+
 int audit_resume_check(struct audit *a, int *reload, char *errstr,
                        size_t errstr_size)
 {
+        size_t nt = a->ntopics ? a->ntopics : 1;
         struct audit_probe *pr = calloc(a->nparts ? a->nparts : 1,
                                         sizeof(*pr));
         enum fingerprint_verdict *v =
             calloc(a->nparts ? a->nparts : 1, sizeof(*v));
+        enum topic_id_verdict *ptv =
+            calloc(a->nparts ? a->nparts : 1, sizeof(*ptv));
+        enum topic_id_verdict *tv = calloc(nt, sizeof(*tv));
+        struct audit_topic_id *now = calloc(nt, sizeof(*now));
         uint32_t i;
         size_t t;
         int rc = -1, untruncated = 0;
 
         *reload = 0;
-        if (!pr || !v) {
+        if (!pr || !v || !ptv || !tv || !now) {
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
+        audit_topic_ids_read(a, now);
+        if (audit_resume_ids(a, now, tv, errstr, errstr_size))
+                goto out;
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;
-                for (p = 0; p < a->topics[t].npart; p++)
+                for (p = 0; p < a->topics[t].npart; p++) {
                         pr[a->topics[t].part_of[p]].p.compacted =
                             a->topics[t].compacted;
+                        ptv[a->topics[t].part_of[p]] = tv[t];
+                }
         }
         for (i = 0; i < a->nparts; i++) {
                 struct ledger_part *lp = &a->parts[i];
                 rd_kafka_resp_err_t err;
-                if (lp->next_offset < 0 || lp->fp.offset < 0)
+                if (lp->next_offset < 0 ||
+                    (lp->fp.offset < 0 &&
+                     !(ptv[i] == TOPIC_ID_CHANGED && lp->next_offset > 0)))
                         continue;
                 err = rd_kafka_query_watermark_offsets(
                     audit_rk_of(a, lp->topic), lp->topic, lp->partition,
@@ -175,13 +255,25 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                                  rd_kafka_err2str(err));
                         goto out;
                 }
-                pr[i].want = pr[i].p.lo <= lp->fp.offset &&
+                /* A new topic id needs no record read back. */
+                pr[i].want = ptv[i] != TOPIC_ID_CHANGED &&
+                             pr[i].p.lo <= lp->fp.offset &&
                              lp->fp.offset < pr[i].p.hi;
         }
         if (audit_probe_fetch(a, pr, errstr, errstr_size))
                 goto out;
         for (i = 0; i < a->nparts; i++) {
                 struct ledger_part *lp = &a->parts[i];
+                if (ptv[i] == TOPIC_ID_CHANGED) {
+                        /* Said once for the topic (audit_resume_ids). */
+                        v[i] = lp->next_offset >= 0 &&
+                                       (lp->fp.offset >= 0 ||
+                                        lp->next_offset > 0)
+                                   ? fingerprint_with_topic_id(ptv[i],
+                                                               FP_NONE)
+                                   : FP_NONE;
+                        continue;
+                }
                 if (lp->next_offset < 0 || lp->fp.offset < 0) {
                         v[i] = FP_NONE;
                         continue;
@@ -214,6 +306,9 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                                 untruncated = 1;
                                 continue;
                         }
+                        /* The same topic id: rewritten below the record,
+                         * truncated deeper than the ledger remembers. */
+                        v[i] = fingerprint_with_topic_id(ptv[i], v[i]);
                 }
                 if (fingerprint_verdict_new_log(v[i])) {
                         log_warn("%s [%d]: the last audited record (offset "
@@ -257,18 +352,31 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
         for (t = 0; t < a->ntopics; t++) {
                 int32_t p;
                 int any = 0;
+                char detail[64 + 2 * LEDGER_TOPIC_ID_MAX];
                 for (p = 0; p < a->topics[t].npart; p++)
                         any |= fingerprint_verdict_new_log(
                             v[a->topics[t].part_of[p]]);
                 if (!any)
                         continue;
-                if (audit_incarnate(a, t, pr, v, errstr, errstr_size))
+                /* Ids are base64 (topic_id_valid()): nothing to escape. */
+                snprintf(detail, sizeof(detail),
+                         "{\"how\":\"topic id\",\"topic_id\":\"%s\","
+                         "\"topic_id_was\":\"%s\"}",
+                         now[t].id, a->topics[t].id);
+                if (audit_incarnate(a, t, pr, v,
+                                    tv[t] == TOPIC_ID_CHANGED ? detail : NULL,
+                                    errstr, errstr_size))
                         goto out;
                 *reload = 1;
         }
+        if (audit_resume_ids_put(a, now, errstr, errstr_size))
+                goto out;
         rc = 0;
 out:
         free(pr);
         free(v);
+        free(ptv);
+        free(tv);
+        free(now);
         return rc;
 }

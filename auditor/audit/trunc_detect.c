@@ -242,6 +242,10 @@ int audit_trunc_run(struct audit *a, int64_t now, audit_commit_fn *commit,
                 if (r < 0)
                         return -1;
                 if (r == 0) {
+                        /* Another topic id: say so, not a guess. */
+                        if (audit_topic_ids_check(a, lp->topic, errstr,
+                                                  errstr_size))
+                                return -1;
                         snprintf(errstr, errstr_size,
                                  "%s [%d]: the log was truncated (it ends at "
                                  "%lld, the ledger's next offset is %lld), "

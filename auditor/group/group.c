@@ -35,7 +35,10 @@
  *
  * Partitions added to a topic while the group runs are assigned once a
  * member's consumer refreshes its metadata (--metadata-refresh-ms) and
- * audited from their log start (group_part_added()).
+ * audited from their log start (group_part_added()).  A topic deleted
+ * and created again (another topic id) stops a running member, as often
+ * checked (group_tick()), and a state record of its old id is refused at
+ * assignment (group_state_topic()).
  *
  * Redeliveries across members: the ids topic (group_ids.c); the engine's
  * own id window is off in group mode.
@@ -114,6 +117,45 @@ static struct ledger_part *group_part_added(struct audit *a,
         return &a->parts[a->topics[t].part_of[partition]];
 }
 
+/* The id of topic (an audited one) as this member knows it; "" none. */
+static const char *group_topic_id(const struct audit *a, const char *topic)
+{
+        size_t t;
+
+        for (t = 0; t < a->ntopics; t++)
+                if (!strcmp(a->topics[t].name, topic))
+                        return a->topics[t].id;
+        return "";
+}
+
+/*
+ * Whether a state record belongs to the topic as it is now: a record that
+ * names another topic id than the one this member read is of a topic
+ * deleted and created again under the group.  Its state (offsets, pairs,
+ * counts) is the old log's: refused, as a lost state is.  A record or a
+ * member without an id proves nothing.  Returns 0, or -1 with errstr.
+ */
+static int group_state_topic(struct audit *a, const struct ledger_part *lp,
+                             const char *val, size_t len, char *errstr,
+                             size_t errstr_size)
+{
+        char was[LEDGER_TOPIC_ID_MAX];
+        const char *now = group_topic_id(a, lp->topic);
+
+        if (partstate_topic_id(val, len, was, sizeof(was)) != 1 ||
+            topic_id_compare(was, now) != TOPIC_ID_CHANGED)
+                return 0;
+        snprintf(errstr, errstr_size,
+                 "%s [%d] refused: its state record in %s is of topic id "
+                 "%s, and the topic's id is now %s (deleted and created "
+                 "again under the group): the old log's state is not "
+                 "applied to the new one (start a new --group to audit it "
+                 "from its log start)",
+                 lp->topic, (int)lp->partition, a->grp->state_topic, was,
+                 now);
+        return -1;
+}
+
 /* Restores and positions the parts of l; sets each element's offset. */
 static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                         char *errstr, size_t errstr_size)
@@ -166,6 +208,13 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                          a->grp->state_topic);
                 goto out;
         }
+        /* Every record of the topic as it is now, before any part is
+         * replaced. */
+        for (i = 0; i < l->cnt; i++)
+                if (vals[i] && group_state_topic(a, &a->parts[want[i]],
+                                                 vals[i], lens[i], errstr,
+                                                 errstr_size))
+                        goto out;
         for (i = 0; i < l->cnt; i++) {
                 struct ledger_part *lp = &a->parts[want[i]];
                 struct audit_rt *rt = &a->rt[lp->part];
@@ -525,7 +574,9 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 if (!a->rt[i].owned || !a->rt[i].state_dirty ||
                     lp->next_offset < 0)
                         continue;
-                val = partstate_export(a->tr, lp, &len, errstr, errstr_size);
+                val = partstate_export(a->tr, lp,
+                                       group_topic_id(a, lp->topic), &len,
+                                       errstr, errstr_size);
                 if (!val) {
                         /* Out of memory, or a counter past what a state
                          * record holds: not a retry's matter, and not
@@ -961,9 +1012,16 @@ static void group_after_record(struct audit *a, struct ledger_part *lp,
 static int group_tick(struct audit *a, int64_t now, char *errstr,
                       size_t errstr_size)
 {
-        (void)errstr;
-        (void)errstr_size;
         audit_group_watch(a, now);
+        /* A topic deleted and created again under the group: another
+         * topic id, looked for as often as the consumer looks for new
+         * partitions.  Its partitions' states are the old log's. */
+        if (a->conf.metadata_refresh_ms > 0 &&
+            now - a->last_meta_ms >= a->conf.metadata_refresh_ms) {
+                a->last_meta_ms = now;
+                if (audit_topic_ids_check(a, NULL, errstr, errstr_size))
+                        return -1;
+        }
         return 0;
 }
 

@@ -122,7 +122,8 @@ static json_t *counts_json(const struct dedup_counts *c)
 }
 
 char *partstate_export(struct dedup_tracker *tr, const struct ledger_part *lp,
-                       size_t *len, char *errstr, size_t errstr_size)
+                       const char *topic_id, size_t *len, char *errstr,
+                       size_t errstr_size)
 {
         struct dedup_counts *c = dedup_tracker_part_counts(tr, lp->part);
         struct exp e = {json_array(), 0};
@@ -151,6 +152,11 @@ char *partstate_export(struct dedup_tracker *tr, const struct ledger_part *lp,
                          "fp", (json_int_t)lp->fp.offset,
                          (json_int_t)lp->fp.ts_ms, lo, hi, "counts", cj,
                          "pairs", e.pairs);
+        if (root && topic_id && *topic_id &&
+            json_object_set_new(root, "topic_id", json_string(topic_id))) {
+                json_decref(root);
+                root = NULL;
+        }
         if (!root || !(s = json_dumps(root, JSON_COMPACT))) {
                 ERR("partstate: %s/%d: out of memory", lp->topic,
                     (int)lp->partition);
@@ -423,6 +429,27 @@ out:
                 free(ips[i].done);
         }
         free(ips);
+        json_decref(root);
+        return rc;
+}
+
+int partstate_topic_id(const void *buf, size_t len, char *out,
+                       size_t out_size)
+{
+        json_t *root = json_loadb(buf, len, 0, NULL);
+        const json_t *id;
+        int rc = -1;
+
+        if (!root)
+                return -1;
+        id = json_object_get(root, "topic_id");
+        if (!id) {
+                rc = 0;
+        } else if (json_is_string(id) &&
+                   strlen(json_string_value(id)) < out_size) {
+                snprintf(out, out_size, "%s", json_string_value(id));
+                rc = 1;
+        }
         json_decref(root);
         return rc;
 }

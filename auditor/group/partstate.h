@@ -12,7 +12,11 @@
  *              "records", "rebaseline", "pid", "retired":[..],
  *              "session_ms", "runs":[[seq,offset,len],..],
  *              "gaps":[[epoch,lo,hi,opened_offset,opened_ms,opened_rec,
- *                       unknown],..], "done":[same]}, ..]}
+ *                       unknown],..], "done":[same]}, ..],
+ *    "topic_id":ID}
+ * "topic_id" (the topic's id when the record was written, as Kafka prints
+ * it) is left out where it was not known, and by members older than it:
+ * a reader takes its absence for "unknown".
  * Producer names are hex (they are header bytes, not always UTF-8).
  *
  * What it carries is what the ledger keeps per partition: offset,
@@ -37,13 +41,22 @@
 #define PARTSTATE_VERSION 1
 
 /*
- * The state of part lp->part of tr, with lp's offset and fingerprint, as
- * a NUL-terminated JSON record (malloc'd, the caller frees; *len its
- * length).  Returns NULL with errstr on failure (memory, a counter past
- * INT64_MAX).
+ * The state of part lp->part of tr, with lp's offset and fingerprint and
+ * its topic's id (NULL or "": not known, left out), as a NUL-terminated
+ * JSON record (malloc'd, the caller frees; *len its length).  Returns
+ * NULL with errstr on failure (memory, a counter past INT64_MAX).
  */
 char *partstate_export(struct dedup_tracker *tr, const struct ledger_part *lp,
-                       size_t *len, char *errstr, size_t errstr_size);
+                       const char *topic_id, size_t *len, char *errstr,
+                       size_t errstr_size);
+
+/*
+ * The topic id a state record names: 1 with it in out (NUL-terminated),
+ * 0 when it names none, -1 when the record is not JSON or its "topic_id"
+ * is no string that fits out.
+ */
+int partstate_topic_id(const void *buf, size_t len, char *out,
+                       size_t out_size);
 
 /*
  * Restores a record made by partstate_export() into part lp->part of tr

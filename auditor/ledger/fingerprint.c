@@ -1,6 +1,7 @@
 /*
  * fingerprint.c - the last audited record of a partition, hashed, and
- * what the log says about it when the audit resumes (see fingerprint.h).
+ * what the log says about it when the audit resumes, with what the
+ * topic's id says (see fingerprint.h).
  */
 #include "fingerprint.h"
 
@@ -135,4 +136,55 @@ const char *fingerprint_verdict_name(enum fingerprint_verdict v)
                 return "truncated";
         }
         return "unknown";
+}
+
+enum topic_id_verdict topic_id_compare(const char *stored, const char *now)
+{
+        if (!stored || !now || !*stored || !*now)
+                return TOPIC_ID_UNKNOWN;
+        return strcmp(stored, now) ? TOPIC_ID_CHANGED : TOPIC_ID_SAME;
+}
+
+#define TOPIC_ID_LEN 22
+
+int topic_id_valid(const char *id)
+{
+        size_t i;
+        int zero = 1;
+
+        for (i = 0; i < TOPIC_ID_LEN; i++) {
+                char c = id[i];
+                if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                      (c >= '0' && c <= '9') || c == '-' || c == '_'))
+                        return 0;
+                zero &= c == 'A';
+        }
+        return id[TOPIC_ID_LEN] == '\0' && !zero;
+}
+
+int topic_id_from_base64(const char *b64, char *out, size_t out_size)
+{
+        size_t i, n = 0;
+
+        for (i = 0; b64[i] && b64[i] != '='; i++) {
+                if (n + 1 >= out_size)
+                        return -1;
+                out[n++] = b64[i] == '+'   ? '-'
+                           : b64[i] == '/' ? '_'
+                                           : b64[i];
+        }
+        if (!out_size)
+                return -1;
+        out[n] = '\0';
+        return topic_id_valid(out) ? 0 : -1;
+}
+
+enum fingerprint_verdict fingerprint_with_topic_id(enum topic_id_verdict id,
+                                                   enum fingerprint_verdict v)
+{
+        if (id == TOPIC_ID_CHANGED)
+                return FP_RECREATED;
+        if (id == TOPIC_ID_SAME && v == FP_RECREATED)
+                return FP_TRUNCATED;
+        return v;
 }

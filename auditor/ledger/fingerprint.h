@@ -2,8 +2,12 @@
  * fingerprint.h - what the audit remembers of the last record it audited
  * on each partition, and what that says when the audit resumes.
  *
- * Kafka gives every topic an id, but Debian's librdkafka 2.0.2 does not
- * expose it; a fingerprint works with any client.  The ledger stores, with
+ * A topic deleted and created again under the same name is told first by
+ * its topic id (Kafka gives every topic one when it is created; the
+ * ledger keeps it, schema/0017_topic_id.sql): topic_id_compare() and
+ * fingerprint_with_topic_id() below.  The fingerprint sees what the id
+ * cannot (a log truncated by an unclean leader election keeps its id),
+ * and decides alone where no id can be had.  The ledger stores, with
  * each partition's next offset, the (offset, timestamp, hash of key, value
  * and headers) of the last record audited there.  When the audit resumes,
  * the record at that offset is read again: if it is still there and the
@@ -86,5 +90,38 @@ int fingerprint_verdict_new_log(enum fingerprint_verdict v);
 
 /* "same", "recreated", ... */
 const char *fingerprint_verdict_name(enum fingerprint_verdict v);
+
+/* What the topic's id says: the ledger's (stored) against the brokers'
+ * (now); "" is none (a ledger written before schema 17, a broker that
+ * gave none). */
+enum topic_id_verdict {
+        TOPIC_ID_UNKNOWN, /* either is missing: the fingerprint decides */
+        TOPIC_ID_SAME,    /* the topic the ledger knows */
+        TOPIC_ID_CHANGED, /* another topic under the same name */
+};
+
+enum topic_id_verdict topic_id_compare(const char *stored, const char *now);
+
+/* Whether id is a topic id as Kafka prints one: 22 characters of
+ * URL-safe base64 (A-Z a-z 0-9 - _), and not the all-zero id that brokers
+ * without topic ids send. */
+int topic_id_valid(const char *id);
+
+/* A topic id as a base64 string (librdkafka's rd_kafka_Uuid_base64str()
+ * gives the standard alphabet, + and /) into out as Kafka prints it
+ * (URL-safe: - and _, no padding).  Returns 0, or -1 when the result is
+ * not topic_id_valid() (the zero id too) or does not fit out. */
+int topic_id_from_base64(const char *b64, char *out, size_t out_size);
+
+/*
+ * A partition's verdict with its topic's id taken into account: a changed
+ * id is a recreated topic whatever the log holds (v need not have been
+ * judged: pass FP_NONE); the same id makes a log that holds another
+ * record at the fingerprint's offset a truncated one (an unclean leader
+ * election, then new writes), never a recreated topic; an unknown id
+ * leaves v as the fingerprint judged it.
+ */
+enum fingerprint_verdict fingerprint_with_topic_id(enum topic_id_verdict id,
+                                                   enum fingerprint_verdict v);
 
 #endif /* EOSAUDIT_FINGERPRINT_H */

@@ -6,7 +6,8 @@
  * retired_partitions; state goes: pairs, open gaps, coverage gaps, the
  * topic's id window and its outstanding flow entries (ledger_flow_
  * incarnate() in flow.c), so nothing of the old log is applied to the new
- * one.
+ * one.  The topic's id (schema/0017_topic_id.sql) is kept per
+ * incarnation: ledger_topic_id_get() and ledger_topic_id_put().
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,8 +55,8 @@ static const char *const ledger_retire_sql[] = {
  * incarnation and now hold other records, or none. */
 static const char ledger_reborn_sql[] =
         "INSERT INTO anomalies (topic, partition, kind, offset_lo, offset_hi, "
-        "first_offset, count, detected_ms, incarnation, reason) VALUES (?1, "
-        "?2, 'coverage', ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        "first_offset, count, detected_ms, incarnation, reason, detail) "
+        "VALUES (?1, ?2, 'coverage', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 static int ledger_incarnation_next(struct ledger *lg, const char *topic,
                                    int64_t *out, char *errstr,
@@ -167,6 +168,9 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
                 brc |= sqlite3_bind_text(
                     st, 9, w->reason ? w->reason : "truncated", -1,
                     SQLITE_STATIC);
+                brc |= w->detail ? sqlite3_bind_text(st, 10, w->detail, -1,
+                                                     SQLITE_STATIC)
+                                 : sqlite3_bind_null(st, 10);
                 if (ledger_step_done(lg, st, brc,
                                      "cannot write ledger coverage event",
                                      errstr, errstr_size))
@@ -207,4 +211,87 @@ int ledger_topic_incarnation(struct ledger *lg, const char *topic,
                 return -1;
         *incarnation = next - 1;
         return 0;
+}
+
+/* The current incarnation's row; ?1 = topic. */
+#define LEDGER_TOPIC_INC                                                      \
+        "(SELECT COALESCE(MAX(incarnation), 0) FROM incarnations WHERE "      \
+        "topic = ?1)"
+
+int ledger_topic_id_get(struct ledger *lg, const char *topic, char *out,
+                        size_t out_size, char *errstr, size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        const unsigned char *id;
+        int rc = -1, step;
+
+        if (ledger_prepare(lg,
+                           "SELECT topic_id FROM topic_ids WHERE topic = ?1 "
+                           "AND incarnation = " LEDGER_TOPIC_INC,
+                           &st, errstr, errstr_size))
+                return -1;
+        if (sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC) != SQLITE_OK) {
+                ledger_err(lg, "cannot read the topic's id", errstr,
+                           errstr_size);
+                goto out;
+        }
+        step = sqlite3_step(st);
+        if (step == SQLITE_DONE) {
+                rc = 0;
+                goto out;
+        }
+        id = step == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+        if (!id) {
+                ledger_err(lg, "cannot read the topic's id", errstr,
+                           errstr_size);
+                goto out;
+        }
+        if (strlen((const char *)id) >= out_size) {
+                snprintf(errstr, errstr_size,
+                         "the ledger's id of topic '%s' is %zu bytes, more "
+                         "than %zu",
+                         topic, strlen((const char *)id), out_size - 1);
+                goto out;
+        }
+        snprintf(out, out_size, "%s", (const char *)id);
+        rc = 1;
+out:
+        sqlite3_finalize(st);
+        return rc;
+}
+
+int ledger_topic_id_put(struct ledger *lg, const char *topic, const char *id,
+                        int64_t now_ms, char *errstr, size_t errstr_size)
+{
+        sqlite3_stmt *st = NULL;
+        int brc, rc;
+
+        if (lg->readonly) {
+                snprintf(errstr, errstr_size,
+                         "cannot store a topic id on a read-only ledger "
+                         "handle");
+                return -1;
+        }
+        if (strlen(id) >= LEDGER_TOPIC_ID_MAX) {
+                snprintf(errstr, errstr_size,
+                         "topic id of '%s' too long (%zu bytes)", topic,
+                         strlen(id));
+                return -1;
+        }
+        if (ledger_prepare(lg,
+                           "INSERT INTO topic_ids (topic, incarnation, "
+                           "topic_id, seen_ms) VALUES (?1, " LEDGER_TOPIC_INC
+                           ", ?2, ?3) ON CONFLICT (topic, incarnation) DO "
+                           "UPDATE SET topic_id = excluded.topic_id, "
+                           "seen_ms = excluded.seen_ms WHERE topic_id != "
+                           "excluded.topic_id",
+                           &st, errstr, errstr_size))
+                return -1;
+        brc = sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
+        brc |= sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+        brc |= sqlite3_bind_int64(st, 3, now_ms);
+        rc = ledger_step_done(lg, st, brc, "cannot store the topic's id",
+                              errstr, errstr_size);
+        sqlite3_finalize(st);
+        return rc;
 }

@@ -156,6 +156,8 @@ struct ledger_incarnation_part {
         int64_t old_next;   /* the ledger's next offset there */
         int64_t fp_offset;  /* the last audited record, -1 none */
         int64_t log_start;  /* where the log starts now */
+        const char *detail; /* what told it, a JSON object for the
+                               coverage row's detail (NULL: none) */
 };
 
 /*
@@ -181,6 +183,22 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
 int ledger_topic_incarnation(struct ledger *lg, const char *topic,
                              int64_t *incarnation, char *errstr,
                              size_t errstr_size);
+
+/*
+ * The topic's id (schema/0017_topic_id.sql) as its current incarnation
+ * saw it: a NUL-terminated string of at most LEDGER_TOPIC_ID_MAX - 1
+ * characters, opaque here.  ledger_topic_id_get() returns 1 with it in
+ * out, 0 when none was stored (a ledger written before schema 17, or no
+ * id could be had), -1 with errstr.  ledger_topic_id_put() stores id for
+ * the current incarnation, replacing what was there; returns 0 or -1.
+ * Each is one statement of its own: call them while no transaction of
+ * this handle is open.
+ */
+#define LEDGER_TOPIC_ID_MAX 64
+int ledger_topic_id_get(struct ledger *lg, const char *topic, char *out,
+                        size_t out_size, char *errstr, size_t errstr_size);
+int ledger_topic_id_put(struct ledger *lg, const char *topic, const char *id,
+                        int64_t now_ms, char *errstr, size_t errstr_size);
 
 /* Figures for one topic (NULL: all topics), summed over its partitions. */
 struct ledger_summary {

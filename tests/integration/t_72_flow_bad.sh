@@ -172,7 +172,8 @@ for ((i = 0; i < 50; i++)); do # creation fails while deletion goes on
 done
 [ "$i" -lt 50 ] || die "cannot create $SINK again"
 # More than before, so that the new sink's log runs past the ledger's
-# offsets (another record at the last audited one: "recreated").
+# offsets (where no topic id could be had, the fingerprint would see
+# another record at the last audited one: "recreated" too).
 produce -t "$SRC" --producer "$(name re-p2)" -n 100
 process --source "$SRC" --sink "$SINK" --group "$(name re-g2)" --batch 50
 scan_flow --db "$DB" -t "$SINK" --source "$SRC" \
@@ -180,6 +181,8 @@ scan_flow --db "$DB" -t "$SINK" --source "$SRC" \
 assert_true "said: the sink starts a new incarnation, $N deliveries kept" \
         grep -q "flow: topic '$SINK' starts incarnation 1: .*, $N delivered source record(s) keep it" \
         "$IT_TMP/scan.err"
+assert_true "told by the sink's topic id (the source's unchanged)" \
+        test "$(grep -c "was deleted and created again: its topic id is" "$IT_TMP/scan.err")/$(grep -c "topic '$SINK' was deleted and created again: its topic id is" "$IT_TMP/scan.err")" = 1/1
 assert_f flow.delivered $((N + 100))
 assert_f flow.duplicated 0
 assert_f flow.lost 0
