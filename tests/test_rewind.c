@@ -147,7 +147,7 @@ static void hand_over(struct dedup_tracker **tr, int64_t next_offset)
         a.coverage_lo = a.coverage_hi = -1;
         b = a;
         b.next_offset = b.fp.offset = -1;
-        s = partstate_export(*tr, &a, &len, err, sizeof(err));
+        s = partstate_export(*tr, &a, NULL, &len, err, sizeof(err));
         assert_non_null(s);
         assert_int_equal(partstate_import(to, &b, s, len, err, sizeof(err)),
                          0);
