@@ -37,18 +37,21 @@ void dedup_flow_config_defaults(struct dedup_flow_config *c)
 /* Lists                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Queues entry i (its F_SRC set already: it says where its links go). */
 static void q_push(struct dedup_flow *fl, struct flow_list *l, uint32_t i)
 {
         struct flow_ent *e = &fl->ents[i];
+        uint32_t *q;
 
-        e->qnext = NIL;
-        e->qprev = l->tail;
+        e->flags |= F_QUEUED;
+        q = dedup_flow_links(e);
+        q[1] = NIL;
+        q[0] = l->tail;
         if (l->tail != NIL)
-                fl->ents[l->tail].qnext = i;
+                dedup_flow_links(&fl->ents[l->tail])[1] = i;
         else
                 l->head = i;
         l->tail = i;
-        e->flags |= F_QUEUED;
 }
 
 static struct flow_list *q_of(struct dedup_flow *fl, const struct flow_ent *e)
@@ -63,18 +66,21 @@ static void q_unlink(struct dedup_flow *fl, uint32_t i)
 {
         struct flow_ent *e = &fl->ents[i];
         struct flow_list *l;
+        uint32_t *q;
 
         if (!(e->flags & F_QUEUED))
                 return;
         l = q_of(fl, e);
-        if (e->qprev != NIL)
-                fl->ents[e->qprev].qnext = e->qnext;
+        q = dedup_flow_links(e);
+        if (q[0] != NIL)
+                dedup_flow_links(&fl->ents[q[0]])[1] = q[1];
         else
-                l->head = e->qnext;
-        if (e->qnext != NIL)
-                fl->ents[e->qnext].qprev = e->qprev;
+                l->head = q[1];
+        if (q[1] != NIL)
+                dedup_flow_links(&fl->ents[q[1]])[0] = q[0];
         else
-                l->tail = e->qprev;
+                l->tail = q[0];
+        dedup_flow_pack_unqueued(fl, i);
         e->flags &= ~F_QUEUED;
 }
 
@@ -84,19 +90,21 @@ static void q_unlink(struct dedup_flow *fl, uint32_t i)
 
 static size_t h_home(const struct flow_ent *e, size_t mask)
 {
-        uint64_t lo;
-
-        memcpy(&lo, e->id, sizeof(lo));
-        return (size_t)lo & mask;
+        return (size_t)e->lo32 & mask;
 }
 
-static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id)
+/* The entry of id (idb, id_len: its bytes, or NULL), or NIL.  An entry
+ * keeps 32 bits of its id: the rest is checked in the arena. */
+static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id,
+                       const void *idb, size_t id_len)
 {
         size_t mask = fl->nslots - 1, s = (size_t)id->lo & mask;
+        uint32_t lo32 = (uint32_t)id->lo;
 
         while (fl->slots[s]) {
                 uint32_t i = fl->slots[s] - 1;
-                if (!memcmp(fl->ents[i].id, id, sizeof(*id)))
+                if (fl->ents[i].lo32 == lo32 &&
+                    dedup_flow_arena_is(fl, i, id, idb, id_len))
                         return i;
                 s = (s + 1) & mask;
         }
@@ -161,7 +169,7 @@ static int h_rebuild(struct dedup_flow *fl, size_t n)
 static uint32_t copies_of(const struct dedup_flow *fl,
                           const struct flow_ent *e)
 {
-        return (e->flags & F_WIDE) ? fl->wide[e->src_off].copies : e->copies;
+        return (e->flags & F_WIDE) ? fl->wide[e->seq].copies : e->copies;
 }
 
 static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
@@ -261,7 +269,6 @@ static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
 
         dedup_flow_unpack(fl, i, &r);
         memset(v, 0, sizeof(*v));
-        dedup_flow_ent_id(e, &v->id);
         v->seq = r.seq;
         v->outcome = outcome_of(fl, e);
         v->src_seen = !!(e->flags & F_SRC);
@@ -279,7 +286,7 @@ static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
         v->evid = !!(e->flags & F_EVID);
-        v->id_len = dedup_flow_arena_get(fl, i, v->id_bytes);
+        v->id_len = dedup_flow_arena_get(fl, i, &v->id, v->id_bytes);
 }
 
 /* A view's fields as a record. */
@@ -360,8 +367,11 @@ static int ring_grow(struct dedup_flow *fl)
 #define MOVED(x) ((x) != NIL && (x) >= h ? (x) + delta : (x))
         for (k = 0, p = fl->head; k < fl->live;
              k++, p = dedup_flow_next(fl, p)) {
-                ne[p].qprev = MOVED(ne[p].qprev);
-                ne[p].qnext = MOVED(ne[p].qnext);
+                uint32_t *q = dedup_flow_links(&ne[p]);
+                if (!(ne[p].flags & F_QUEUED))
+                        continue;
+                q[0] = MOVED(q[0]);
+                q[1] = MOVED(q[1]);
         }
         for (p = 0; p < fl->nparts; p++) {
                 fl->plists[p].head = MOVED(fl->plists[p].head);
@@ -376,11 +386,13 @@ static int ring_grow(struct dedup_flow *fl)
 }
 
 /* A new live entry for id with fields r, the youngest: in the ring, the
- * arena and the hash table; flags but F_LIVE are the caller's. */
+ * arena and the hash table; flags but F_LIVE are the caller's.  idb,
+ * id_len: its bytes (hashed: id is their hash; else from a view, whose
+ * bytes may be cut). */
 static uint32_t dedup_flow_ent_new(struct dedup_flow *fl,
                                    const struct dedup_id *id,
                                    const void *idb, size_t id_len,
-                                   const struct flow_rec *r)
+                                   int hashed, const struct flow_rec *r)
 {
         struct flow_ent *e;
         uint64_t at;
@@ -395,12 +407,11 @@ static uint32_t dedup_flow_ent_new(struct dedup_flow *fl,
         i = (uint32_t)(at >= fl->cap_ents ? at - fl->cap_ents : at);
         e = &fl->ents[i];
         memset(e, 0, sizeof(*e));
-        memcpy(e->id, id, sizeof(*id));
+        e->lo32 = (uint32_t)id->lo;
         e->flags = F_LIVE;
-        e->qprev = e->qnext = NIL;
         /* Packed before it counts live: a rebase or the arena's growth
          * walks the live entries only. */
-        if (dedup_flow_arena_put(fl, i, idb, id_len) ||
+        if (dedup_flow_arena_put(fl, i, id, idb, id_len, hashed) ||
             dedup_flow_pack(fl, i, r))
                 return NIL;
         h_put(fl, i);
@@ -544,7 +555,7 @@ static uint32_t ent_from_view(struct dedup_flow *fl,
         if (v->src_seen && dedup_flow_parts_ensure(fl, v->src_part))
                 return NIL;
         rec_of_view(v, &r);
-        i = dedup_flow_ent_new(fl, &v->id, v->id_bytes, v->id_len, &r);
+        i = dedup_flow_ent_new(fl, &v->id, v->id_bytes, v->id_len, 0, &r);
         if (i == NIL)
                 return NIL;
         dedup_flow_ent_fill(fl, i, v);
@@ -582,7 +593,7 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         uint32_t i;
 
         dedup_id_hash(idb, id_len, &id);
-        i = h_find(fl, &id);
+        i = h_find(fl, &id, idb, id_len);
         *revived = 0;
         if (i == NIL) {
                 i = ent_revive(fl, &id);
@@ -594,7 +605,7 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         if (i != NIL)
                 return i;
         rec_blank(&r, fl->st.next_seq);
-        i = dedup_flow_ent_new(fl, &id, idb, id_len, &r);
+        i = dedup_flow_ent_new(fl, &id, idb, id_len, 1, &r);
         if (i == NIL) {
                 fl->failed = 1;
                 return NIL;
@@ -925,7 +936,7 @@ void dedup_flow_state_set(struct dedup_flow *fl,
 
 int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
 {
-        if (h_find(fl, &v->id) != NIL)
+        if (h_find(fl, &v->id, NULL, 0) != NIL)
                 return -1;
         return ent_from_view(fl, v) == NIL ? -1 : 0;
 }

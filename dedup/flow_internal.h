@@ -16,10 +16,12 @@
  *
  * Each file calls only those listed before it.
  *
- * Memory per live entry (the issue-35 layout): a 60-byte struct flow_ent,
+ * Memory per live entry (the issue-35 layout): a 40-byte struct flow_ent,
  * its share of the hash table (4-byte slots, at most half full: 8 to 16
- * bytes), and its id bytes in the arena (1 byte of length, 4 more when
- * the id is longer than DEDUP_FLOW_ID_KEEP, and min(id_len, KEEP) bytes).
+ * bytes), and its id in the arena: 1 byte and the id's bytes when it is
+ * DEDUP_FLOW_ID_KEEP bytes or shorter (the 128-bit id is their hash,
+ * computed again when wanted), else 21 bytes more (its length and its
+ * 128-bit id) and the KEEP bytes kept.
  * An entry whose fields do not fit the narrow layout (an offset more than
  * 2^32 from its part's base, a time more than 24 days from the flow's, a
  * second copy elsewhere than the first, ...) keeps them in a wide record
@@ -57,19 +59,25 @@ struct flow_rec {
         uint32_t copies;
 };
 
-/* One live entry, packed (flow_pack.c).  4-byte aligned, 60 bytes.  The
- * narrow fields are deltas from the flow's bases (struct flow_bases);
- * with F_WIDE, src_off is the index of its wide record and the other
- * narrow fields (but the id, the links and flags) mean nothing. */
+/* One live entry, packed (flow_pack.c).  4-byte aligned, 40 bytes.  The
+ * narrow fields are deltas from the flow's bases (struct flow_bases).
+ * x holds the source side (offset, time), y the sink side, but for a
+ * queued entry, whose other side is empty: a source record waiting in
+ * its part list keeps its list links in y, a sink-only one waiting in
+ * the awaiting list in x (flow_links()).  With F_WIDE, seq is the index
+ * of its wide record and the narrow fields but lo32, idpos, flags and
+ * the links mean nothing. */
 struct flow_ent {
-        uint32_t id[4];          /* struct dedup_id: lo, hi */
+        uint32_t lo32;           /* the id's low 32 bits: its home slot */
         uint32_t seq, born;      /* - bases.seq, bases.born */
-        uint32_t src_off, sink_off; /* - the part's base; UINT32_MAX: -1 */
-        int32_t src_ts, sink_ts;    /* - bases.ts; INT32_MIN: 0 */
-        uint32_t qprev, qnext;   /* part list or awaiting list */
-        uint32_t idpos;          /* its id's bytes in the arena */
-        uint16_t src_part, sink_part; /* UINT16_MAX: none */
+        uint32_t idpos;          /* its id in the arena */
         uint16_t flags, copies;
+        uint16_t src_part, sink_part; /* UINT16_MAX: none */
+        uint32_t x[2];           /* src offset - its part's base
+                                  * (UINT32_MAX: -1), src time - bases.ts
+                                  * (INT32_MIN: 0); or links */
+        uint32_t y[2];           /* the same of the first sink copy; or
+                                  * links */
 };
 
 struct flow_list {
@@ -132,10 +140,11 @@ static inline int dedup_flow_id_eq(const struct dedup_id *a,
         return a->lo == b->lo && a->hi == b->hi;
 }
 
-static inline void dedup_flow_ent_id(const struct flow_ent *e,
-                                     struct dedup_id *id)
+/* Where e's list links are while it is queued (F_QUEUED): [0] prev,
+ * [1] next. */
+static inline uint32_t *dedup_flow_links(struct flow_ent *e)
 {
-        memcpy(id, e->id, sizeof(*id));
+        return (e->flags & F_SRC) ? e->y : e->x;
 }
 
 /* The index after i in the ring. */
@@ -178,13 +187,23 @@ int64_t dedup_flow_src_offset(const struct dedup_flow *fl, uint32_t i);
 uint32_t dedup_flow_src_part(const struct dedup_flow *fl, uint32_t i);
 /* Room for a source part's offset base (with the part lists'). */
 int dedup_flow_pack_parts(struct dedup_flow *fl, uint32_t nparts);
-/* Stores id bytes (min(id_len, KEEP) of idb) for the new youngest entry
- * i; 0, or -1 when out of memory. */
-int dedup_flow_arena_put(struct dedup_flow *fl, uint32_t i, const void *idb,
-                         size_t id_len);
-/* Entry i's id: its whole length, and up to KEEP bytes into out. */
+/* Stores the id of the new youngest entry i: id, and min(id_len, KEEP)
+ * bytes of idb (hashed is 1 when id is their hash); 0, or -1 when out of
+ * memory. */
+int dedup_flow_arena_put(struct dedup_flow *fl, uint32_t i,
+                         const struct dedup_id *id, const void *idb,
+                         size_t id_len, int hashed);
+/* Entry i's id: its whole length, the id into *id and up to KEEP bytes
+ * into out. */
 size_t dedup_flow_arena_get(const struct dedup_flow *fl, uint32_t i,
+                            struct dedup_id *id,
                             unsigned char out[DEDUP_FLOW_ID_KEEP]);
+/* Whether entry i's id is id (idb, id_len: its bytes, or NULL). */
+int dedup_flow_arena_is(const struct dedup_flow *fl, uint32_t i,
+                        const struct dedup_id *id, const void *idb,
+                        size_t id_len);
+/* Empties the side of entry i that held its links (it leaves its list). */
+void dedup_flow_pack_unqueued(struct dedup_flow *fl, uint32_t i);
 /* The oldest entry left the ring (fl->head already moved on). */
 void dedup_flow_arena_pop(struct dedup_flow *fl);
 void dedup_flow_pack_free(struct dedup_flow *fl);

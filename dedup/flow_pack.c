@@ -10,13 +10,17 @@
  * it and repacks every live entry (flow_rebase: once per 2^31 new values
  * at most); a value that still does not fit (below the base, a part past
  * 65534, a second copy on another offset than the first, ...) makes the
- * entry wide: its whole struct flow_rec in fl->wide, the index in
- * src_off.  Exact either way: unpack returns what pack was given.
+ * entry wide: its whole struct flow_rec in fl->wide, the index in seq.
+ * Exact either way: unpack returns what pack was given.  A queued entry's
+ * empty side holds its list links (flow_internal.h): pack leaves it
+ * alone, unpack reads it as empty.
  *
  * The arena holds, per live entry and in the entries' order, one byte
- * (the kept length, its high bit set when the whole length follows in 4
- * bytes) and min(id_len, DEDUP_FLOW_ID_KEEP) id bytes.  A record never
- * wraps: one that does not fit before the end starts again at 0.
+ * (the kept length; its high bit set when the whole length follows in 4
+ * bytes and the 128-bit id in 16: an id longer than DEDUP_FLOW_ID_KEEP,
+ * or whose kept bytes do not hash to it) and min(id_len, KEEP) id bytes.
+ * A record never wraps: one that does not fit before the end starts
+ * again at 0.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,14 +161,30 @@ static int fit_part_off(struct dedup_flow *fl, int sink, uint32_t part,
         return rc;
 }
 
-/* r in narrow form into *n (the packed fields only); FIT, WIDE, or ABOVE
- * with the base that r outgrew in *ab. */
-static int narrow(struct dedup_flow *fl, const struct flow_rec *r,
-                  struct flow_ent *n, struct above *ab)
+static int queued_src(const struct flow_ent *e)
+{
+        return (e->flags & (F_QUEUED | F_SRC)) == (F_QUEUED | F_SRC);
+}
+
+static int queued_sink(const struct flow_ent *e)
+{
+        return (e->flags & (F_QUEUED | F_SRC)) == F_QUEUED;
+}
+
+/* r in narrow form for entry e into *n (the packed fields only); FIT,
+ * WIDE, or ABOVE with the base that r outgrew in *ab. */
+static int narrow(struct dedup_flow *fl, const struct flow_ent *e,
+                  const struct flow_rec *r, struct flow_ent *n,
+                  struct above *ab)
 {
         struct flow_bases *b = &fl->bases;
+        int32_t ts;
         int rc;
 
+        /* The side that holds the links must be empty. */
+        if ((queued_src(e) && (r->sink_offset != -1 || r->sink_ts)) ||
+            (queued_sink(e) && (r->src_offset != -1 || r->src_ts)))
+                return WIDE;
         if (r->copies > UINT16_MAX || r->sink_part_last != r->sink_part ||
             r->sink_offset_last != r->sink_offset)
                 return WIDE;
@@ -182,21 +202,30 @@ static int narrow(struct dedup_flow *fl, const struct flow_rec *r,
                 ab->value = (int64_t)r->born;
                 return r->born > INT64_MAX ? WIDE : rc;
         }
-        if ((rc = fit_ts(b, r->src_ts, &n->src_ts)) != FIT) {
+        if ((rc = fit_ts(b, r->src_ts, &ts)) != FIT) {
                 ab->kind = B_TS;
                 ab->value = r->src_ts;
                 return rc;
         }
-        if ((rc = fit_ts(b, r->sink_ts, &n->sink_ts)) != FIT) {
+        n->x[1] = (uint32_t)ts;
+        if ((rc = fit_ts(b, r->sink_ts, &ts)) != FIT) {
                 ab->kind = B_TS;
                 ab->value = r->sink_ts;
                 return rc;
         }
-        if ((rc = fit_part_off(fl, 0, r->src_part, r->src_offset,
-                               &n->src_off, ab)) != FIT)
+        n->y[1] = (uint32_t)ts;
+        if ((rc = fit_part_off(fl, 0, r->src_part, r->src_offset, &n->x[0],
+                               ab)) != FIT)
                 return rc;
-        return fit_part_off(fl, 1, r->sink_part, r->sink_offset,
-                            &n->sink_off, ab);
+        return fit_part_off(fl, 1, r->sink_part, r->sink_offset, &n->y[0],
+                            ab);
+}
+
+static int64_t ts_of(const struct flow_bases *b, uint32_t v)
+{
+        int32_t d = (int32_t)v;
+
+        return d == TS_NONE ? 0 : b->ts + d;
 }
 
 static void unpack_with(const struct dedup_flow *fl,
@@ -204,21 +233,23 @@ static void unpack_with(const struct dedup_flow *fl,
                         struct flow_rec *r)
 {
         if (e->flags & F_WIDE) {
-                *r = fl->wide[e->src_off];
+                *r = fl->wide[e->seq];
                 return;
         }
         r->seq = b->seq + e->seq;
         r->born = b->born + e->born;
-        r->src_ts = e->src_ts == TS_NONE ? 0 : b->ts + e->src_ts;
-        r->sink_ts = e->sink_ts == TS_NONE ? 0 : b->ts + e->sink_ts;
         r->src_part = e->src_part == PART_NONE ? UINT32_MAX : e->src_part;
         r->sink_part = e->sink_part == PART_NONE ? UINT32_MAX : e->sink_part;
-        r->src_offset = e->src_off == OFF_NONE
-                            ? -1
-                            : b->src_off[e->src_part] + e->src_off;
-        r->sink_offset = e->sink_off == OFF_NONE
-                             ? -1
-                             : b->sink_off[e->sink_part] + e->sink_off;
+        if (queued_sink(e) || e->x[0] == OFF_NONE)
+                r->src_offset = -1;
+        else
+                r->src_offset = b->src_off[e->src_part] + e->x[0];
+        r->src_ts = queued_sink(e) ? 0 : ts_of(b, e->x[1]);
+        if (queued_src(e) || e->y[0] == OFF_NONE)
+                r->sink_offset = -1;
+        else
+                r->sink_offset = b->sink_off[e->sink_part] + e->y[0];
+        r->sink_ts = queued_src(e) ? 0 : ts_of(b, e->y[1]);
         r->sink_part_last = r->sink_part;
         r->sink_offset_last = r->sink_offset;
         r->copies = e->copies;
@@ -235,10 +266,10 @@ int64_t dedup_flow_src_offset(const struct dedup_flow *fl, uint32_t i)
         const struct flow_ent *e = &fl->ents[i];
 
         if (e->flags & F_WIDE)
-                return fl->wide[e->src_off].src_offset;
-        return e->src_off == OFF_NONE
-                   ? -1
-                   : fl->bases.src_off[e->src_part] + e->src_off;
+                return fl->wide[e->seq].src_offset;
+        if (queued_sink(e) || e->x[0] == OFF_NONE)
+                return -1;
+        return fl->bases.src_off[e->src_part] + e->x[0];
 }
 
 uint32_t dedup_flow_src_part(const struct dedup_flow *fl, uint32_t i)
@@ -246,7 +277,7 @@ uint32_t dedup_flow_src_part(const struct dedup_flow *fl, uint32_t i)
         const struct flow_ent *e = &fl->ents[i];
 
         if (e->flags & F_WIDE)
-                return fl->wide[e->src_off].src_part;
+                return fl->wide[e->seq].src_part;
         return e->src_part == PART_NONE ? UINT32_MAX : e->src_part;
 }
 
@@ -283,8 +314,8 @@ static void wide_release(struct dedup_flow *fl, struct flow_ent *e)
 {
         if (!(e->flags & F_WIDE))
                 return;
-        fl->wide[e->src_off].seq = fl->wide_free;
-        fl->wide_free = e->src_off;
+        fl->wide[e->seq].seq = fl->wide_free;
+        fl->wide_free = e->seq;
         fl->wide_live--;
         e->flags &= ~F_WIDE;
 }
@@ -305,10 +336,10 @@ static int store(struct dedup_flow *fl, struct flow_ent *e, int rc,
                 wide_release(fl, e);
                 e->seq = n->seq;
                 e->born = n->born;
-                e->src_off = n->src_off;
-                e->sink_off = n->sink_off;
-                e->src_ts = n->src_ts;
-                e->sink_ts = n->sink_ts;
+                if (!queued_sink(e))
+                        memcpy(e->x, n->x, sizeof(e->x));
+                if (!queued_src(e))
+                        memcpy(e->y, n->y, sizeof(e->y));
                 e->src_part = n->src_part;
                 e->sink_part = n->sink_part;
                 e->copies = n->copies;
@@ -317,10 +348,10 @@ static int store(struct dedup_flow *fl, struct flow_ent *e, int rc,
         if (!(e->flags & F_WIDE)) {
                 if ((k = wide_alloc(fl)) == NIL)
                         return -1;
-                e->src_off = k;
+                e->seq = k;
                 e->flags |= F_WIDE;
         }
-        fl->wide[e->src_off] = *r;
+        fl->wide[e->seq] = *r;
         return 0;
 }
 
@@ -372,7 +403,7 @@ static int flow_rebase(struct dedup_flow *fl, const struct above *ab)
 
                 unpack_with(fl, b, e, &r);
                 base_set(b, ab, news);
-                rc = narrow(fl, &r, &n, &dummy);
+                rc = narrow(fl, e, &r, &n, &dummy);
                 base_set(b, ab, olds);
                 if (store(fl, e, rc == FIT ? FIT : WIDE, &n, &r))
                         return -1;
@@ -388,7 +419,8 @@ int dedup_flow_pack(struct dedup_flow *fl, uint32_t i,
         struct above ab;
         int rc, tries = 0;
 
-        while ((rc = narrow(fl, r, &n, &ab)) == ABOVE && tries++ < 8)
+        while ((rc = narrow(fl, &fl->ents[i], r, &n, &ab)) == ABOVE &&
+               tries++ < 8)
                 if (flow_rebase(fl, &ab)) {
                         fl->failed = 1;
                         return -1;
@@ -468,25 +500,36 @@ static int arena_alloc(struct dedup_flow *fl, uint32_t s, uint32_t *pos)
         }
 }
 
-int dedup_flow_arena_put(struct dedup_flow *fl, uint32_t i, const void *idb,
-                         size_t id_len)
+#define A_FULL 0x80u /* the whole length and the id follow */
+
+int dedup_flow_arena_put(struct dedup_flow *fl, uint32_t i,
+                         const struct dedup_id *id, const void *idb,
+                         size_t id_len, int hashed)
 {
         uint32_t k = id_len < DEDUP_FLOW_ID_KEEP ? (uint32_t)id_len
                                                  : DEDUP_FLOW_ID_KEEP;
-        int wide = id_len > k;
-        uint32_t s = 1 + (wide ? 4 : 0) + k, pos, len32;
+        uint32_t s, pos, len32;
+        struct dedup_id h;
+        int full = id_len > k;
         unsigned char *p;
 
+        if (!full && !hashed) {
+                /* From a view: its bytes may not be all of it. */
+                dedup_id_hash(idb, k, &h);
+                full = !dedup_flow_id_eq(&h, id);
+        }
+        s = 1 + (full ? 4 + (uint32_t)sizeof(*id) : 0) + k;
         if (arena_alloc(fl, s, &pos)) {
                 fl->failed = 1;
                 return -1;
         }
         p = fl->arena + pos;
-        *p++ = (unsigned char)(k | (wide ? 0x80u : 0));
-        if (wide) {
+        *p++ = (unsigned char)(k | (full ? A_FULL : 0));
+        if (full) {
                 len32 = id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)id_len;
                 memcpy(p, &len32, 4);
-                p += 4;
+                memcpy(p + 4, id, sizeof(*id));
+                p += 4 + sizeof(*id);
         }
         if (k)
                 memcpy(p, idb, k);
@@ -495,17 +538,49 @@ int dedup_flow_arena_put(struct dedup_flow *fl, uint32_t i, const void *idb,
 }
 
 size_t dedup_flow_arena_get(const struct dedup_flow *fl, uint32_t i,
+                            struct dedup_id *id,
                             unsigned char out[DEDUP_FLOW_ID_KEEP])
 {
         const unsigned char *p = fl->arena + fl->ents[i].idpos;
-        uint32_t k = *p & 0x7fu, len32 = k;
+        uint32_t k = *p & ~A_FULL & 0xffu, len32 = k;
 
-        if (*p++ & 0x80u) {
+        if (*p++ & A_FULL) {
                 memcpy(&len32, p, 4);
-                p += 4;
+                memcpy(id, p + 4, sizeof(*id));
+                p += 4 + sizeof(*id);
+                memcpy(out, p, k);
+                return len32;
         }
         memcpy(out, p, k);
+        dedup_id_hash(p, k, id);
         return len32;
+}
+
+int dedup_flow_arena_is(const struct dedup_flow *fl, uint32_t i,
+                        const struct dedup_id *id, const void *idb,
+                        size_t id_len)
+{
+        const unsigned char *p = fl->arena + fl->ents[i].idpos;
+        uint32_t k = *p & ~A_FULL & 0xffu;
+        struct dedup_id h;
+
+        if (*p & A_FULL) {
+                memcpy(&h, p + 5, sizeof(h));
+                return dedup_flow_id_eq(&h, id);
+        }
+        /* All of its bytes are here: the same bytes are the same id. */
+        if (idb)
+                return id_len == k && !memcmp(p + 1, idb, k);
+        dedup_id_hash(p + 1, k, &h);
+        return dedup_flow_id_eq(&h, id);
+}
+
+void dedup_flow_pack_unqueued(struct dedup_flow *fl, uint32_t i)
+{
+        uint32_t *l = dedup_flow_links(&fl->ents[i]);
+
+        l[0] = OFF_NONE;
+        l[1] = (uint32_t)TS_NONE;
 }
 
 void dedup_flow_arena_pop(struct dedup_flow *fl)
