@@ -436,16 +436,29 @@ int dedup_flow_pack(struct dedup_flow *fl, uint32_t i,
 /* The ids' arena                                                      */
 /* ------------------------------------------------------------------ */
 
-/* Room for s more bytes: the arena grows by half; when wrapped, its
- * older part moves to the new end, and the entries' idpos with it. */
+/* Room for s more bytes: the arena grows by half, or to what the ring's
+ * room holds at the records' mean size (with a sixteenth more) when that
+ * is less: a ring at its bound takes no more than its ids need.  When
+ * wrapped, its older part moves to the new end, and the entries' idpos
+ * with it. */
 static int arena_grow(struct dedup_flow *fl, uint32_t s)
 {
-        uint64_t want = (uint64_t)fl->arena_cap + fl->arena_cap / 2;
+        uint64_t want = (uint64_t)fl->arena_cap + fl->arena_cap / 2, used;
+        uint64_t least = (uint64_t)fl->arena_cap + fl->arena_cap / 16 + s + 64;
         uint32_t n, oldh = fl->arena_head, delta, k, i;
         unsigned char *a;
 
-        if (want < (uint64_t)fl->arena_cap + s + 64)
-                want = (uint64_t)fl->arena_cap + s + 64;
+        if (fl->live) {
+                used = fl->arena_wrapped
+                           ? (uint64_t)fl->arena_end - oldh + fl->arena_tail
+                           : (uint64_t)fl->arena_tail - oldh;
+                used = used / fl->live * fl->cap_ents;
+                used += used / 16;
+                if (used < want)
+                        want = used;
+        }
+        if (want < least)
+                want = least;
         if (want < 4096)
                 want = 4096;
         if (want > UINT32_MAX)
