@@ -1,11 +1,13 @@
 /*
  * flow.c - lineage of a consume-transform-produce flow (see flow.h).
  *
- * Entries live in one array, linked by index (UINT32_MAX = none), found
- * through an open-addressing hash table of their 128-bit ids (linear
- * probing, backward-shift deletion: no tombstones).  Three kinds of list
- * thread through them:
- *   age      every live entry, in arrival order: what is retired first
+ * Entries live in one ring, in arrival order (an entry leaves it only
+ * when retired, and the oldest is retired first: the ring is the age
+ * list), packed by flow_pack.c, found through an open-addressing hash
+ * table of their 128-bit ids (linear probing, backward-shift deletion: no
+ * tombstones; 4-byte slots holding a ring index, rebuilt from the ring
+ * when the table or the ring grows).  Two kinds of list thread through
+ * them, linked by ring index (UINT32_MAX = none):
  *   part     per source part, the source records still waiting for their
  *            first copy and not yet due, in offset order: what a frontier
  *            or the records' progress makes due
@@ -35,68 +37,50 @@ void dedup_flow_config_defaults(struct dedup_flow_config *c)
 /* Lists                                                               */
 /* ------------------------------------------------------------------ */
 
-static void age_push(struct dedup_flow *fl, uint32_t i)
-{
-        struct flow_ent *e = &fl->ents[i];
-
-        e->anext = NIL;
-        e->aprev = fl->age.tail;
-        if (fl->age.tail != NIL)
-                fl->ents[fl->age.tail].anext = i;
-        else
-                fl->age.head = i;
-        fl->age.tail = i;
-}
-
-static void age_unlink(struct dedup_flow *fl, uint32_t i)
-{
-        struct flow_ent *e = &fl->ents[i];
-
-        if (e->aprev != NIL)
-                fl->ents[e->aprev].anext = e->anext;
-        else
-                fl->age.head = e->anext;
-        if (e->anext != NIL)
-                fl->ents[e->anext].aprev = e->aprev;
-        else
-                fl->age.tail = e->aprev;
-}
-
+/* Queues entry i (its F_SRC set already: it says where its links go). */
 static void q_push(struct dedup_flow *fl, struct flow_list *l, uint32_t i)
 {
         struct flow_ent *e = &fl->ents[i];
+        uint32_t *q;
 
-        e->qnext = NIL;
-        e->qprev = l->tail;
+        e->flags |= F_QUEUED;
+        q = dedup_flow_links(e);
+        q[1] = NIL;
+        q[0] = l->tail;
         if (l->tail != NIL)
-                fl->ents[l->tail].qnext = i;
+                dedup_flow_links(&fl->ents[l->tail])[1] = i;
         else
                 l->head = i;
         l->tail = i;
-        e->flags |= F_QUEUED;
 }
 
 static struct flow_list *q_of(struct dedup_flow *fl, const struct flow_ent *e)
 {
-        return (e->flags & F_SRC) ? &fl->plists[e->src_part] : &fl->awaiting;
+        return (e->flags & F_SRC)
+                   ? &fl->plists[dedup_flow_src_part(fl,
+                                                     (uint32_t)(e - fl->ents))]
+                   : &fl->awaiting;
 }
 
 static void q_unlink(struct dedup_flow *fl, uint32_t i)
 {
         struct flow_ent *e = &fl->ents[i];
         struct flow_list *l;
+        uint32_t *q;
 
         if (!(e->flags & F_QUEUED))
                 return;
         l = q_of(fl, e);
-        if (e->qprev != NIL)
-                fl->ents[e->qprev].qnext = e->qnext;
+        q = dedup_flow_links(e);
+        if (q[0] != NIL)
+                dedup_flow_links(&fl->ents[q[0]])[1] = q[1];
         else
-                l->head = e->qnext;
-        if (e->qnext != NIL)
-                fl->ents[e->qnext].qprev = e->qprev;
+                l->head = q[1];
+        if (q[1] != NIL)
+                dedup_flow_links(&fl->ents[q[1]])[0] = q[0];
         else
-                l->tail = e->qprev;
+                l->tail = q[0];
+        dedup_flow_pack_unqueued(fl, i);
         e->flags &= ~F_QUEUED;
 }
 
@@ -104,32 +88,41 @@ static void q_unlink(struct dedup_flow *fl, uint32_t i)
 /* Hash table                                                          */
 /* ------------------------------------------------------------------ */
 
-static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id)
+static size_t h_home(const struct flow_ent *e, size_t mask)
+{
+        return (size_t)e->lo32 & mask;
+}
+
+/* The entry of id (idb, id_len: its bytes, or NULL), or NIL.  An entry
+ * keeps 32 bits of its id: the rest is checked in the arena. */
+static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id,
+                       const void *idb, size_t id_len)
 {
         size_t mask = fl->nslots - 1, s = (size_t)id->lo & mask;
+        uint32_t lo32 = (uint32_t)id->lo;
 
         while (fl->slots[s]) {
                 uint32_t i = fl->slots[s] - 1;
-                if (dedup_flow_id_eq(&fl->ents[i].id, id))
+                if (fl->ents[i].lo32 == lo32 &&
+                    dedup_flow_arena_is(fl, i, id, idb, id_len))
                         return i;
                 s = (s + 1) & mask;
         }
         return NIL;
 }
 
-static void h_put(uint32_t *slots, size_t nslots, const struct dedup_id *id,
-                  uint32_t i)
+static void h_put(struct dedup_flow *fl, uint32_t i)
 {
-        size_t mask = nslots - 1, s = (size_t)id->lo & mask;
+        size_t mask = fl->nslots - 1, s = h_home(&fl->ents[i], mask);
 
-        while (slots[s])
+        while (fl->slots[s])
                 s = (s + 1) & mask;
-        slots[s] = i + 1;
+        fl->slots[s] = i + 1;
 }
 
 static void h_del(struct dedup_flow *fl, uint32_t i)
 {
-        size_t mask = fl->nslots - 1, s = (size_t)fl->ents[i].id.lo & mask;
+        size_t mask = fl->nslots - 1, s = h_home(&fl->ents[i], mask);
         size_t j, home;
 
         while (fl->slots[s] != i + 1)
@@ -141,7 +134,7 @@ static void h_del(struct dedup_flow *fl, uint32_t i)
                 j = (j + 1) & mask;
                 if (!fl->slots[j])
                         break;
-                home = (size_t)fl->ents[fl->slots[j] - 1].id.lo & mask;
+                home = h_home(&fl->ents[fl->slots[j] - 1], mask);
                 if (((j - home) & mask) >= ((j - s) & mask)) {
                         fl->slots[s] = fl->slots[j];
                         s = j;
@@ -150,20 +143,21 @@ static void h_del(struct dedup_flow *fl, uint32_t i)
         fl->slots[s] = 0;
 }
 
-static int h_grow(struct dedup_flow *fl)
+/* The table at n slots, rebuilt from the ring (the old one freed first:
+ * no two tables at once). */
+static int h_rebuild(struct dedup_flow *fl, size_t n)
 {
-        size_t n = fl->nslots * 2, k;
-        uint32_t *ns = calloc(n, sizeof(*ns));
+        uint64_t k;
+        uint32_t i;
 
-        if (!ns)
-                return -1;
-        for (k = 0; k < fl->nslots; k++)
-                if (fl->slots[k])
-                        h_put(ns, n, &fl->ents[fl->slots[k] - 1].id,
-                              fl->slots[k] - 1);
         free(fl->slots);
-        fl->slots = ns;
-        fl->nslots = n;
+        fl->slots = calloc(n, sizeof(*fl->slots));
+        fl->nslots = fl->slots ? n : 0;
+        if (!fl->slots)
+                return -1;
+        for (k = 0, i = fl->head; k < fl->live;
+             k++, i = dedup_flow_next(fl, i))
+                h_put(fl, i);
         return 0;
 }
 
@@ -171,13 +165,22 @@ static int h_grow(struct dedup_flow *fl)
 /* Outcomes and counters                                               */
 /* ------------------------------------------------------------------ */
 
+/* e's copies: narrow, or its wide record's. */
+static uint32_t copies_of(const struct dedup_flow *fl,
+                          const struct flow_ent *e)
+{
+        return (e->flags & F_WIDE) ? fl->wide[e->seq].copies : e->copies;
+}
+
 static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
                                           const struct flow_ent *e)
 {
+        uint32_t copies = copies_of(fl, e);
+
         if (!(e->flags & F_SRC))
                 return (e->flags & F_AGED) ? DEDUP_FLOW_UNEXPECTED
                                            : DEDUP_FLOW_AWAITING;
-        if (e->copies == 0) {
+        if (copies == 0) {
                 if (e->flags & F_PRIOR)
                         return DEDUP_FLOW_DELIVERED;
                 if (!(e->flags & F_DUE))
@@ -186,7 +189,7 @@ static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
                            ? DEDUP_FLOW_DELIVERED
                            : DEDUP_FLOW_LOST;
         }
-        if (e->copies == 1 || fl->conf.expect == DEDUP_FLOW_AT_LEAST_ONE)
+        if (copies == 1 || fl->conf.expect == DEDUP_FLOW_AT_LEAST_ONE)
                 return DEDUP_FLOW_DELIVERED;
         return DEDUP_FLOW_DUPLICATED;
 }
@@ -197,8 +200,9 @@ static void dedup_flow_acct(const struct dedup_flow *fl,
                             struct dedup_flow_counts *c, int sign)
 {
         enum dedup_flow_outcome o = outcome_of(fl, e);
-        uint64_t w = (e->flags & F_SRC) ? 1 : e->copies;
-        uint64_t extra = o == DEDUP_FLOW_DUPLICATED ? e->copies - 1 : 0;
+        uint32_t copies = copies_of(fl, e);
+        uint64_t w = (e->flags & F_SRC) ? 1 : copies;
+        uint64_t extra = o == DEDUP_FLOW_DUPLICATED ? copies - 1 : 0;
 
         if (sign > 0) {
                 c->outcome[o] += w;
@@ -229,17 +233,18 @@ static void touch(struct dedup_flow *fl, uint32_t i)
         e->flags |= F_DIRTY;
 }
 
-static void latency(struct dedup_flow *fl, struct flow_ent *e)
+static void latency(struct dedup_flow *fl, struct flow_ent *e,
+                    const struct flow_rec *r)
 {
         int64_t l;
         unsigned b;
 
-        if ((e->flags & F_LAT) || !(e->flags & F_SRC) || !e->copies)
+        if ((e->flags & F_LAT) || !(e->flags & F_SRC) || !r->copies)
                 return;
         e->flags |= F_LAT;
-        if (e->src_ts <= 0 || e->sink_ts <= 0)
+        if (r->src_ts <= 0 || r->sink_ts <= 0)
                 return;
-        l = e->sink_ts - e->src_ts;
+        l = r->sink_ts - r->src_ts;
         if (l < 0)
                 l = 0; /* clocks of two producers: no negative latency */
         for (b = 0; b < DEDUP_FLOW_LAT_BUCKETS - 1; b++)
@@ -255,33 +260,49 @@ static void latency(struct dedup_flow *fl, struct flow_ent *e)
 /* Life of an entry                                                    */
 /* ------------------------------------------------------------------ */
 
-/* The view of entry e, as the API and the retired list show it. */
-static void dedup_flow_ent_view(const struct dedup_flow *fl,
-                                const struct flow_ent *e,
+/* The view of entry i, as the API and the retired list show it. */
+static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
                                 struct dedup_flow_view *v)
 {
+        const struct flow_ent *e = &fl->ents[i];
+        struct flow_rec r;
+
+        dedup_flow_unpack(fl, i, &r);
         memset(v, 0, sizeof(*v));
-        v->id = e->id;
-        v->seq = e->seq;
+        v->seq = r.seq;
         v->outcome = outcome_of(fl, e);
         v->src_seen = !!(e->flags & F_SRC);
         v->due = !!(e->flags & (F_DUE | F_AGED));
-        v->src_part = e->src_part;
-        v->src_offset = e->src_offset;
-        v->src_ts = e->src_ts;
-        v->copies = e->copies;
-        v->sink_part = e->sink_part;
-        v->sink_part_last = e->sink_part_last;
-        v->sink_offset = e->sink_offset;
-        v->sink_offset_last = e->sink_offset_last;
-        v->sink_ts = e->sink_ts;
-        v->born = e->born;
+        v->src_part = r.src_part;
+        v->src_offset = r.src_offset;
+        v->src_ts = r.src_ts;
+        v->copies = r.copies;
+        v->sink_part = r.sink_part;
+        v->sink_part_last = r.sink_part_last;
+        v->sink_offset = r.sink_offset;
+        v->sink_offset_last = r.sink_offset_last;
+        v->sink_ts = r.sink_ts;
+        v->born = r.born;
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
         v->evid = !!(e->flags & F_EVID);
-        v->id_len = e->id_len;
-        memcpy(v->id_bytes, e->id_bytes,
-               e->id_len < DEDUP_FLOW_ID_KEEP ? e->id_len : DEDUP_FLOW_ID_KEEP);
+        v->id_len = dedup_flow_arena_get(fl, i, &v->id, v->id_bytes);
+}
+
+/* A view's fields as a record. */
+static void rec_of_view(const struct dedup_flow_view *v, struct flow_rec *r)
+{
+        r->seq = v->seq;
+        r->src_part = v->src_part;
+        r->src_offset = v->src_offset;
+        r->src_ts = v->src_ts;
+        r->copies = v->copies;
+        r->sink_part = v->sink_part;
+        r->sink_part_last = v->sink_part_last;
+        r->sink_offset = v->sink_offset;
+        r->sink_offset_last = v->sink_offset_last;
+        r->sink_ts = v->sink_ts;
+        r->born = v->born;
 }
 
 /* Room for part in the per-part lists and frontiers.  0, or -1. */
@@ -304,6 +325,8 @@ static int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
         if (!fr)
                 return -1;
         fl->frontier = fr;
+        if (dedup_flow_pack_parts(fl, n))
+                return -1;
         for (k = fl->nparts; k < n; k++) {
                 pl[k].head = pl[k].tail = NIL;
                 fr[k] = -1;
@@ -312,54 +335,103 @@ static int dedup_flow_parts_ensure(struct dedup_flow *fl, uint32_t part)
         return 0;
 }
 
-/* A new, zeroed, live entry for id, in the hash table and the age list. */
+/* The ring grows by half (to the bound at most, max_ids + 1 entries
+ * being the most it holds but for a restore past a lowered bound).  Full
+ * when it grows, so when its head is not at 0 it wraps: the part from
+ * the head moves to the new end, and every index into it with it. */
+static int ring_grow(struct dedup_flow *fl)
+{
+        uint64_t want = (uint64_t)fl->cap_ents + fl->cap_ents / 2;
+        uint64_t lim = fl->conf.max_ids + 1, k;
+        uint32_t n, old = fl->cap_ents, h = fl->head, delta, p;
+        struct flow_ent *ne;
+        size_t d;
+
+        if (want < 1024)
+                want = 1024;
+        if (want > lim && lim > old)
+                want = lim;
+        if (want >= NIL)
+                return -1;
+        n = (uint32_t)want;
+        ne = realloc(fl->ents, (size_t)n * sizeof(*ne));
+        if (!ne)
+                return -1;
+        fl->ents = ne;
+        fl->cap_ents = n;
+        if (!fl->live || !h)
+                return 0;
+        delta = n - old;
+        memmove(ne + h + delta, ne + h, (size_t)(old - h) * sizeof(*ne));
+        fl->head = h + delta;
+#define MOVED(x) ((x) != NIL && (x) >= h ? (x) + delta : (x))
+        for (k = 0, p = fl->head; k < fl->live;
+             k++, p = dedup_flow_next(fl, p)) {
+                uint32_t *q = dedup_flow_links(&ne[p]);
+                if (!(ne[p].flags & F_QUEUED))
+                        continue;
+                q[0] = MOVED(q[0]);
+                q[1] = MOVED(q[1]);
+        }
+        for (p = 0; p < fl->nparts; p++) {
+                fl->plists[p].head = MOVED(fl->plists[p].head);
+                fl->plists[p].tail = MOVED(fl->plists[p].tail);
+        }
+        fl->awaiting.head = MOVED(fl->awaiting.head);
+        fl->awaiting.tail = MOVED(fl->awaiting.tail);
+        for (d = 0; d < fl->ndirty; d++)
+                fl->dirty[d] = MOVED(fl->dirty[d]);
+#undef MOVED
+        return h_rebuild(fl, fl->nslots);
+}
+
+/* A new live entry for id with fields r, the youngest: in the ring, the
+ * arena and the hash table; flags but F_LIVE are the caller's.  idb,
+ * id_len: its bytes (hashed: id is their hash; else from a view, whose
+ * bytes may be cut). */
 static uint32_t dedup_flow_ent_new(struct dedup_flow *fl,
                                    const struct dedup_id *id,
-                                   const void *idb, size_t id_len)
+                                   const void *idb, size_t id_len,
+                                   int hashed, const struct flow_rec *r)
 {
         struct flow_ent *e;
+        uint64_t at;
         uint32_t i;
 
-        if ((fl->live + 1) * 2 > fl->nslots && h_grow(fl))
+        if ((fl->live + 1) * 2 > fl->nslots &&
+            h_rebuild(fl, fl->nslots * 2))
                 return NIL;
-        if (fl->free_head != NIL) {
-                i = fl->free_head;
-                fl->free_head = fl->ents[i].anext;
-        } else {
-                if (fl->nents == fl->cap_ents) {
-                        uint32_t n = fl->cap_ents ? fl->cap_ents * 2 : 1024;
-                        struct flow_ent *ne;
-                        if (fl->cap_ents >= NIL / 2)
-                                return NIL;
-                        ne = realloc(fl->ents, (size_t)n * sizeof(*ne));
-                        if (!ne)
-                                return NIL;
-                        fl->ents = ne;
-                        fl->cap_ents = n;
-                }
-                i = fl->nents++;
-        }
+        if (fl->live == fl->cap_ents && ring_grow(fl))
+                return NIL;
+        at = (uint64_t)fl->head + fl->live;
+        i = (uint32_t)(at >= fl->cap_ents ? at - fl->cap_ents : at);
         e = &fl->ents[i];
         memset(e, 0, sizeof(*e));
-        e->id = *id;
+        e->lo32 = (uint32_t)id->lo;
         e->flags = F_LIVE;
-        e->src_offset = e->sink_offset = e->sink_offset_last = -1;
-        e->sink_part = e->sink_part_last = e->src_part = UINT32_MAX;
-        e->id_len = id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)id_len;
-        if (idb)
-                memcpy(e->id_bytes, idb,
-                       id_len < DEDUP_FLOW_ID_KEEP ? id_len
-                                                   : DEDUP_FLOW_ID_KEEP);
-        h_put(fl->slots, fl->nslots, id, i);
-        age_push(fl, i);
+        /* Packed before it counts live: a rebase or the arena's growth
+         * walks the live entries only. */
+        if (dedup_flow_arena_put(fl, i, id, idb, id_len, hashed) ||
+            dedup_flow_pack(fl, i, r))
+                return NIL;
+        h_put(fl, i);
         fl->live++;
         return i;
+}
+
+/* The fields of an entry before any record applies. */
+static void rec_blank(struct flow_rec *r, uint64_t seq)
+{
+        memset(r, 0, sizeof(*r));
+        r->seq = seq;
+        r->src_offset = r->sink_offset = r->sink_offset_last = -1;
+        r->src_part = r->sink_part = r->sink_part_last = UINT32_MAX;
 }
 
 /* Retires the oldest live entry: judged now, counted as retired. */
 static void retire_oldest(struct dedup_flow *fl)
 {
-        uint32_t i = fl->age.head;
+        uint32_t i = fl->head;
         struct flow_ent *e = &fl->ents[i];
         struct dedup_flow_view v;
 
@@ -370,19 +442,19 @@ static void retire_oldest(struct dedup_flow *fl)
         else
                 e->flags |= F_AGED;
         dedup_flow_acct(fl, e, &fl->st.retired, +1);
-        dedup_flow_ent_view(fl, e, &v);
+        dedup_flow_ent_view(fl, i, &v);
         dedup_flow_spill_push(fl, &v);
         h_del(fl, i);
-        age_unlink(fl, i);
+        dedup_flow_pack_drop(fl, i);
         e->flags = 0;
-        e->anext = fl->free_head;
-        fl->free_head = i;
+        fl->head = dedup_flow_next(fl, i);
         fl->live--;
+        dedup_flow_arena_pop(fl);
 }
 
 static void retire_excess(struct dedup_flow *fl)
 {
-        while (fl->live > fl->conf.max_ids && fl->age.head != NIL)
+        while (fl->live > fl->conf.max_ids)
                 retire_oldest(fl);
 }
 
@@ -419,8 +491,7 @@ struct dedup_flow *dedup_flow_new(const struct dedup_flow_config *conf)
                 free(fl);
                 return NULL;
         }
-        fl->free_head = NIL;
-        fl->age.head = fl->age.tail = NIL;
+        fl->wide_free = NIL;
         fl->awaiting.head = fl->awaiting.tail = NIL;
         fl->st.lat_max_ms = -1;
         fl->st.next_seq = 1; /* 0 is "before the first" for readers */
@@ -433,6 +504,7 @@ void dedup_flow_free(struct dedup_flow *fl)
                 return;
         free(fl->ents);
         free(fl->slots);
+        dedup_flow_pack_free(fl);
         free(fl->plists);
         free(fl->frontier);
         free(fl->dirty);
@@ -446,25 +518,13 @@ int dedup_flow_failed(const struct dedup_flow *fl)
         return fl->failed;
 }
 
-/* Fills the new entry i (from ent_new) from v: fields and flags; queued
- * when not yet due.  Not counted. */
+/* Sets the flags of the new entry i (from ent_new, with v's fields)
+ * from v; queued when not yet due.  Not counted. */
 static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
                                 const struct dedup_flow_view *v)
 {
         struct flow_ent *e = &fl->ents[i];
 
-        e->id_len = v->id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)v->id_len;
-        e->seq = v->seq;
-        e->src_part = v->src_part;
-        e->src_offset = v->src_offset;
-        e->src_ts = v->src_ts;
-        e->copies = v->copies;
-        e->sink_part = v->sink_part;
-        e->sink_part_last = v->sink_part_last;
-        e->sink_offset = v->sink_offset;
-        e->sink_offset_last = v->sink_offset_last;
-        e->sink_ts = v->sink_ts;
-        e->born = v->born;
         if (v->latency_done)
                 e->flags |= F_LAT;
         if (v->prior && v->src_seen)
@@ -475,8 +535,8 @@ static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
                 e->flags |= F_SRC;
                 if (v->due)
                         e->flags |= F_DUE;
-                else if (!e->copies)
-                        q_push(fl, &fl->plists[e->src_part], i);
+                else if (!v->copies)
+                        q_push(fl, &fl->plists[v->src_part], i);
         } else if (v->due) {
                 e->flags |= F_AGED;
         } else {
@@ -484,9 +544,25 @@ static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
         }
 }
 
-/* The entry of an id read on either side: *fresh and a new numbered entry
- * when the id is unseen, *revived when it was retired and is live again;
- * NIL (the flow failed) when out of memory or a lookup failed. */
+/* A new entry from view v (revived or restored): fields, flags, queued
+ * when not yet due; counted live.  Its index, or NIL (out of memory). */
+static uint32_t ent_from_view(struct dedup_flow *fl,
+                              const struct dedup_flow_view *v)
+{
+        struct flow_rec r;
+        uint32_t i;
+
+        if (v->src_seen && dedup_flow_parts_ensure(fl, v->src_part))
+                return NIL;
+        rec_of_view(v, &r);
+        i = dedup_flow_ent_new(fl, &v->id, v->id_bytes, v->id_len, 0, &r);
+        if (i == NIL)
+                return NIL;
+        dedup_flow_ent_fill(fl, i, v);
+        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
+        return i;
+}
+
 /* A miss on id: revived when it was retired (dedup_flow_spill_find()):
  * live again with its seq and fields, counted live instead of retired,
  * the youngest entry (not yet dirty: the read that follows touches it).
@@ -498,25 +574,26 @@ static uint32_t ent_revive(struct dedup_flow *fl, const struct dedup_id *id)
 
         if (dedup_flow_spill_find(fl, id, &v) <= 0)
                 return NIL;
-        if ((v.src_seen && dedup_flow_parts_ensure(fl, v.src_part)) ||
-            (i = dedup_flow_ent_new(fl, id, v.id_bytes, v.id_len)) == NIL) {
+        if ((i = ent_from_view(fl, &v)) == NIL) {
                 fl->failed = 1;
                 return NIL;
         }
-        dedup_flow_ent_fill(fl, i, &v);
         dedup_flow_spill_revived(fl, &v);
-        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
         return i;
 }
 
+/* The entry of an id read on either side: *fresh and a new numbered entry
+ * when the id is unseen, *revived when it was retired and is live again;
+ * NIL (the flow failed) when out of memory or a lookup failed. */
 static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
                         size_t id_len, int *fresh, int *revived)
 {
         struct dedup_id id;
+        struct flow_rec r;
         uint32_t i;
 
         dedup_id_hash(idb, id_len, &id);
-        i = h_find(fl, &id);
+        i = h_find(fl, &id, idb, id_len);
         *revived = 0;
         if (i == NIL) {
                 i = ent_revive(fl, &id);
@@ -527,24 +604,25 @@ static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
         *fresh = i == NIL;
         if (i != NIL)
                 return i;
-        i = dedup_flow_ent_new(fl, &id, idb, id_len);
+        rec_blank(&r, fl->st.next_seq);
+        i = dedup_flow_ent_new(fl, &id, idb, id_len, 1, &r);
         if (i == NIL) {
                 fl->failed = 1;
                 return NIL;
         }
-        fl->ents[i].seq = fl->st.next_seq++;
+        fl->st.next_seq++;
         return i;
 }
 
-/* Ends a read on either side: entry i, updated, counts again where it
- * stands now, becomes the youngest, and the oldest retire if over the
- * bound. */
-static int ent_settle(struct dedup_flow *fl, uint32_t i)
+/* Ends a read on either side: entry i, its fields r stored, counts again
+ * where it stands now, and the oldest retire if over the bound. */
+static int ent_settle(struct dedup_flow *fl, uint32_t i,
+                      const struct flow_rec *r)
 {
-        struct flow_ent *e = &fl->ents[i];
-
-        latency(fl, e);
-        dedup_flow_acct(fl, e, &fl->cur, +1);
+        if (dedup_flow_pack(fl, i, r))
+                return -1;
+        latency(fl, &fl->ents[i], r);
+        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
         touch(fl, i);
         retire_excess(fl);
         return fl->failed ? -1 : 0;
@@ -554,6 +632,7 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
                       int64_t ts_ms, const void *idb, size_t id_len)
 {
         struct flow_ent *e;
+        struct flow_rec r;
         uint32_t i;
         int fresh, revived;
 
@@ -588,23 +667,25 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
                 dedup_flow_acct(fl, e, &fl->cur, -1);
                 q_unlink(fl, i);
         }
+        dedup_flow_unpack(fl, i, &r);
         e->flags |= F_SRC;
         e->flags &= ~F_AGED;
-        e->src_part = part;
-        e->src_offset = offset;
-        e->src_ts = ts_ms;
-        e->born = fl->st.sink_reads;
+        r.src_part = part;
+        r.src_offset = offset;
+        r.src_ts = ts_ms;
+        r.born = fl->st.sink_reads;
         if (fl->frontier[part] > offset)
                 e->flags |= F_DUE;
-        else if (!e->copies)
+        else if (!r.copies)
                 q_push(fl, &fl->plists[part], i);
-        return ent_settle(fl, i);
+        return ent_settle(fl, i, &r);
 }
 
 int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
                     int64_t ts_ms, const void *idb, size_t id_len)
 {
         struct flow_ent *e;
+        struct flow_rec r;
         uint32_t i;
         int fresh, revived;
 
@@ -620,8 +701,9 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
         if ((i = ent_get(fl, idb, id_len, &fresh, &revived)) == NIL)
                 return -1;
         e = &fl->ents[i];
+        dedup_flow_unpack(fl, i, &r);
         if (fresh) {
-                e->born = fl->st.source_reads;
+                r.born = fl->st.source_reads;
                 q_push(fl, &fl->awaiting, i);
         } else {
                 dedup_flow_acct(fl, e, &fl->cur, -1);
@@ -630,15 +712,15 @@ int dedup_flow_sink(struct dedup_flow *fl, uint32_t part, int64_t offset,
                 if (e->flags & F_SRC)
                         q_unlink(fl, i);
         }
-        if (!e->copies) {
-                e->sink_part = part;
-                e->sink_offset = offset;
-                e->sink_ts = ts_ms;
+        if (!r.copies) {
+                r.sink_part = part;
+                r.sink_offset = offset;
+                r.sink_ts = ts_ms;
         }
-        e->copies++;
-        e->sink_part_last = part;
-        e->sink_offset_last = offset;
-        return ent_settle(fl, i);
+        r.copies++;
+        r.sink_part_last = part;
+        r.sink_offset_last = offset;
+        return ent_settle(fl, i, &r);
 }
 
 void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,
@@ -654,24 +736,31 @@ void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,
                 return;
         fl->frontier[part] = committed;
         l = &fl->plists[part];
-        while (l->head != NIL && fl->ents[l->head].src_offset < committed)
+        while (l->head != NIL &&
+               dedup_flow_src_offset(fl, l->head) < committed)
                 make_due(fl, l->head);
 }
 
-static int src_aged(const struct dedup_flow *fl, const struct flow_ent *e)
+static int src_aged(const struct dedup_flow *fl, uint32_t i)
 {
+        struct flow_rec r;
+
+        dedup_flow_unpack(fl, i, &r);
         return (fl->conf.due_records &&
-                fl->st.sink_reads - e->born >= fl->conf.due_records) ||
-               (fl->conf.due_ms && e->src_ts > 0 &&
-                fl->st.sink_clock - e->src_ts >= fl->conf.due_ms);
+                fl->st.sink_reads - r.born >= fl->conf.due_records) ||
+               (fl->conf.due_ms && r.src_ts > 0 &&
+                fl->st.sink_clock - r.src_ts >= fl->conf.due_ms);
 }
 
-static int sink_aged(const struct dedup_flow *fl, const struct flow_ent *e)
+static int sink_aged(const struct dedup_flow *fl, uint32_t i)
 {
+        struct flow_rec r;
+
+        dedup_flow_unpack(fl, i, &r);
         return (fl->conf.due_records &&
-                fl->st.source_reads - e->born >= fl->conf.due_records) ||
-               (fl->conf.due_ms && e->sink_ts > 0 &&
-                fl->st.source_clock - e->sink_ts >= fl->conf.due_ms);
+                fl->st.source_reads - r.born >= fl->conf.due_records) ||
+               (fl->conf.due_ms && r.sink_ts > 0 &&
+                fl->st.source_clock - r.sink_ts >= fl->conf.due_ms);
 }
 
 void dedup_flow_tick(struct dedup_flow *fl)
@@ -683,10 +772,10 @@ void dedup_flow_tick(struct dedup_flow *fl)
         if (!fl->conf.by_frontier)
                 for (p = 0; p < fl->nparts; p++)
                         while (fl->plists[p].head != NIL &&
-                               src_aged(fl, &fl->ents[fl->plists[p].head]))
+                               src_aged(fl, fl->plists[p].head))
                                 make_due(fl, fl->plists[p].head);
         while (fl->awaiting.head != NIL &&
-               sink_aged(fl, &fl->ents[fl->awaiting.head]))
+               sink_aged(fl, fl->awaiting.head))
                 make_due(fl, fl->awaiting.head);
 }
 
@@ -774,14 +863,16 @@ int dedup_flow_foreach(const struct dedup_flow *fl,
                        void *opaque)
 {
         struct dedup_flow_view v;
+        uint64_t k;
         uint32_t i;
         int rc;
 
-        for (i = fl->age.head; i != NIL; i = fl->ents[i].anext) {
+        for (k = 0, i = fl->head; k < fl->live;
+             k++, i = dedup_flow_next(fl, i)) {
                 if (o != DEDUP_FLOW__OUTCOMES &&
                     outcome_of(fl, &fl->ents[i]) != o)
                         continue;
-                dedup_flow_ent_view(fl, &fl->ents[i], &v);
+                dedup_flow_ent_view(fl, i, &v);
                 rc = cb(opaque, &v);
                 if (rc)
                         return rc;
@@ -802,7 +893,7 @@ int dedup_flow_dirty_foreach(const struct dedup_flow *fl, dedup_flow_cb *cb,
                  * its slot was reused: written once, as it is now. */
                 if (!(e->flags & F_LIVE) || !(e->flags & F_DIRTY))
                         continue;
-                dedup_flow_ent_view(fl, e, &v);
+                dedup_flow_ent_view(fl, fl->dirty[k], &v);
                 rc = cb(opaque, &v);
                 if (rc)
                         return rc;
@@ -845,24 +936,17 @@ void dedup_flow_state_set(struct dedup_flow *fl,
 
 int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v)
 {
-        uint32_t i;
-
-        if (h_find(fl, &v->id) != NIL)
+        if (h_find(fl, &v->id, NULL, 0) != NIL)
                 return -1;
-        if (v->src_seen && dedup_flow_parts_ensure(fl, v->src_part))
-                return -1;
-        i = dedup_flow_ent_new(fl, &v->id, v->id_bytes, v->id_len);
-        if (i == NIL)
-                return -1;
-        dedup_flow_ent_fill(fl, i, v);
-        dedup_flow_acct(fl, &fl->ents[i], &fl->cur, +1);
-        return 0;
+        return ent_from_view(fl, v) == NIL ? -1 : 0;
 }
 
 size_t dedup_flow_entry_bytes(void)
 {
-        /* The table doubles at half load: up to 4 slots per entry. */
-        return sizeof(struct flow_ent) + 4 * sizeof(uint32_t);
+        /* The table doubles at half load: up to 4 slots per entry; an id
+         * of DEDUP_FLOW_ID_KEEP bytes or less: its bytes and one. */
+        return sizeof(struct flow_ent) + 4 * sizeof(uint32_t) + 1 +
+               DEDUP_FLOW_ID_KEEP;
 }
 
 size_t dedup_flow_memory(const struct dedup_flow *fl)
@@ -873,5 +957,5 @@ size_t dedup_flow_memory(const struct dedup_flow *fl)
                    (sizeof(struct flow_list) + sizeof(int64_t)) +
                fl->cap_dirty * sizeof(uint32_t) +
                fl->cap_retired * sizeof(struct dedup_flow_view) +
-               fl->nrslots * sizeof(uint32_t);
+               fl->nrslots * sizeof(uint32_t) + dedup_flow_pack_memory(fl);
 }

@@ -54,9 +54,11 @@
  * source turns it DELIVERED, a source of an UNEXPECTED sink record too, a
  * second copy of a DELIVERED one DUPLICATED).  So the bound costs a lookup
  * per miss once something was retired, never a verdict; the revived entry
- * is the youngest and may push another out.  Cost:
- * dedup_flow_entry_bytes() per live id (about 160 bytes with the hash
- * table; the number is measured by test_flow).
+ * is the youngest and may push another out.  Cost per live id: a 40-byte
+ * packed entry, 8 to 16 bytes of hash table and the id's kept bytes plus
+ * one (flow_internal.h; dedup_flow_entry_bytes() is the most for an id
+ * of DEDUP_FLOW_ID_KEEP bytes; bench/flow.sh measures it from outside:
+ * 60 bytes for its ids of 12 bytes).
  *
  * Persistence, as for the tracker: after a batch the caller writes the
  * retired entries (dedup_flow_retired, in order: an id retired, revived
