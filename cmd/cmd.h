@@ -24,9 +24,9 @@
 #define CMD_EXIT_CLEAN 0     /* no anomaly; done */
 #define CMD_EXIT_ANOMALIES 1 /* anomalies found (produce: records lost) */
 #define CMD_EXIT_ERROR 2     /* usage, configuration or run-time error */
-#define CMD_EXIT_NOT_AUDITED 3 /* scan: no anomaly, but nothing audited
-                                  either (no record carried the eos.*
-                                  headers, no message id was checked) */
+/* scan: no anomaly, but nothing audited either (no record carried the
+ * eos.* headers, no message id was checked) */
+#define CMD_EXIT_NOT_AUDITED 3
 
 typedef int(cmd_fn)(int argc, char **argv, volatile sig_atomic_t *run);
 

@@ -110,10 +110,11 @@ size_t dedup_windows_memory(const struct dedup_windows *ws);
 #define PAIR_DIRTY 0x2u
 #define PAIR_REBASELINE 0x4u
 #define PAIR_GAPLIST 0x8u
-#define PAIR_DONE_DIRTY 0x10u /* its confirmed gaps changed since the
-                                 last dirty_clear */
-#define PAIR_STORED 0x20u /* restored, or dirty at a dirty_clear: the
-                             caller has most likely persisted it */
+/* its confirmed gaps changed since the last dirty_clear */
+#define PAIR_DONE_DIRTY 0x10u
+/* restored, or dirty at a dirty_clear: the caller has most likely
+ * persisted it */
+#define PAIR_STORED 0x20u
 
 /*
  * A producer, with its current session across every part: a producer's

@@ -60,8 +60,8 @@ int http_buf_printf(struct http_buf *b, const char *fmt, ...);
 /* ------------------------------------------------------------------ */
 
 #define HTTP_REPLY_AUTH 0x1u /* WWW-Authenticate: Bearer (a 401) */
-#define HTTP_REPLY_PAGE 0x2u /* the page's Content-Security-Policy and
-                                Referrer-Policy */
+/* the page's Content-Security-Policy and Referrer-Policy */
+#define HTTP_REPLY_PAGE 0x2u
 
 extern const char http_type_json[]; /* "application/json" */
 

@@ -77,8 +77,8 @@ enum producer_msgid {
 
 /* Returns of producer_run(). */
 #define PRODUCER_ERR_RUN -1    /* failed while running; *res is partial */
-#define PRODUCER_ERR_CONFIG -2 /* bad options or configuration; nothing
-                                  was produced */
+/* bad options or configuration; nothing was produced */
+#define PRODUCER_ERR_CONFIG -2
 
 struct producer_opts {
         const char *brokers;  /* -b; NULL: bootstrap.servers from conf */

@@ -31,12 +31,12 @@
 #include "../audit/internal.h"
 #include "group.h"
 
-#define GROUP_TXN_TIMEOUT_MS 10000 /* a dead member's open transaction
-                                      is aborted after about this */
+/* a dead member's open transaction is aborted after about this */
+#define GROUP_TXN_TIMEOUT_MS 10000
 #define GROUP_STATE_READ_MS 60000  /* longest wait for the state topic */
 #define GROUP_OP_TIMEOUT_MS 30000
-#define GROUP_WATCH_MS 1000         /* an idle member's look at the
-                                       state topic: at most this often */
+/* an idle member's look at the state topic: at most this often */
+#define GROUP_WATCH_MS 1000
 #define GROUP_WATCH_TIMEOUT_MS 2000 /* ... and its longest wait */
 #define GROUP_WATCH_AWAY_MS 10000   /* no answer: the next look later */
 #define GROUP_META_STEP_MS 200      /* a new topic's metadata asked again */
