@@ -7,8 +7,8 @@
 
 #include "grow.h"
 
-int grow_array(void **arr, size_t *cap, size_t need, size_t elem,
-               size_t first, size_t *mem)
+int grow_array(void **arr, size_t *cap, size_t need, size_t elem, size_t first,
+               size_t *mem)
 {
         size_t ncap;
         void *p;

@@ -13,8 +13,8 @@
  * allocated to *mem when mem is not NULL.  Returns 0, or -1 when memory
  * runs out or the size would overflow (*arr and *cap are then left as
  * they were). */
-int grow_array(void **arr, size_t *cap, size_t need, size_t elem,
-               size_t first, size_t *mem);
+int grow_array(void **arr, size_t *cap, size_t need, size_t elem, size_t first,
+               size_t *mem);
 
 /* grow_array(), and the items it added are zero bytes (arrays indexed by
  * a number whose unset items must read as 0). */

@@ -51,7 +51,7 @@ static int kafka_log_keep(const char *msg)
 void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
                   const char *buf)
 {
-        enum log_level l = level <= 4 ? LOG_WARN
+        enum log_level l = level <= 4   ? LOG_WARN
                            : level <= 6 ? LOG_INFO
                                         : LOG_DEBUG;
         const char *msg = kafka_log_strip(buf);

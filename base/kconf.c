@@ -15,9 +15,8 @@
 /* Longest property name accepted; librdkafka's longest is under 64. */
 #define KCONF_KEY_MAX 256
 
-static int kconf_set_kv(rd_kafka_conf_t *conf, const char *key,
-                        size_t key_len, const char *value, char *errstr,
-                        size_t errstr_size)
+static int kconf_set_kv(rd_kafka_conf_t *conf, const char *key, size_t key_len,
+                        const char *value, char *errstr, size_t errstr_size)
 {
         char name[KCONF_KEY_MAX];
         char rderr[512];
@@ -48,8 +47,8 @@ int kconf_set(rd_kafka_conf_t *conf, const char *kv, char *errstr,
         char key[KCONF_KEY_MAX];
 
         if (!eq) {
-                snprintf(errstr, errstr_size,
-                         "\"%s\": expected key=value", kv);
+                snprintf(errstr, errstr_size, "\"%s\": expected key=value",
+                         kv);
                 return -1;
         }
         /* A secret on the command line is visible to every user. */
@@ -80,8 +79,8 @@ int kconf_put(rd_kafka_conf_t *conf, const char *key, const char *val,
 
 static int kconf_is_blank(char c)
 {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
-               c == '\f' || c == '\v';
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
+               c == '\v';
 }
 
 char *kconf_trim(char *s)
@@ -108,8 +107,7 @@ int kconf_file_lines(const char *path, size_t max_len, kconf_line_cb *cb,
 
         fp = fopen(path, "r");
         if (!fp) {
-                snprintf(errstr, errstr_size, "%s: %s", path,
-                         strerror(errno));
+                snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
                 goto out;
         }
         for (;;) {
@@ -134,8 +132,8 @@ int kconf_file_lines(const char *path, size_t max_len, kconf_line_cb *cb,
                         goto out;
                 }
                 if (max_len && strlen(line) != (size_t)len) {
-                        snprintf(errstr, errstr_size, "%s:%u: NUL byte",
-                                 path, lineno);
+                        snprintf(errstr, errstr_size, "%s:%u: NUL byte", path,
+                                 lineno);
                         goto out;
                 }
                 s = kconf_trim(line);
@@ -178,8 +176,8 @@ static int kconf_file_line(void *opaque, char *s, unsigned lineno, char *err,
                 f->secret = 1;
         return kconf_set_kv(f->conf, key, strlen(key), kconf_trim(eq + 1), err,
                             err_size) == -1
-                       ? -1
-                       : 0;
+                   ? -1
+                   : 0;
 }
 
 int kconf_file_load(rd_kafka_conf_t *conf, const char *path, char *errstr,

@@ -19,15 +19,15 @@ void log_msg(enum log_level level, const char *fmt, ...);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...)                                                          \
-        do {                                                                   \
-                if (log_enabled(LOG_INFO))                                     \
-                        log_msg(LOG_INFO, __VA_ARGS__);                        \
+#define log_info(...)                                                         \
+        do {                                                                  \
+                if (log_enabled(LOG_INFO))                                    \
+                        log_msg(LOG_INFO, __VA_ARGS__);                       \
         } while (0)
-#define log_debug(...)                                                         \
-        do {                                                                   \
-                if (log_enabled(LOG_DEBUG))                                    \
-                        log_msg(LOG_DEBUG, __VA_ARGS__);                       \
+#define log_debug(...)                                                        \
+        do {                                                                  \
+                if (log_enabled(LOG_DEBUG))                                   \
+                        log_msg(LOG_DEBUG, __VA_ARGS__);                      \
         } while (0)
 
 #endif /* EOSAUDIT_LOG_H */

@@ -32,8 +32,7 @@ int secrets_key_is_secret(const char *key)
 }
 
 int secrets_cli_check_for(const char *key, const char *files,
-                          const char *prefix, char *errstr,
-                          size_t errstr_size)
+                          const char *prefix, char *errstr, size_t errstr_size)
 {
         if (!secrets_key_is_secret(key))
                 return 0;
@@ -66,8 +65,8 @@ int secrets_file_check(const char *path, const char *what)
 }
 
 /* conf's value of key into buf ("" when unset or unknown). */
-static void secrets_conf_get(rd_kafka_conf_t *conf, const char *key,
-                             char *buf, size_t size)
+static void secrets_conf_get(rd_kafka_conf_t *conf, const char *key, char *buf,
+                             size_t size)
 {
         size_t sz = size;
 

@@ -60,7 +60,8 @@ static struct wrec *workload(uint32_t nprod, uint32_t nparts, size_t nrec,
                              k++, filled++, i++) {
                                 w[i].part = part;
                                 w[i].prod = prod;
-                                w[i].seq = next[(size_t)prod * nparts + part]++;
+                                w[i].seq =
+                                    next[(size_t)prod * nparts + part]++;
                         }
                 }
                 part = (part + 1) % nparts;
@@ -154,12 +155,15 @@ static struct result parse_bench(size_t nrec)
 
 int main(int argc, char **argv)
 {
-        struct bench_opts o = {.nprod = 10000, .nparts = 100,
-                               .nrec = 20000000, .batch = 500, .maxrun = 32};
+        struct bench_opts o = {.nprod = 10000,
+                               .nparts = 100,
+                               .nrec = 20000000,
+                               .batch = 500,
+                               .maxrun = 32};
         struct dedup_config conf;
         struct dedup_tracker *tr;
         struct result res[4];
-        char (*names)[24];
+        char(*names)[24];
         size_t *name_len, npairs, mem, names_mem = 0, nres = 0, i;
         int64_t *offsets;
         struct wrec *w, *warm;
@@ -225,8 +229,8 @@ int main(int argc, char **argv)
                o.nprod, o.nparts, npairs, o.batch, o.maxrun, o.nrec);
         printf("%-48s %14s %10s\n", "figure", "records/s", "ns/record");
         for (i = 0; i < nres; i++)
-                printf("%-48s %14.0f %10.1f\n", res[i].what,
-                       res[i].recs_per_s, res[i].ns_per_rec);
+                printf("%-48s %14.0f %10.1f\n", res[i].what, res[i].recs_per_s,
+                       res[i].ns_per_rec);
         printf("\nmemory: %zu bytes total, %.1f bytes per pair including "
                "the shared names, %.1f excluding them\n",
                mem, (double)mem / (double)npairs,

@@ -65,14 +65,13 @@ int main(int argc, char **argv)
                         uint64_t k = i - lag;
                         len = snprintf(id, sizeof(id), "bench-%llu",
                                        (unsigned long long)k);
-                        dedup_flow_sink(fl, 8 + (uint32_t)(k % 8),
-                                        (int64_t)k, 1005, id, (size_t)len);
+                        dedup_flow_sink(fl, 8 + (uint32_t)(k % 8), (int64_t)k,
+                                        1005, id, (size_t)len);
                 }
                 if (i % 1000 == 999) {
                         uint32_t p;
                         for (p = 0; p < 8 && i >= lag; p++)
-                                dedup_flow_frontier(fl, p,
-                                                    (int64_t)(i - lag));
+                                dedup_flow_frontier(fl, p, (int64_t)(i - lag));
                         dedup_flow_dirty_clear(fl);
                         m = dedup_flow_memory(fl);
                         if (m > peak)

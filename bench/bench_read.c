@@ -41,9 +41,9 @@
 #define BATCH 1000
 
 struct reader {
-        rd_kafka_t *rk;         /* consumers mode: this thread's own */
-        rd_kafka_queue_t *q;    /* what the thread reads */
-        int parts;              /* partitions it waits for the end of */
+        rd_kafka_t *rk;      /* consumers mode: this thread's own */
+        rd_kafka_queue_t *q; /* what the thread reads */
+        int parts;           /* partitions it waits for the end of */
         int headers;
         uint64_t records, sink;
         pthread_t th;
@@ -91,8 +91,8 @@ static int partitions(rd_kafka_t *rk, const char *topic)
         rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
         int n;
 
-        if (!rkt ||
-            rd_kafka_metadata(rk, 0, rkt, &md, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        if (!rkt || rd_kafka_metadata(rk, 0, rkt, &md, 10000) !=
+                        RD_KAFKA_RESP_ERR_NO_ERROR)
                 die(topic, "no metadata");
         if (md->topic_cnt != 1 || md->topics[0].err)
                 die(topic, "no such topic");
@@ -105,14 +105,14 @@ static int partitions(rd_kafka_t *rk, const char *topic)
 static void assign(rd_kafka_t *rk, const char *topic, int nparts, int nth,
                    int which)
 {
-        rd_kafka_topic_partition_list_t *l =
-                rd_kafka_topic_partition_list_new(nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            nparts);
         int p;
 
         for (p = 0; p < nparts; p++)
                 if (which < 0 || p % nth == which)
                         rd_kafka_topic_partition_list_add(l, topic, p)
-                                ->offset = RD_KAFKA_OFFSET_BEGINNING;
+                            ->offset = RD_KAFKA_OFFSET_BEGINNING;
         if (rd_kafka_assign(rk, l))
                 die(topic, "assign failed");
         rd_kafka_topic_partition_list_destroy(l);
@@ -132,8 +132,8 @@ static void record(struct reader *r, const rd_kafka_message_t *m)
                 return;
         dedup_hdrs_init(&h);
         if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR)
-                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
-                                                     &size);
+                for (i = 0;
+                     !rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
                      i++)
                         dedup_hdrs_feed(&h, name, strlen(name), val, size);
         if (h.msgid) {
@@ -150,14 +150,17 @@ static void *run(void *opaque)
 
         while (eofs < r->parts) {
                 ssize_t n = rd_kafka_consume_batch_queue(r->q, 100, msgs,
-                                                         BATCH), i;
+                                                         BATCH),
+                        i;
                 if (n < 0)
-                        die("consume", rd_kafka_err2str(rd_kafka_last_error()));
+                        die("consume",
+                            rd_kafka_err2str(rd_kafka_last_error()));
                 for (i = 0; i < n; i++) {
                         if (msgs[i]->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
                                 eofs++;
                         else if (msgs[i]->err)
-                                die("consume", rd_kafka_message_errstr(msgs[i]));
+                                die("consume",
+                                    rd_kafka_message_errstr(msgs[i]));
                         else
                                 record(r, msgs[i]);
                         rd_kafka_message_destroy(msgs[i]);
@@ -177,21 +180,30 @@ int main(int argc, char **argv)
 
         while ((c = getopt(argc, argv, "b:t:m:n:H")) != -1) {
                 switch (c) {
-                case 'b': broker = optarg; break;
-                case 't': topic = optarg; break;
-                case 'm': mode = optarg; break;
+                case 'b':
+                        broker = optarg;
+                        break;
+                case 't':
+                        topic = optarg;
+                        break;
+                case 'm':
+                        mode = optarg;
+                        break;
                 case 'n': {
                         char *end;
                         long v = strtol(optarg, &end, 10);
                         nth = *optarg && !*end && v >= 1 && v <= MAX_THREADS
-                                      ? (int)v
-                                      : 0;
+                                  ? (int)v
+                                  : 0;
                         break;
                 }
-                case 'H': headers = 1; break;
+                case 'H':
+                        headers = 1;
+                        break;
                 default:
-                        fprintf(stderr, "usage: bench_read -b BROKER -t TOPIC "
-                                        "[-m consumers|queues] [-n THREADS] [-H]\n");
+                        fprintf(stderr,
+                                "usage: bench_read -b BROKER -t TOPIC "
+                                "[-m consumers|queues] [-n THREADS] [-H]\n");
                         return 2;
                 }
         }
@@ -216,7 +228,7 @@ int main(int argc, char **argv)
                 assign(rk, topic, nparts, nth, -1);
                 for (p = 0; p < nparts; p++) {
                         rd_kafka_queue_t *pq =
-                                rd_kafka_queue_get_partition(rk, topic, p);
+                            rd_kafka_queue_get_partition(rk, topic, p);
                         if (!pq)
                                 die(topic, "no partition queue");
                         rd_kafka_queue_forward(pq, rd[p % nth].q);

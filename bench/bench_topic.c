@@ -93,8 +93,7 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
                 h.producer_len = name_len[x->prod];
                 h.seq = topic ? x->tseq : x->pseq;
                 h.ts_ms = x->ts;
-                v = dedup_tracker_observe(tr, part[i], offsets[part[i]]++,
-                                          &h);
+                v = dedup_tracker_observe(tr, part[i], offsets[part[i]]++, &h);
                 bad += v != DEDUP_V_OK;
                 if ((i + 1) % batch == 0) {
                         dedup_tracker_tick(tr);
@@ -106,7 +105,8 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
         r.mem = dedup_tracker_memory(tr);
         dedup_tracker_confirm_all(tr);
         for (p = 0; p < nparts; p++) {
-                const struct dedup_counts *c = dedup_tracker_part_counts(tr, p);
+                const struct dedup_counts *c = dedup_tracker_part_counts(tr,
+                                                                         p);
                 r.missing += c->missing;
                 r.dups += c->anomalies[DEDUP_KIND_DUPLICATE];
         }
@@ -114,8 +114,7 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
                 fprintf(stderr,
                         "bench_topic: %llu unexpected verdicts, %llu missing, "
                         "%llu duplicates\n",
-                        (unsigned long long)bad,
-                        (unsigned long long)r.missing,
+                        (unsigned long long)bad, (unsigned long long)r.missing,
                         (unsigned long long)r.dups);
                 exit(1);
         }
@@ -126,13 +125,16 @@ static struct run classify(int topic, uint32_t nparts, const struct rec *recs,
 
 int main(int argc, char **argv)
 {
-        struct bench_opts o = {.nprod = 100, .nparts = 12, .nrec = 10000000,
-                               .batch = 500, .maxrun = 32};
+        struct bench_opts o = {.nprod = 100,
+                               .nparts = 12,
+                               .nrec = 10000000,
+                               .batch = 500,
+                               .maxrun = 32};
         size_t i, *plen, *pcap, *pos, *name_len;
         uint32_t **plog, *order, *part, *sticky, *left;
         int64_t *tnext, *pnext;
         struct rec *recs;
-        char (*names)[24];
+        char(*names)[24];
         struct run rp, rt;
 
         bench_opts_parse(&o, "bench_topic", 0, argc, argv);

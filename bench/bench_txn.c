@@ -70,8 +70,7 @@ static double run(const struct cfg *c, int txn_on, size_t *peak,
         struct dedup_tracker *tr = tracker(c, txn_on);
         int64_t *seq = calloc((size_t)(c->nparts * c->nprod), sizeof(*seq));
         int64_t *off = calloc((size_t)c->nparts + 1, sizeof(*off));
-        struct dedup_txn_count *cnt =
-                calloc((size_t)c->nparts, sizeof(*cnt));
+        struct dedup_txn_count *cnt = calloc((size_t)c->nparts, sizeof(*cnt));
         struct dedup_hdrs h;
         double t0, t;
         long i, j, p;
@@ -191,9 +190,9 @@ int main(int argc, char **argv)
                "peak %zu KiB: %zu pending + %zu tombstones (%.0f bytes "
                "each), torn %" PRIu64 "\n",
                t1 / recs * 1e9, recs / t1 / 1e6, peak1 / 1024, pend1, tomb1,
-               pend1 + tomb1 ? (double)(peak1 - peak0) /
-                                   (double)(pend1 + tomb1)
-                             : 0.0,
+               pend1 + tomb1
+                   ? (double)(peak1 - peak0) / (double)(pend1 + tomb1)
+                   : 0.0,
                torn1);
         printf("  cost: %+.1f ns/record, %.1f ns/transaction\n",
                (t1 - t0) / recs * 1e9, (t1 - t0) / (double)c.txns * 1e9);

@@ -35,7 +35,7 @@
 struct gen_conf {
         const char *brokers;
         const char *topic;
-        uint32_t parts;     /* 0 = the topic's */
+        uint32_t parts; /* 0 = the topic's */
         uint32_t producers;
         uint32_t per_pair;
         uint32_t size;
@@ -66,8 +66,8 @@ static double now_s(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int parse_u32(const char *s, const char *what, uint32_t lo,
-                     uint32_t hi, uint32_t *out)
+static int parse_u32(const char *s, const char *what, uint32_t lo, uint32_t hi,
+                     uint32_t *out)
 {
         char *end;
         unsigned long long v;
@@ -87,13 +87,12 @@ bad:
 
 static void usage(FILE *f)
 {
-        fprintf(f,
-                "usage: gen_pairs -b BROKERS -t TOPIC [-p PARTITIONS] "
-                "[-k PRODUCERS] [-c RECORDS_PER_PAIR]\n"
-                "                 [-s SIZE] [-e EPOCH] [-q] [--json]\n"
-                "Writes RECORDS_PER_PAIR records (2) for each of PRODUCERS "
-                "(10000) producer\nnames to every partition of TOPIC, "
-                "stamped with eos.producer/epoch/seq.\n");
+        fprintf(f, "usage: gen_pairs -b BROKERS -t TOPIC [-p PARTITIONS] "
+                   "[-k PRODUCERS] [-c RECORDS_PER_PAIR]\n"
+                   "                 [-s SIZE] [-e EPOCH] [-q] [--json]\n"
+                   "Writes RECORDS_PER_PAIR records (2) for each of PRODUCERS "
+                   "(10000) producer\nnames to every partition of TOPIC, "
+                   "stamped with eos.producer/epoch/seq.\n");
 }
 
 static int gen_conf_parse(struct gen_conf *c, int argc, char **argv)
@@ -109,8 +108,8 @@ static int gen_conf_parse(struct gen_conf *c, int argc, char **argv)
         c->producers = 10000;
         c->per_pair = 2;
         c->size = 100;
-        while ((o = getopt_long(argc, argv, "b:t:p:k:c:s:e:qh", opts,
-                                NULL)) != -1) {
+        while ((o = getopt_long(argc, argv, "b:t:p:k:c:s:e:qh", opts, NULL)) !=
+               -1) {
                 switch (o) {
                 case 'b':
                         c->brokers = optarg;
@@ -200,9 +199,8 @@ static rd_kafka_t *gen_producer_new(const struct gen_conf *c,
                 if (rd_kafka_conf_set(conf, props[i][0], props[i][1], errstr,
                                       sizeof(errstr)) != RD_KAFKA_CONF_OK)
                         goto fail;
-        if (c->quiet &&
-            rd_kafka_conf_set(conf, "log_level", "3", errstr,
-                              sizeof(errstr)) != RD_KAFKA_CONF_OK)
+        if (c->quiet && rd_kafka_conf_set(conf, "log_level", "3", errstr,
+                                          sizeof(errstr)) != RD_KAFKA_CONF_OK)
                 goto fail;
         rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
         rd_kafka_conf_set_opaque(conf, st);
@@ -257,8 +255,7 @@ static int gen_send(rd_kafka_t *rk, const struct gen_conf *c, uint32_t part,
                     RD_KAFKA_V_PARTITION((int32_t)part),
                     RD_KAFKA_V_VALUE((void *)value, c->size),
                     RD_KAFKA_V_MSGFLAGS(0),
-                    RD_KAFKA_V_HEADER("eos.producer", name,
-                                      (ssize_t)name_len),
+                    RD_KAFKA_V_HEADER("eos.producer", name, (ssize_t)name_len),
                     RD_KAFKA_V_HEADER("eos.epoch", epoch, (ssize_t)epoch_len),
                     RD_KAFKA_V_HEADER("eos.seq", seqs, (ssize_t)n),
                     RD_KAFKA_V_END);
@@ -320,8 +317,9 @@ int main(int argc, char **argv)
         if (!parts)
                 goto out;
         if (c.parts && c.parts != parts) {
-                fprintf(stderr, "gen_pairs: topic '%s' has %u partitions, "
-                                "not %u\n",
+                fprintf(stderr,
+                        "gen_pairs: topic '%s' has %u partitions, "
+                        "not %u\n",
                         c.topic, parts, c.parts);
                 goto out;
         }

@@ -73,10 +73,8 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
                          * on stdout as JSON too, whether the parser got
                          * to the flag or stopped before it (a bad flag
                          * first, a bad line of the --config file). */
-                        c->json = !serve && cli_argv_has(argc, argv,
-                                                         "--json");
-                }
-                else
+                        c->json = !serve && cli_argv_has(argc, argv, "--json");
+                } else
                         usage(stdout);
                 return r;
         }
@@ -107,34 +105,33 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
 
         audit_conf_defaults(&c->ac);
         c->ac.follow = serve;
-        c->ac.dedup.gap_grace_records =
-            (uint64_t)conf_int(&c->conf, CONF_GAP_GRACE_RECORDS);
+        c->ac.dedup.gap_grace_records = (uint64_t)
+            conf_int(&c->conf, CONF_GAP_GRACE_RECORDS);
         c->ac.dedup.gap_grace_ms = conf_int(&c->conf, CONF_GAP_GRACE_MS);
         c->ac.dedup.idle_ttl_ms = conf_int(&c->conf, CONF_IDLE_TTL_MS);
-        c->ac.dedup.max_open_gaps =
-            (uint32_t)conf_int(&c->conf, CONF_MAX_OPEN_GAPS);
-        c->ac.dedup.window.max_ids =
-            (uint64_t)conf_int(&c->conf, CONF_ID_WINDOW);
-        c->ac.dedup.window.max_age_ms =
-            conf_int(&c->conf, CONF_ID_WINDOW_AGE_MS);
+        c->ac.dedup.max_open_gaps = (uint32_t)conf_int(&c->conf,
+                                                       CONF_MAX_OPEN_GAPS);
+        c->ac.dedup.window.max_ids = (uint64_t)conf_int(&c->conf,
+                                                        CONF_ID_WINDOW);
+        c->ac.dedup.window.max_age_ms = conf_int(&c->conf,
+                                                 CONF_ID_WINDOW_AGE_MS);
         c->ac.dedup_key = conf_str(&c->conf, CONF_DEDUP_KEY);
-        c->ac.commit_interval_ms =
-            conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
-        c->ac.commit_records =
-            (uint64_t)conf_int(&c->conf, CONF_COMMIT_RECORDS);
+        c->ac.commit_interval_ms = conf_int(&c->conf, CONF_COMMIT_INTERVAL_MS);
+        c->ac.commit_records = (uint64_t)conf_int(&c->conf,
+                                                  CONF_COMMIT_RECORDS);
         c->ac.threads = (unsigned)conf_int(&c->conf, CONF_THREADS);
         c->ac.stall_timeout_ms = conf_int(&c->conf, CONF_STALL_TIMEOUT_MS);
-        c->ac.metadata_refresh_ms =
-            conf_int(&c->conf, CONF_METADATA_REFRESH_MS);
+        c->ac.metadata_refresh_ms = conf_int(&c->conf,
+                                             CONF_METADATA_REFRESH_MS);
         c->ac.sources = c->sources;
         c->ac.source_cnt = c->nsources;
         c->ac.processor_group = conf_str(&c->conf, CONF_PROCESSOR_GROUP);
-        c->ac.processor_offsets_topic =
-            conf_str(&c->conf, CONF_PROCESSOR_OFFSETS_TOPIC);
-        c->ac.flow.expect =
-            (enum dedup_flow_expect)conf_int(&c->conf, CONF_FLOW_EXPECT);
-        c->ac.flow.due_records =
-            (uint64_t)conf_int(&c->conf, CONF_FLOW_DUE_RECORDS);
+        c->ac.processor_offsets_topic = conf_str(&c->conf,
+                                                 CONF_PROCESSOR_OFFSETS_TOPIC);
+        c->ac.flow.expect = (enum dedup_flow_expect)conf_int(&c->conf,
+                                                             CONF_FLOW_EXPECT);
+        c->ac.flow.due_records = (uint64_t)conf_int(&c->conf,
+                                                    CONF_FLOW_DUE_RECORDS);
         c->ac.flow.due_ms = conf_int(&c->conf, CONF_FLOW_DUE_MS);
         c->ac.flow.max_ids = (uint64_t)conf_int(&c->conf, CONF_FLOW_MAX_IDS);
         if (c->nsources &&
@@ -165,10 +162,10 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
         c->ac.mode = c->ac.group ? &audit_mode_group : NULL;
         c->ac.group_member = conf_str(&c->conf, CONF_GROUP_MEMBER);
         c->ac.group_instance_id = conf_str(&c->conf, CONF_GROUP_INSTANCE_ID);
-        c->ac.group_replication =
-            (int)conf_int(&c->conf, CONF_GROUP_REPLICATION);
-        c->ac.group_ids_partitions =
-            (int)conf_int(&c->conf, CONF_GROUP_IDS_PARTITIONS);
+        c->ac.group_replication = (int)conf_int(&c->conf,
+                                                CONF_GROUP_REPLICATION);
+        c->ac.group_ids_partitions = (int)conf_int(&c->conf,
+                                                   CONF_GROUP_IDS_PARTITIONS);
 
         http_conf_defaults(&c->hc);
         c->hc.token_file = conf_str(&c->conf, CONF_HTTP_TOKEN_FILE);
@@ -181,20 +178,23 @@ int cli_parse(struct cli *c, int argc, char **argv, int serve,
  * every topic when the sources share their cluster), or the one of the
  * sources on the cluster --source-bootstrap names. */
 struct cli_cluster {
-        enum conf_id kafka;      /* its CONF_T_KAFKA option */
-        enum conf_id props;      /* its properties file */
-        enum conf_id brokers;    /* its bootstrap brokers */
-        const char *files;       /* where its secrets go, for a refusal */
-        const char *prefix;      /* its configuration file keys' prefix */
-        const char *need;        /* the flag without which it has none */
+        enum conf_id kafka;   /* its CONF_T_KAFKA option */
+        enum conf_id props;   /* its properties file */
+        enum conf_id brokers; /* its bootstrap brokers */
+        const char *files;    /* where its secrets go, for a refusal */
+        const char *prefix;   /* its configuration file keys' prefix */
+        const char *need;     /* the flag without which it has none */
 };
 
 static const struct cli_cluster cli_sinks = {
-    CONF_KAFKA, CONF_KAFKA_PROPERTIES_FILE, CONF_BROKERS, "-F FILE",
-    "kafka.", "-b BROKERS"};
-static const struct cli_cluster cli_sources = {
-    CONF_SOURCE_KAFKA, CONF_SOURCE_PROPERTIES_FILE, CONF_SOURCE_BOOTSTRAP,
-    "--source-properties-file FILE", "source-kafka.", "--source-bootstrap"};
+    CONF_KAFKA,  CONF_KAFKA_PROPERTIES_FILE, CONF_BROKERS, "-F FILE", "kafka.",
+    "-b BROKERS"};
+static const struct cli_cluster cli_sources = {CONF_SOURCE_KAFKA,
+                                               CONF_SOURCE_PROPERTIES_FILE,
+                                               CONF_SOURCE_BOOTSTRAP,
+                                               "--source-properties-file FILE",
+                                               "source-kafka.",
+                                               "--source-bootstrap"};
 
 /* The consumer configuration: our defaults, then the properties file
  * (-F), then kafka.* lines of the configuration file, then -X, then
@@ -221,8 +221,8 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c,
                 if (kv->opt != k->kafka)
                         continue;
                 if (!kv->line &&
-                    secrets_cli_check_for(kv->key, k->files, k->prefix,
-                                          errstr, errstr_size))
+                    secrets_cli_check_for(kv->key, k->files, k->prefix, errstr,
+                                          errstr_size))
                         goto fail;
                 if (kv->line && secrets_key_is_secret(kv->key))
                         secret_lines++;
@@ -238,8 +238,8 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c,
                 }
         }
         brokers = conf_str(&c->conf, k->brokers);
-        if (brokers && kconf_put(conf, "bootstrap.servers", brokers, errstr,
-                                 errstr_size))
+        if (brokers &&
+            kconf_put(conf, "bootstrap.servers", brokers, errstr, errstr_size))
                 goto fail;
         if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
@@ -250,8 +250,7 @@ static rd_kafka_conf_t *cli_kconf(const struct cli *c,
         }
         if (conf_isset(&c->conf, CONF_ISOLATION) &&
             kconf_put(conf, "isolation.level",
-                      conf_str(&c->conf, CONF_ISOLATION), errstr,
-                      errstr_size))
+                      conf_str(&c->conf, CONF_ISOLATION), errstr, errstr_size))
                 goto fail;
         if (audit_kconf_apply(conf, errstr, errstr_size))
                 goto fail;
@@ -383,8 +382,7 @@ static int cli_audit_run(struct audit **out, const struct audit_conf *c,
                 }
                 if (!rc)
                         rc = audit_run(*out, errstr, errstr_size);
-                if (rc != AUDIT_E_ACCESS || !c->follow ||
-                    (c->run && !*c->run))
+                if (rc != AUDIT_E_ACCESS || !c->follow || (c->run && !*c->run))
                         break;
                 audit_free(*out);
                 *out = NULL;
@@ -398,8 +396,7 @@ static int cli_audit_run(struct audit **out, const struct audit_conf *c,
                 {
                         int64_t until = clock_mono_ms() + retry_ms;
                         struct timespec ts = {0, 100 * 1000 * 1000};
-                        while ((!c->run || *c->run) &&
-                               clock_mono_ms() < until)
+                        while ((!c->run || *c->run) && clock_mono_ms() < until)
                                 nanosleep(&ts, NULL);
                 }
                 if (c->run && !*c->run) {
@@ -443,8 +440,8 @@ int cli_audit(struct cli *c, int serve, volatile sig_atomic_t *run,
                 }
                 kafka_log_route(c->src_kconf);
                 if (c->quiet)
-                        rd_kafka_conf_set(c->src_kconf, "log_level", "3",
-                                          NULL, 0);
+                        rd_kafka_conf_set(c->src_kconf, "log_level", "3", NULL,
+                                          0);
                 c->ac.source_kconf = c->src_kconf;
         }
         /* librdkafka's lines through our logger and --log-level; its last

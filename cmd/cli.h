@@ -52,8 +52,8 @@ struct cli {
          * reads the previous run's totals there); NULL: none.  Returns 0,
          * or -1 after saying why. */
         int (*on_ready)(struct cli *c);
-        void *opaque;           /* the command's, for on_ready */
-        char error[512];        /* the last error said, for --json */
+        void *opaque;    /* the command's, for on_ready */
+        char error[512]; /* the last error said, for --json */
         /* bootstrap.servers as the consumer has it (-b, -F, kafka.*), for
          * the kcat commands of the evidence; set by cli_audit() */
         char brokers[512];

@@ -39,9 +39,9 @@ int conf_init(struct conf *c)
                 o = &conf_options[i];
                 /* The defaults are valid (tests/test_conf.c checks each),
                  * so only memory can fail here. */
-                if (o->def && conf_set(c, o->id, o->def,
-                                       o->key ? o->key : o->flag, err,
-                                       sizeof(err))) {
+                if (o->def &&
+                    conf_set(c, o->id, o->def, o->key ? o->key : o->flag, err,
+                             sizeof(err))) {
                         conf_release(c);
                         return -1;
                 }
@@ -127,7 +127,8 @@ const struct conf_option *conf_option_by_key(const char *key)
                              conf_kafka_prefix_len(&conf_options[i])))
                         return &conf_options[i];
         for (i = 0; i < CONF__CNT; i++)
-                if (conf_options[i].key && conf_options[i].type != CONF_T_KAFKA &&
+                if (conf_options[i].key &&
+                    conf_options[i].type != CONF_T_KAFKA &&
                     !strcmp(conf_options[i].key, key))
                         return &conf_options[i];
         return NULL;
@@ -164,8 +165,7 @@ void conf_kafka_kv_free(char **kv)
         free(kv);
 }
 
-int conf_list_split(const char *s, char **buf, const char **items,
-                    size_t max)
+int conf_list_split(const char *s, char **buf, const char **items, size_t max)
 {
         char *tok, *comma;
         size_t n = 0;
@@ -333,8 +333,7 @@ int conf_set(struct conf *c, enum conf_id id, const char *value,
                 goto bad;
         case CONF_T_KAFKA:
         case CONF_T_FLAG:
-                snprintf(errstr, errstr_size, "%s takes no value here",
-                         what);
+                snprintf(errstr, errstr_size, "%s takes no value here", what);
                 return -1;
         }
         if (conf_store(c, id, value)) {
@@ -555,8 +554,7 @@ static void conf_getopt_tables(unsigned cmd, struct option *lo, char *optstr,
 }
 
 /* "--db" or "-X": how a message names option o. */
-static void conf_flag_name(const struct conf_option *o, char *buf,
-                           size_t size)
+static void conf_flag_name(const struct conf_option *o, char *buf, size_t size)
 {
         if (o->flag)
                 snprintf(buf, size, "--%s", o->flag);

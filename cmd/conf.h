@@ -151,30 +151,30 @@ enum conf_type {
 
 /* Where an option applies (bits of conf_option.where): the commands
  * that take it (and list it in their --help), and the file. */
-#define CONF_SCAN 0x1u    /* eosaudit scan */
-#define CONF_SERVE 0x2u   /* eosaudit serve */
-#define CONF_FILE 0x4u    /* may be set in a configuration file */
-#define CONF_PRODUCE 0x8u /* eosaudit produce */
-#define CONF_DEMO 0x10u   /* eosaudit demo */
+#define CONF_SCAN 0x1u     /* eosaudit scan */
+#define CONF_SERVE 0x2u    /* eosaudit serve */
+#define CONF_FILE 0x4u     /* may be set in a configuration file */
+#define CONF_PRODUCE 0x8u  /* eosaudit produce */
+#define CONF_DEMO 0x10u    /* eosaudit demo */
 #define CONF_PROCESS 0x20u /* eosaudit process */
 
 struct conf_option {
-        enum conf_id id;      /* its index in the table */
-        const char *key;      /* in the file; NULL: command line only */
-        const char *flag;     /* long flag without "--"; NULL: none */
-        char short_flag;      /* 'b' for -b; 0: none */
+        enum conf_id id;  /* its index in the table */
+        const char *key;  /* in the file; NULL: command line only */
+        const char *flag; /* long flag without "--"; NULL: none */
+        char short_flag;  /* 'b' for -b; 0: none */
         enum conf_type type;
-        const char *metavar;  /* what the flag's value is called */
-        const char *def;      /* default as the parser reads it; NULL:
+        const char *metavar; /* what the flag's value is called */
+        const char *def;     /* default as the parser reads it; NULL:
                                  unset, def_doc says what that means */
-        const char *def_doc;  /* the default for people, when def is NULL */
-        int64_t min, max;     /* range (see enum conf_type) */
-        const char *choices;  /* ENUM: "a|b|c", in index order */
-        const char *example;  /* a value for the example file */
-        unsigned where;       /* commands (CONF_SCAN, ...) | CONF_FILE */
-        const char *help;     /* one sentence or two, no trailing period
+        const char *def_doc; /* the default for people, when def is NULL */
+        int64_t min, max;    /* range (see enum conf_type) */
+        const char *choices; /* ENUM: "a|b|c", in index order */
+        const char *example; /* a value for the example file */
+        unsigned where;      /* commands (CONF_SCAN, ...) | CONF_FILE */
+        const char *help;    /* one sentence or two, no trailing period
                                  needed: the printers wrap it */
-        double dmin, dmax;    /* DOUBLE: range */
+        double dmin, dmax;   /* DOUBLE: range */
 };
 
 /* The table, CONF__CNT entries indexed by enum conf_id. */
@@ -289,8 +289,7 @@ void conf_kafka_kv_free(char **kv);
  * it) and points items[] into it, skipping empty items.  Returns how many
  * (at most max), or -1 when there are more or memory ran out.
  */
-int conf_list_split(const char *s, char **buf, const char **items,
-                    size_t max);
+int conf_list_split(const char *s, char **buf, const char **items, size_t max);
 
 /* The options part of a command's --help (which = CONF_SCAN, ...; the
  * options of any command in which), wrapped to 79 columns. */

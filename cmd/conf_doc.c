@@ -117,9 +117,9 @@ static const char *conf_range_text(const struct conf_option *o, char *buf,
 
 static const char *conf_type_name(enum conf_type t)
 {
-        static const char *const names[] = {
-            "string", "list",    "integer",  "integer", "number",
-            "enum",   "address", "property", "flag"};
+        static const char *const names[] = {"string",  "list",     "integer",
+                                            "integer", "number",   "enum",
+                                            "address", "property", "flag"};
         return names[t];
 }
 
@@ -140,8 +140,8 @@ void conf_usage_print(FILE *f, unsigned which)
                         snprintf(left, sizeof(left), "  -%c, --%s%s%s",
                                  o->short_flag, o->flag, sp, meta);
                 else if (o->flag)
-                        snprintf(left, sizeof(left), "      --%s%s%s",
-                                 o->flag, sp, meta);
+                        snprintf(left, sizeof(left), "      --%s%s%s", o->flag,
+                                 sp, meta);
                 else
                         snprintf(left, sizeof(left), "  -%c%s%s",
                                  o->short_flag, sp, meta);
@@ -211,8 +211,8 @@ static void conf_md_anchor(const char *heading, char *buf, size_t size)
                 char ch = *p;
                 if (ch >= 'A' && ch <= 'Z')
                         buf[n++] = (char)(ch - 'A' + 'a');
-                else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-                         ch == '-' || ch == '_')
+                else if ((ch >= 'a' && ch <= 'z') ||
+                         (ch >= '0' && ch <= '9') || ch == '-' || ch == '_')
                         buf[n++] = ch;
                 else if (ch == ' ')
                         buf[n++] = '-';
@@ -275,8 +275,8 @@ static void conf_doc_markdown(FILE *f)
                 if (!(o->where & CONF_FILE))
                         continue;
                 fprintf(f, "\n## %s\n\n", o->key);
-                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 0,
-                          "", 76, 1);
+                conf_wrap(f, conf_sentence(o->help, text, sizeof(text)), 0, "",
+                          76, 1);
                 fputs(".\n\n- flag: ", f);
                 conf_md_flags(f, o);
                 fprintf(f, "\n- type: %s; range: %s\n- default: %s\n",
@@ -303,8 +303,10 @@ static void conf_md_commands(FILE *f, const struct conf_option *o,
         static const struct {
                 unsigned bit;
                 const char *name;
-        } cmds[] = {{CONF_SCAN, "scan"},       {CONF_SERVE, "serve"},
-                    {CONF_PRODUCE, "produce"}, {CONF_PROCESS, "process"},
+        } cmds[] = {{CONF_SCAN, "scan"},
+                    {CONF_SERVE, "serve"},
+                    {CONF_PRODUCE, "produce"},
+                    {CONF_PROCESS, "process"},
                     {CONF_DEMO, "demo"}};
         const char *sep = "";
         size_t i;
@@ -345,8 +347,7 @@ static void conf_flags_table(FILE *f, unsigned which, int several)
                         conf_md_commands(f, o, which);
                         fputs(" | ", f);
                         if (o->where & CONF_FILE) {
-                                conf_md_anchor(o->key, anchor,
-                                               sizeof(anchor));
+                                conf_md_anchor(o->key, anchor, sizeof(anchor));
                                 fprintf(f, "[`%s`](CONFIG.md#%s)", o->key,
                                         anchor);
                         } else {
@@ -354,7 +355,7 @@ static void conf_flags_table(FILE *f, unsigned which, int several)
                         }
                         fputs(" | ", f);
                 }
-                conf_md_cell(f, def                       ? def
+                conf_md_cell(f, def                      ? def
                                 : o->type == CONF_T_FLAG ? "off"
                                                          : "none");
                 fputs(" | ", f);
@@ -521,13 +522,11 @@ static void conf_doc_man(FILE *f)
                         if (def && o->type != CONF_T_KAFKA)
                                 snprintf(text, sizeof(text),
                                          "%s%s%s%s (default: %s).",
-                                         keyed ? "[" : "",
-                                         keyed ? o->key : "",
+                                         keyed ? "[" : "", keyed ? o->key : "",
                                          keyed ? "] " : "", sentence, def);
                         else
                                 snprintf(text, sizeof(text), "%s%s%s%s.",
-                                         keyed ? "[" : "",
-                                         keyed ? o->key : "",
+                                         keyed ? "[" : "", keyed ? o->key : "",
                                          keyed ? "] " : "", sentence);
                         col = 0;
                         conf_roff_text(f, text, &col);
@@ -566,8 +565,8 @@ static void conf_doc_example(FILE *f)
                 fputs(".\n", f);
                 n = fprintf(f, "# Range: %s. Default:",
                             conf_range_text(o, range, sizeof(range)));
-                conf_wrap(f, def ? def : "none", n > 0 ? (size_t)n : 0,
-                          "# ", 76, 0);
+                conf_wrap(f, def ? def : "none", n > 0 ? (size_t)n : 0, "# ",
+                          76, 0);
                 fputs(".\n", f);
                 if (o->type == CONF_T_KAFKA) {
                         const char *p = o->example;

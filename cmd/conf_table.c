@@ -45,12 +45,13 @@ const struct conf_option conf_options[CONF__CNT] = {
                  "the ledger (SQLite): audit state, counters and evidence; "
                  "a later run with the same file audits only what is new; "
                  "one process at a time"},
-    [CONF_ISOLATION] = {CONF_ISOLATION, "isolation", "isolation", 0,
-                        CONF_T_ENUM, "LEVEL", "read_committed", NULL, 0, 1,
-                        "read_committed|read_uncommitted", NULL, CONF_ALL,
-                        "the consumer's isolation.level; read_uncommitted also "
-                        "audits the records of aborted and open transactions, "
-                        "as if they were delivered"},
+    [CONF_ISOLATION] =
+        {CONF_ISOLATION, "isolation", "isolation", 0, CONF_T_ENUM, "LEVEL",
+         "read_committed", NULL, 0, 1, "read_committed|read_uncommitted", NULL,
+         CONF_ALL,
+         "the consumer's isolation.level; read_uncommitted also "
+         "audits the records of aborted and open transactions, "
+         "as if they were delivered"},
     [CONF_GAP_GRACE_RECORDS] = {CONF_GAP_GRACE_RECORDS, "gap-grace-records",
                                 "gap-grace-records", 0, CONF_T_INT, "N",
                                 "1000000", NULL, 0, INT64_MAX, NULL, NULL,
@@ -89,8 +90,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                         "duplicate or a fenced write; records without it "
                         "are not checked"},
     [CONF_ID_WINDOW] = {CONF_ID_WINDOW, "id-window", "id-window", 0,
-                        CONF_T_INT, "N", "1000000", NULL, 0, 1000000000,
-                        NULL, NULL, CONF_ALL,
+                        CONF_T_INT, "N", "1000000", NULL, 0, 1000000000, NULL,
+                        NULL, CONF_ALL,
                         "ids remembered per topic for redelivery checks "
                         "(about 16 bytes of memory and 22 of disk each); "
                         "the oldest 1/16 is dropped at a time; 0 = no "
@@ -126,16 +127,16 @@ const struct conf_option conf_options[CONF__CNT] = {
                               "past it and the sinks have been read up to "
                               "where they stood then: exact under "
                               "exactly-once processing"},
-    [CONF_PROCESSOR_OFFSETS_TOPIC] = {
-        CONF_PROCESSOR_OFFSETS_TOPIC, "processor-offsets-topic",
-        "processor-offsets-topic", 0, CONF_T_STRING, "TOPIC", NULL,
-        "none", 1, 249, NULL, "mm2-offsets.primary.internal", CONF_ALL,
-        "for a processor without a consumer group that records its "
-        "progress as a Kafka Connect source connector does (MirrorMaker 2 "
-        "in dedicated mode: mm2-offsets.SOURCE.internal, on the sinks' "
-        "cluster): the offsets it copied up to, read from this topic, are "
-        "the frontier, as --processor-group's committed offsets are (not "
-        "with it)"},
+    [CONF_PROCESSOR_OFFSETS_TOPIC] =
+        {CONF_PROCESSOR_OFFSETS_TOPIC, "processor-offsets-topic",
+         "processor-offsets-topic", 0, CONF_T_STRING, "TOPIC", NULL, "none", 1,
+         249, NULL, "mm2-offsets.primary.internal", CONF_ALL,
+         "for a processor without a consumer group that records its "
+         "progress as a Kafka Connect source connector does (MirrorMaker 2 "
+         "in dedicated mode: mm2-offsets.SOURCE.internal, on the sinks' "
+         "cluster): the offsets it copied up to, read from this topic, are "
+         "the frontier, as --processor-group's committed offsets are (not "
+         "with it)"},
     [CONF_FLOW_EXPECT] = {CONF_FLOW_EXPECT, "flow-expect", "flow-expect", 0,
                           CONF_T_ENUM, "HOW", "exactly-one", NULL, 0, 2,
                           "exactly-one|at-most-one|at-least-one", NULL,
@@ -160,8 +161,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                           "... or once the other side's records are N ms "
                           "later (record timestamps); 0 = never by time"},
     [CONF_FLOW_MAX_IDS] = {CONF_FLOW_MAX_IDS, "flow-max-ids", "flow-max-ids",
-                           0, CONF_T_INT, "N", "1000000", NULL, 1,
-                           1000000000, NULL, NULL, CONF_ALL,
+                           0, CONF_T_INT, "N", "1000000", NULL, 1, 1000000000,
+                           NULL, NULL, CONF_ALL,
                            "outstanding ids the flow audit holds in memory "
                            "(about 160 bytes each); past it the oldest is "
                            "moved to the ledger and revived when its copy "
@@ -170,7 +171,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                            "verdicts"},
     [CONF_SOURCE_BOOTSTRAP] = {CONF_SOURCE_BOOTSTRAP, "source-bootstrap",
                                "source-bootstrap", 0, CONF_T_STRING, "LIST",
-                               NULL, "none: the sources are on the sinks' "
+                               NULL,
+                               "none: the sources are on the sinks' "
                                "cluster (-b)",
                                1, 65535, NULL, "primary1:9092,primary2:9092",
                                CONF_ALL,
@@ -183,17 +185,14 @@ const struct conf_option conf_options[CONF__CNT] = {
                                "(MirrorMaker 2, a replicator) is audited as "
                                "a processor: its flow latency is the "
                                "replication latency (docs/FLOW.md)"},
-    [CONF_SOURCE_PROPERTIES_FILE] = {CONF_SOURCE_PROPERTIES_FILE,
-                                     "source-kafka-properties-file",
-                                     "source-properties-file", 0,
-                                     CONF_T_STRING, "FILE", NULL, "none", 1,
-                                     CONF_PATH_MAX, NULL,
-                                     "/etc/eosaudit/primary.properties",
-                                     CONF_ALL,
-                                     "--source-bootstrap: the source "
-                                     "cluster's librdkafka properties file, "
-                                     "as -F is the sinks'; its secrets go "
-                                     "here or in source-kafka.* lines"},
+    [CONF_SOURCE_PROPERTIES_FILE] =
+        {CONF_SOURCE_PROPERTIES_FILE, "source-kafka-properties-file",
+         "source-properties-file", 0, CONF_T_STRING, "FILE", NULL, "none", 1,
+         CONF_PATH_MAX, NULL, "/etc/eosaudit/primary.properties", CONF_ALL,
+         "--source-bootstrap: the source "
+         "cluster's librdkafka properties file, "
+         "as -F is the sinks'; its secrets go "
+         "here or in source-kafka.* lines"},
     [CONF_SOURCE_KAFKA] = {CONF_SOURCE_KAFKA, "source-kafka.PROPERTY",
                            "source-X", 0, CONF_T_KAFKA, "KEY=VALUE", NULL,
                            "as the sinks' consumer: group.id=eosaudit, "
@@ -208,10 +207,10 @@ const struct conf_option conf_options[CONF__CNT] = {
                            "the source cluster's consumer, repeatable "
                            "(none of -X applies to it); a secret is "
                            "refused here, as with -X"},
-    [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS,
-                                 "commit-interval-ms", "commit-interval-ms",
-                                 0, CONF_T_INT, "N", "1000", NULL, 1, 3600000,
-                                 NULL, NULL, CONF_ALL,
+    [CONF_COMMIT_INTERVAL_MS] = {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms",
+                                 "commit-interval-ms", 0, CONF_T_INT, "N",
+                                 "1000", NULL, 1, 3600000, NULL, NULL,
+                                 CONF_ALL,
                                  "commit the ledger at least every N ms"},
     [CONF_COMMIT_RECORDS] = {CONF_COMMIT_RECORDS, "commit-records",
                              "commit-records", 0, CONF_T_INT, "N", "100000",
@@ -228,16 +227,15 @@ const struct conf_option conf_options[CONF__CNT] = {
                       "0 = one per core less one, for librdkafka's broker "
                       "thread (1 on 2 cores)"},
     [CONF_STALL_TIMEOUT_MS] = {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms",
-                               "stall-timeout-ms", 0, CONF_T_INT, "N",
-                               "30000", NULL, 1, 86400000, NULL, NULL,
+                               "stall-timeout-ms", 0, CONF_T_INT, "N", "30000",
+                               NULL, 1, 86400000, NULL, NULL,
                                CONF_SCAN | CONF_FILE,
                                "scan: give up on a partition held below its "
                                "end by an open transaction after N ms"},
     [CONF_METADATA_REFRESH_MS] = {CONF_METADATA_REFRESH_MS,
-                                  "metadata-refresh-ms",
-                                  "metadata-refresh-ms", 0, CONF_T_INT, "N",
-                                  "60000", NULL, 0, 86400000, NULL, NULL,
-                                  CONF_SERVE | CONF_FILE,
+                                  "metadata-refresh-ms", "metadata-refresh-ms",
+                                  0, CONF_T_INT, "N", "60000", NULL, 0,
+                                  86400000, NULL, NULL, CONF_SERVE | CONF_FILE,
                                   "serve: look for partitions added to the "
                                   "topics every N ms and audit each new one "
                                   "from its log start (logged), and stop "
@@ -270,15 +268,14 @@ const struct conf_option conf_options[CONF__CNT] = {
                               "token being the first line of FILE, on "
                               "everything but /healthz and the dashboard "
                               "page itself"},
-    [CONF_TLS_CERT] = {CONF_TLS_CERT, "tls-cert", "tls-cert", 0,
-                       CONF_T_STRING, "FILE", NULL, "none: plain HTTP", 1,
-                       CONF_PATH_MAX, NULL, "/etc/eosaudit/tls/cert.pem",
-                       CONF_ALL,
+    [CONF_TLS_CERT] = {CONF_TLS_CERT, "tls-cert", "tls-cert", 0, CONF_T_STRING,
+                       "FILE", NULL, "none: plain HTTP", 1, CONF_PATH_MAX,
+                       NULL, "/etc/eosaudit/tls/cert.pem", CONF_ALL,
                        "serve HTTPS with this PEM certificate (chain); needs "
                        "tls-key"},
     [CONF_TLS_KEY] = {CONF_TLS_KEY, "tls-key", "tls-key", 0, CONF_T_STRING,
-                      "FILE", NULL, "none: plain HTTP", 1, CONF_PATH_MAX,
-                      NULL, "/etc/eosaudit/tls/key.pem", CONF_ALL,
+                      "FILE", NULL, "none: plain HTTP", 1, CONF_PATH_MAX, NULL,
+                      "/etc/eosaudit/tls/key.pem", CONF_ALL,
                       "the PEM private key of tls-cert"},
     [CONF_LOG_LEVEL] = {CONF_LOG_LEVEL, "log-level", "log-level", 0,
                         CONF_T_ENUM, "LEVEL", "info", NULL, 0, 3,
@@ -292,8 +289,7 @@ const struct conf_option conf_options[CONF__CNT] = {
                                     "kafka-properties-file", NULL, 'F',
                                     CONF_T_STRING, "FILE", NULL, "none", 1,
                                     CONF_PATH_MAX, NULL,
-                                    "/etc/eosaudit/kafka.properties",
-                                    CONF_ALL,
+                                    "/etc/eosaudit/kafka.properties", CONF_ALL,
                                     "librdkafka properties file, kcat-style "
                                     "key=value lines with # comments; keeps "
                                     "secrets out of the main file"},
@@ -314,8 +310,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                     "auto.offset.reset stay as the audit needs them"},
     [CONF_TXN_MANIFESTS] = {CONF_TXN_MANIFESTS, "txn-manifests",
                             "txn-manifests", 0, CONF_T_STRING, "TOPIC", NULL,
-                            "none: transactions are not checked", 1, 249,
-                            NULL, "eos-txn-manifests", CONF_ALL,
+                            "none: transactions are not checked", 1, 249, NULL,
+                            "eos-txn-manifests", CONF_ALL,
                             "check that transactions are atomic: read the "
                             "manifests transactional producers write to "
                             "TOPIC (audited too), and report a transaction "
@@ -324,9 +320,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                             "and a visible record of an aborted one as "
                             "aborted_read"},
     [CONF_GROUP] = {CONF_GROUP, "group", "group", 0, CONF_T_STRING, "GROUP",
-                    NULL, "none: one process audits every partition", 1,
-                    200, NULL, "eosaudit-orders",
-                    CONF_SERVE | CONF_FILE,
+                    NULL, "none: one process audits every partition", 1, 200,
+                    NULL, "eosaudit-orders", CONF_SERVE | CONF_FILE,
                     "serve: share the topics' partitions with the other "
                     "eosaudit processes of consumer group GROUP "
                     "(cooperative-sticky); each partition's state travels "
@@ -348,8 +343,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                            "keeps its name fences its previous instance"},
     [CONF_GROUP_INSTANCE_ID] = {CONF_GROUP_INSTANCE_ID, "group-instance-id",
                                 "group-instance-id", 0, CONF_T_STRING, "ID",
-                                NULL, "none: dynamic membership", 1, 200,
-                                NULL, "auditor-1", CONF_SERVE | CONF_FILE,
+                                NULL, "none: dynamic membership", 1, 200, NULL,
+                                "auditor-1", CONF_SERVE | CONF_FILE,
                                 "serve --group: static membership, the "
                                 "consumer's group.instance.id: a member "
                                 "restarted with the same ID within "
@@ -377,46 +372,45 @@ const struct conf_option conf_options[CONF__CNT] = {
                                    "partitions, ids hashed over them"},
     /* produce: the reference producer (producer/producer.h) */
     [CONF_PRODUCE_TOPIC] = {CONF_PRODUCE_TOPIC, NULL, "topic", 't',
-                            CONF_T_STRING, "TOPIC", NULL, "none; required",
-                            1, 249, NULL, NULL, CONF_PRODUCE,
+                            CONF_T_STRING, "TOPIC", NULL, "none; required", 1,
+                            249, NULL, NULL, CONF_PRODUCE,
                             "topic to write (must exist or be "
                             "auto-created)"},
     [CONF_PRODUCER] = {CONF_PRODUCER, NULL, "producer", 0, CONF_T_STRING,
                        "NAME", NULL, "the transactional id, if any", 1,
                        PRODUCER_NAME_MAX, NULL, NULL, CONF_PRODUCE,
                        "eos.producer value, 1..255 bytes"},
-    [CONF_PRODUCE_COUNT] = {CONF_PRODUCE_COUNT, NULL, "count", 'n',
-                            CONF_T_INT, "COUNT", "1000", NULL, 0, INT64_MAX,
-                            NULL, NULL, CONF_PRODUCE, "records to deliver"},
+    [CONF_PRODUCE_COUNT] = {CONF_PRODUCE_COUNT, NULL, "count", 'n', CONF_T_INT,
+                            "COUNT", "1000", NULL, 0, INT64_MAX, NULL, NULL,
+                            CONF_PRODUCE, "records to deliver"},
     [CONF_PRODUCE_RATE] = {CONF_PRODUCE_RATE, NULL, "rate", 0, CONF_T_DOUBLE,
                            "N", "0", NULL, 0, 0, NULL, NULL, CONF_PRODUCE,
                            "records/s, 0 = unlimited", 0, HUGE_VAL},
     [CONF_SIZE] = {CONF_SIZE, NULL, "size", 0, CONF_T_INT, "BYTES", "100",
                    NULL, 0, PRODUCER_VALUE_MAX, NULL, NULL, CONF_PRODUCE,
                    "value size, at most 100000000"},
-    [CONF_TRANSACTIONAL_ID] = {CONF_TRANSACTIONAL_ID, NULL,
-                               "transactional-id", 0, CONF_T_STRING, "ID",
-                               NULL, NULL, 1, 65535, NULL, NULL,
-                               CONF_PRODUCE,
+    [CONF_TRANSACTIONAL_ID] = {CONF_TRANSACTIONAL_ID, NULL, "transactional-id",
+                               0, CONF_T_STRING, "ID", NULL, NULL, 1, 65535,
+                               NULL, NULL, CONF_PRODUCE,
                                "produce in transactions; the epoch and "
                                "eos.pid come from the broker"},
     [CONF_TXN_SIZE] = {CONF_TXN_SIZE, NULL, "txn-size", 0, CONF_T_INT, "N",
                        "100", NULL, 1, INT64_MAX, NULL, NULL, CONF_PRODUCE,
                        "records per transaction (with --transactional-id)"},
-    [CONF_ABORT_EVERY] = {CONF_ABORT_EVERY, NULL, "abort-every", 0,
-                          CONF_T_INT, "N", "0", NULL, 0, INT64_MAX, NULL,
-                          NULL, CONF_PRODUCE,
+    [CONF_ABORT_EVERY] = {CONF_ABORT_EVERY, NULL, "abort-every", 0, CONF_T_INT,
+                          "N", "0", NULL, 0, INT64_MAX, NULL, NULL,
+                          CONF_PRODUCE,
                           "abort every Nth transaction, 0 = never (else >= "
                           "2); the next transaction reuses the aborted "
                           "records and seqs"},
-    [CONF_STATE] = {CONF_STATE, NULL, "state", 0, CONF_T_STRING, "FILE",
-                    NULL, NULL, 1, CONF_PATH_MAX, NULL, NULL, CONF_PRODUCE,
+    [CONF_STATE] = {CONF_STATE, NULL, "state", 0, CONF_T_STRING, "FILE", NULL,
+                    NULL, 1, CONF_PATH_MAX, NULL, NULL, CONF_PRODUCE,
                     "session counter: FILE holds one line, the last epoch "
                     "used (decimal); each run (and restart) takes the next "
                     "one and writes it back (temp file + rename) before "
                     "producing; no FILE: epoch 0, +1 per restart"},
-    [CONF_EPOCH] = {CONF_EPOCH, NULL, "epoch", 0, CONF_T_INT, "N", NULL,
-                    NULL, 0, INT32_MAX, NULL, NULL, CONF_PRODUCE,
+    [CONF_EPOCH] = {CONF_EPOCH, NULL, "epoch", 0, CONF_T_INT, "N", NULL, NULL,
+                    0, INT32_MAX, NULL, NULL, CONF_PRODUCE,
                     "use epoch N (0..2147483647; +1 per restart); not with "
                     "--state"},
     [CONF_INJECT_DUPLICATES] = {CONF_INJECT_DUPLICATES, NULL,
@@ -448,8 +442,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                          "its own name, or none, unless the repeats are "
                          "wanted"},
     [CONF_MSGID_HEADER] = {CONF_MSGID_HEADER, NULL, "msgid-header", 0,
-                           CONF_T_STRING, "NAME", PRODUCER_MSGID_HEADER,
-                           NULL, 1, PRODUCER_HEADER_NAME_MAX, NULL, NULL,
+                           CONF_T_STRING, "NAME", PRODUCER_MSGID_HEADER, NULL,
+                           1, PRODUCER_HEADER_NAME_MAX, NULL, NULL,
                            CONF_PRODUCE,
                            "header the id goes under, 1..255 bytes, not one "
                            "of the other eos.* headers"},
@@ -541,8 +535,8 @@ const struct conf_option conf_options[CONF__CNT] = {
                                 "stop once no record came for N ms; 0 = run "
                                 "until SIGINT or SIGTERM"},
     [CONF_PRODUCE_TXN_MANIFESTS] = {CONF_PRODUCE_TXN_MANIFESTS, NULL,
-                                    "txn-manifests", 0, CONF_T_STRING,
-                                    "TOPIC", NULL, NULL, 1, 249, NULL, NULL,
+                                    "txn-manifests", 0, CONF_T_STRING, "TOPIC",
+                                    NULL, NULL, 1, 249, NULL, NULL,
                                     CONF_PRODUCE,
                                     "with --transactional-id: stamp eos.txn "
                                     "on every record and write each "
@@ -555,12 +549,11 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_DEMO_RATE] = {CONF_DEMO_RATE, NULL, "rate", 0, CONF_T_DOUBLE, "N",
                         "4000", NULL, 0, 0, NULL, NULL, CONF_DEMO,
                         "records per second, 0 = unlimited", 0, 1e9},
-    [CONF_DEMO_DB] = {CONF_DEMO_DB, NULL, "db", 0, CONF_T_STRING, "FILE",
-                      NULL, "a temporary one", 1, CONF_PATH_MAX, NULL, NULL,
+    [CONF_DEMO_DB] = {CONF_DEMO_DB, NULL, "db", 0, CONF_T_STRING, "FILE", NULL,
+                      "a temporary one", 1, CONF_PATH_MAX, NULL, NULL,
                       CONF_DEMO, "ledger file"},
     [CONF_DEMO_LISTEN] = {CONF_DEMO_LISTEN, NULL, "listen", 0, CONF_T_ADDR,
-                          "ADDR:PORT", NULL, NULL, 0, 0, NULL, NULL,
-                          CONF_DEMO,
+                          "ADDR:PORT", NULL, NULL, 0, 0, NULL, NULL, CONF_DEMO,
                           "serve the dashboard, /metrics and `/api/v1/...` "
                           "while the demo runs (e.g. 127.0.0.1:8080; port 0 "
                           "picks a free one) and print its URL; after the "
@@ -574,25 +567,25 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_SEED] = {CONF_SEED, NULL, "seed", 0, CONF_T_U64, "N", "1", NULL, 0,
                    0, NULL, NULL, CONF_PRODUCE | CONF_DEMO,
                    "seed of the injected faults: they are a function of it"},
-    [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X',
-                            CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
-                            NULL, NULL, CONF_PRODUCE,
+    [CONF_PRODUCE_KAFKA] = {CONF_PRODUCE_KAFKA, NULL, NULL, 'X', CONF_T_KAFKA,
+                            "KEY=VALUE", NULL, NULL, 0, 0, NULL, NULL,
+                            CONF_PRODUCE,
                             "librdkafka property (repeatable; after -F); "
                             "before them: enable.idempotence=true acks=all "
                             "max.in.flight.requests.per.connection=5 "
                             "message.send.max.retries=2147483647 linger.ms=5 "
                             "(statistics.interval.ms=100 when "
                             "transactional)"},
-    [CONF_PRODUCE_PROPERTIES_FILE] = {CONF_PRODUCE_PROPERTIES_FILE, NULL,
-                                      NULL, 'F', CONF_T_STRING, "FILE", NULL,
-                                      NULL, 1, CONF_PATH_MAX, NULL, NULL,
+    [CONF_PRODUCE_PROPERTIES_FILE] = {CONF_PRODUCE_PROPERTIES_FILE, NULL, NULL,
+                                      'F', CONF_T_STRING, "FILE", NULL, NULL,
+                                      1, CONF_PATH_MAX, NULL, NULL,
                                       CONF_PRODUCE | CONF_PROCESS,
                                       "librdkafka properties file: "
                                       "key=value lines, # comments; secrets "
                                       "go here, never in -X"},
-    [CONF_PROCESS_KAFKA] = {CONF_PROCESS_KAFKA, NULL, NULL, 'X',
-                            CONF_T_KAFKA, "KEY=VALUE", NULL, NULL, 0, 0,
-                            NULL, NULL, CONF_PROCESS,
+    [CONF_PROCESS_KAFKA] = {CONF_PROCESS_KAFKA, NULL, NULL, 'X', CONF_T_KAFKA,
+                            "KEY=VALUE", NULL, NULL, 0, 0, NULL, NULL,
+                            CONF_PROCESS,
                             "librdkafka property of both clients "
                             "(repeatable; after -F, before -b); then "
                             "set over them: enable.idempotence=true "
@@ -627,8 +620,8 @@ const struct conf_option conf_options[CONF__CNT] = {
     [CONF_VERBOSE] = {CONF_VERBOSE, NULL, "verbose", 'v', CONF_T_FLAG, NULL,
                       NULL, NULL, 0, 0, NULL, NULL, CONF_SV,
                       "debug logging (--log-level debug)"},
-    [CONF_HELP] = {CONF_HELP, NULL, "help", 'h', CONF_T_FLAG, NULL, NULL,
-                   NULL, 0, 0, NULL, NULL, CONF_CMDS,
+    [CONF_HELP] = {CONF_HELP, NULL, "help", 'h', CONF_T_FLAG, NULL, NULL, NULL,
+                   0, 0, NULL, NULL, CONF_CMDS,
                    "print the command's options and exit"},
 };
 
@@ -648,5 +641,5 @@ const char *const conf_doc_intro[] = {
     "after kafka-properties-file (or -F) and before -X flags; brokers and "
     "isolation, when set, override bootstrap.servers and isolation.level.",
 };
-const size_t conf_doc_intro_cnt =
-    sizeof(conf_doc_intro) / sizeof(conf_doc_intro[0]);
+const size_t conf_doc_intro_cnt = sizeof(conf_doc_intro) /
+                                  sizeof(conf_doc_intro[0]);

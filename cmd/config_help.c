@@ -11,24 +11,25 @@
 
 static void usage_config_help(FILE *f)
 {
-        fputs("usage: eosaudit config-help [--markdown | --example | --flags | "
-              "--man |\n"
-              "                            --check FILE]\n"
-              "\n"
-              "Describes the configuration file of scan and serve (--config "
-              "FILE): as\n"
-              "text, as docs/CONFIG.md (--markdown), or as an example file "
-              "with every\n"
-              "key at its default, commented out (--example).  --flags "
-              "prints the flags\n"
-              "of every command as docs/FLAGS.md, --man as the OPTIONS "
-              "sections of\n"
-              "docs/eosaudit.1.  --check FILE reads FILE as serve would and "
-              "says whether\n"
-              "it is valid (exit status 0) or which line is not (FILE:LINE: "
-              "message,\n"
-              "exit status 2).\n",
-              f);
+        fputs(
+            "usage: eosaudit config-help [--markdown | --example | --flags | "
+            "--man |\n"
+            "                            --check FILE]\n"
+            "\n"
+            "Describes the configuration file of scan and serve (--config "
+            "FILE): as\n"
+            "text, as docs/CONFIG.md (--markdown), or as an example file "
+            "with every\n"
+            "key at its default, commented out (--example).  --flags "
+            "prints the flags\n"
+            "of every command as docs/FLAGS.md, --man as the OPTIONS "
+            "sections of\n"
+            "docs/eosaudit.1.  --check FILE reads FILE as serve would and "
+            "says whether\n"
+            "it is valid (exit status 0) or which line is not (FILE:LINE: "
+            "message,\n"
+            "exit status 2).\n",
+            f);
 }
 
 /* --check FILE: FILE as `serve --config FILE` would read it. */
@@ -90,4 +91,3 @@ int cmd_config_help(int argc, char **argv, volatile sig_atomic_t *run)
         }
         return CMD_EXIT_CLEAN;
 }
-

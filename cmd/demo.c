@@ -76,22 +76,23 @@ static void demo_tick(void *opaque, int64_t now_ms)
 
 static void demo_usage(FILE *f)
 {
-        fprintf(f,
-"usage: eosaudit demo [-n COUNT] [--rate N] [--db FILE] [--seed N]\n"
-"                     [--listen ADDR:PORT [--no-linger]] [-q]\n"
-"\n"
-"Starts librdkafka's in-process mock cluster (%d brokers), a topic '%s'\n"
-"with %d partitions, the reference producer with injected faults\n"
-"(duplicates, gaps and a zombie session), and the auditor, and prints\n"
-"what the audit finds as it goes, then compares it with what was\n"
-"injected.  Then a pipeline: the reference processor copies topic\n"
-"'%s' to '%s' at-least-once, crashing once and restarting, and\n"
-"the flow audit reports the records written twice (the mock cluster\n"
-"does not enforce transactions: exactly-once needs a real broker).\n"
-"Exit status 0 when every figure matches its independent count.\n"
-"\n",
-                DEMO_BROKERS, DEMO_TOPIC, DEMO_PARTITIONS, DEMO_FLOW_SOURCE,
-                DEMO_FLOW_SINK);
+        fprintf(
+            f,
+            "usage: eosaudit demo [-n COUNT] [--rate N] [--db FILE] [--seed N]\n"
+            "                     [--listen ADDR:PORT [--no-linger]] [-q]\n"
+            "\n"
+            "Starts librdkafka's in-process mock cluster (%d brokers), a topic '%s'\n"
+            "with %d partitions, the reference producer with injected faults\n"
+            "(duplicates, gaps and a zombie session), and the auditor, and prints\n"
+            "what the audit finds as it goes, then compares it with what was\n"
+            "injected.  Then a pipeline: the reference processor copies topic\n"
+            "'%s' to '%s' at-least-once, crashing once and restarting, and\n"
+            "the flow audit reports the records written twice (the mock cluster\n"
+            "does not enforce transactions: exactly-once needs a real broker).\n"
+            "Exit status 0 when every figure matches its independent count.\n"
+            "\n",
+            DEMO_BROKERS, DEMO_TOPIC, DEMO_PARTITIONS, DEMO_FLOW_SOURCE,
+            DEMO_FLOW_SINK);
         conf_usage_print(f, CONF_DEMO);
 }
 
@@ -191,9 +192,10 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
         bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
         if (!db) {
                 if (cli_tmpdb_make(&tmp)) {
-                        fprintf(stderr, "eosaudit: demo: cannot create a "
-                                        "temporary ledger under $TMPDIR "
-                                        "(else /tmp): %s\n",
+                        fprintf(stderr,
+                                "eosaudit: demo: cannot create a "
+                                "temporary ledger under $TMPDIR "
+                                "(else /tmp): %s\n",
                                 strerror(errno));
                         goto out;
                 }
@@ -323,7 +325,8 @@ int cmd_demo(int argc, char **argv, volatile sig_atomic_t *run)
                        "found:\n");
                 bad |= demo_check("duplicate", dp.res.duplicates_injected,
                                   s.anomalies[DEDUP_KIND_DUPLICATE]);
-                bad |= demo_check("missing", dp.res.gaps_injected + dp.res.failed,
+                bad |= demo_check("missing",
+                                  dp.res.gaps_injected + dp.res.failed,
                                   s.missing);
                 bad |= demo_check("fenced", dp.res.zombie_records,
                                   s.anomalies[DEDUP_KIND_FENCED]);

@@ -51,9 +51,8 @@ static rd_kafka_t *demo_flow_client(const char *bootstraps, char *errstr,
 /* The high watermarks of topic's partitions, and their sum (no retention,
  * no compaction and no transactions on the mock: every offset is a
  * record).  Returns 0, or -1 with errstr. */
-static int demo_flow_records(rd_kafka_t *rk, const char *topic,
-                             int64_t *hi, int64_t *sum, char *errstr,
-                             size_t errstr_size)
+static int demo_flow_records(rd_kafka_t *rk, const char *topic, int64_t *hi,
+                             int64_t *sum, char *errstr, size_t errstr_size)
 {
         int32_t p;
         int64_t lo;
@@ -170,8 +169,8 @@ struct demo_flow {
 static int demo_flow_check(FILE *f, const char *what, int64_t want,
                            int64_t got)
 {
-        fprintf(f, "  %-22s counted %-8" PRId64 " flow audit %-8" PRId64
-                   " %s\n",
+        fprintf(f,
+                "  %-22s counted %-8" PRId64 " flow audit %-8" PRId64 " %s\n",
                 what, want, got, want == got ? "ok" : "MISMATCH");
         return want == got ? 0 : -1;
 }
@@ -251,8 +250,7 @@ static void *demo_flow_main(void *arg)
                 "demo: %" PRId64 " records in '%s'; the processor crashed "
                 "after %d (its last batch written, its offsets not "
                 "committed), restarted (%d) and went on: the second session "
-                "read %" PRIu64 " records and committed %" PRIu64
-                " times\n",
+                "read %" PRIu64 " records and committed %" PRIu64 " times\n",
                 n_src, DEMO_FLOW_SOURCE, DEMO_FLOW_CRASH_AFTER, st.restarts,
                 st.consumed, st.commits);
 

@@ -42,8 +42,8 @@ enum evlog_line {
 /* Where lines go: line is one anomaly, summary or note, no newline; kcat
  * the command that fetches its records, or NULL (a summary has one only
  * when its records are most of its offsets, e.g. a zombie's run). */
-typedef void(evlog_sink)(void *opaque, enum evlog_line what,
-                         const char *line, const char *kcat);
+typedef void(evlog_sink)(void *opaque, enum evlog_line what, const char *line,
+                         const char *kcat);
 
 struct evlog_group {
         char topic[256];
@@ -65,9 +65,9 @@ struct evlog {
         const char *brokers; /* for kcat commands; NULL: "BROKER" */
         struct evlog_group g[EVLOG_GROUPS];
         size_t n;
-        int64_t window_ms;   /* start of the rate limit's window */
+        int64_t window_ms; /* start of the rate limit's window */
         unsigned window_lines;
-        uint64_t held;       /* first lines held back in this window */
+        uint64_t held; /* first lines held back in this window */
         uint64_t held_total;
 };
 

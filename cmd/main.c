@@ -32,37 +32,38 @@ static void signals_install(void)
 
 static void usage_main(FILE *f)
 {
-        fprintf(f,
-"usage: eosaudit COMMAND [options]\n"
-"\n"
-"Checks that a Kafka topic delivered every record exactly once, and shows\n"
-"the evidence when it did not.  Producers stamp three headers on each\n"
-"record (eos.producer, eos.epoch, eos.seq); eosaudit reads the topic and\n"
-"reports duplicates, gaps (lost records), out-of-order records, writes\n"
-"from fenced (zombie) sessions, malformed headers, and records\n"
-"redelivered by a producer that restarted (by message id).\n"
-"\n"
-"Start here, on your own topic:\n"
-"  eosaudit scan -b BROKER:9092 -t TOPIC\n"
-"\n"
-"commands:\n"
-"  scan      audit topics up to their current end, report, exit (0 clean,\n"
-"            1 anomalies, 2 error, 3 not audited: no record carried the\n"
-"            headers)\n"
-"  serve     audit topics continuously, with HTTP (dashboard, /metrics,\n"
-"            /api/v1/...)\n"
-"  produce   the reference producer (stamps the header contract, can\n"
-"            inject faults)\n"
-"  process   the reference processor: consume, transform, produce\n"
-"  demo      an embedded demo on librdkafka's mock cluster (with\n"
-"            --listen, a dashboard to look at)\n"
-"  config-help [--markdown|--example|--flags|--check FILE]\n"
-"            the keys of the configuration file (--config FILE) of scan\n"
-"            and serve, their types, ranges and defaults; --flags every\n"
-"            command's flags; --check FILE validates a file\n"
-"  version   print the version\n"
-"\n"
-"`eosaudit COMMAND --help` (or -h) describes each command; man eosaudit.\n");
+        fprintf(
+            f,
+            "usage: eosaudit COMMAND [options]\n"
+            "\n"
+            "Checks that a Kafka topic delivered every record exactly once, and shows\n"
+            "the evidence when it did not.  Producers stamp three headers on each\n"
+            "record (eos.producer, eos.epoch, eos.seq); eosaudit reads the topic and\n"
+            "reports duplicates, gaps (lost records), out-of-order records, writes\n"
+            "from fenced (zombie) sessions, malformed headers, and records\n"
+            "redelivered by a producer that restarted (by message id).\n"
+            "\n"
+            "Start here, on your own topic:\n"
+            "  eosaudit scan -b BROKER:9092 -t TOPIC\n"
+            "\n"
+            "commands:\n"
+            "  scan      audit topics up to their current end, report, exit (0 clean,\n"
+            "            1 anomalies, 2 error, 3 not audited: no record carried the\n"
+            "            headers)\n"
+            "  serve     audit topics continuously, with HTTP (dashboard, /metrics,\n"
+            "            /api/v1/...)\n"
+            "  produce   the reference producer (stamps the header contract, can\n"
+            "            inject faults)\n"
+            "  process   the reference processor: consume, transform, produce\n"
+            "  demo      an embedded demo on librdkafka's mock cluster (with\n"
+            "            --listen, a dashboard to look at)\n"
+            "  config-help [--markdown|--example|--flags|--check FILE]\n"
+            "            the keys of the configuration file (--config FILE) of scan\n"
+            "            and serve, their types, ranges and defaults; --flags every\n"
+            "            command's flags; --check FILE validates a file\n"
+            "  version   print the version\n"
+            "\n"
+            "`eosaudit COMMAND --help` (or -h) describes each command; man eosaudit.\n");
 }
 
 int main(int argc, char **argv)
@@ -85,16 +86,17 @@ int main(int argc, char **argv)
                 return cmd ? CMD_EXIT_CLEAN : CMD_EXIT_ERROR;
         }
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-                if (argc > 2 && (!strcmp(argv[2], "-h") ||
-                                 !strcmp(argv[2], "--help"))) {
+                if (argc > 2 &&
+                    (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
                         printf("usage: eosaudit version\n\n"
                                "Prints the versions of eosaudit and of "
                                "the librdkafka it runs with.\n");
                         return CMD_EXIT_CLEAN;
                 }
                 if (argc > 2) {
-                        fprintf(stderr, "eosaudit: %s takes no arguments, "
-                                        "not '%s'\n",
+                        fprintf(stderr,
+                                "eosaudit: %s takes no arguments, "
+                                "not '%s'\n",
                                 cmd, argv[2]);
                         return CMD_EXIT_ERROR;
                 }
@@ -105,8 +107,9 @@ int main(int argc, char **argv)
         for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
                 if (!strcmp(cmd, cmds[i].name))
                         return cmds[i].fn(argc - 1, argv + 1, &run);
-        fprintf(stderr, "eosaudit: unknown command '%s' (see `eosaudit "
-                        "--help`)\n",
+        fprintf(stderr,
+                "eosaudit: unknown command '%s' (see `eosaudit "
+                "--help`)\n",
                 cmd);
         return CMD_EXIT_ERROR;
 }

@@ -108,12 +108,10 @@ int cmd_process(int argc, char **argv, volatile sig_atomic_t *run)
                "\"transactions\":%llu,\"aborted\":%llu,\"commits\":%llu,"
                "\"restarts\":%d,\"ok\":%s}\n",
                (unsigned long long)st.consumed,
-               (unsigned long long)st.produced,
-               (unsigned long long)st.dropped,
+               (unsigned long long)st.produced, (unsigned long long)st.dropped,
                (unsigned long long)st.transactions,
-               (unsigned long long)st.aborted,
-               (unsigned long long)st.commits, st.restarts,
-               r ? "false" : "true");
+               (unsigned long long)st.aborted, (unsigned long long)st.commits,
+               st.restarts, r ? "false" : "true");
         fflush(stdout);
         status = r ? CMD_EXIT_ERROR : CMD_EXIT_CLEAN;
 out:

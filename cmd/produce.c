@@ -28,28 +28,29 @@ static void produce_usage(FILE *f)
               "\n",
               f);
         conf_usage_print(f, CONF_PRODUCE);
-        fputs("\n"
-              "Prints one summary line to stderr:\n"
-              "  produce: delivered=N failed=M aborted=K duplicates_injected=D "
-              "gaps_injected=G\n"
-              "  epoch=E records=R partitions=P pid=I transactions=T "
-              "aborted_transactions=A\n"
-              "  zombie_records=Z zombie_fenced=0|1 zombie_epoch=E "
-              "redelivered_injected=R\n"
-              "  restarts=S stopped=0|1 elapsed_ms=MS unconfirmed=U\n"
-              "delivered counts visible writes (records, duplicates, replayed "
-              "copies,\n"
-              "zombie writes); epoch and pid are the last session's.\n"
-              "unconfirmed counts writes librdkafka reported delivered "
-              "without an offset\n"
-              "(acked implicitly after an earlier batch failed): they may be "
-              "missing.\n"
-              "SIGINT/SIGTERM stop producing; the run still flushes and "
-              "reports.\n"
-              "Exit status: 0 all delivered, 1 some records not delivered (or "
-              "unconfirmed) or a run-time\n"
-              "error, 2 usage or configuration error.\n",
-              f);
+        fputs(
+            "\n"
+            "Prints one summary line to stderr:\n"
+            "  produce: delivered=N failed=M aborted=K duplicates_injected=D "
+            "gaps_injected=G\n"
+            "  epoch=E records=R partitions=P pid=I transactions=T "
+            "aborted_transactions=A\n"
+            "  zombie_records=Z zombie_fenced=0|1 zombie_epoch=E "
+            "redelivered_injected=R\n"
+            "  restarts=S stopped=0|1 elapsed_ms=MS unconfirmed=U\n"
+            "delivered counts visible writes (records, duplicates, replayed "
+            "copies,\n"
+            "zombie writes); epoch and pid are the last session's.\n"
+            "unconfirmed counts writes librdkafka reported delivered "
+            "without an offset\n"
+            "(acked implicitly after an earlier batch failed): they may be "
+            "missing.\n"
+            "SIGINT/SIGTERM stop producing; the run still flushes and "
+            "reports.\n"
+            "Exit status: 0 all delivered, 1 some records not delivered (or "
+            "unconfirmed) or a run-time\n"
+            "error, 2 usage or configuration error.\n",
+            f);
 }
 
 /* The options that only make sense with another. */
@@ -168,8 +169,8 @@ int cmd_produce(int argc, char **argv, volatile sig_atomic_t *run)
                 fflush(stdout);
         }
         status = r != 0 || res.failed > 0 || res.unconfirmed > 0
-                         ? CMD_EXIT_ANOMALIES
-                         : CMD_EXIT_CLEAN;
+                     ? CMD_EXIT_ANOMALIES
+                     : CMD_EXIT_CLEAN;
 out:
         conf_kafka_kv_free(kv);
         conf_release(&c);

@@ -33,28 +33,29 @@ static void usage_scan(FILE *f)
               "\n",
               f);
         conf_usage_print(f, CONF_SCAN);
-        fputs("\n"
-              "Settings may come from --config FILE (`eosaudit config-help` "
-              "lists its keys);\n"
-              "flags override it.  See `eosaudit serve --help` for the HTTP "
-              "endpoints.\n"
-              "\n"
-              "With --db, a rerun audits only what is new and says so beside "
-              "the totals\n"
-              "(\"since last run\"); the verdict and exit status are the "
-              "ledger's totals.\n"
-              "\n"
-              "Exit status: 0 clean (records were audited, no anomaly), 1 "
-              "anomalies\n"
-              "found (duplicate, gap, out_of_order, fenced, malformed, "
-              "redelivered, or\n"
-              "a coverage gap; with --source: a source record lost or duplicated,\n"
-              "or an unexpected sink record), 2 error, 3 not audited (no anomaly, but no "
-              "record\n"
-              "carried the eos.* headers and no message id was checked: an "
-              "empty\n"
-              "topic, or producers that stamp nothing; see --dedup-key).\n",
-              f);
+        fputs(
+            "\n"
+            "Settings may come from --config FILE (`eosaudit config-help` "
+            "lists its keys);\n"
+            "flags override it.  See `eosaudit serve --help` for the HTTP "
+            "endpoints.\n"
+            "\n"
+            "With --db, a rerun audits only what is new and says so beside "
+            "the totals\n"
+            "(\"since last run\"); the verdict and exit status are the "
+            "ledger's totals.\n"
+            "\n"
+            "Exit status: 0 clean (records were audited, no anomaly), 1 "
+            "anomalies\n"
+            "found (duplicate, gap, out_of_order, fenced, malformed, "
+            "redelivered, or\n"
+            "a coverage gap; with --source: a source record lost or duplicated,\n"
+            "or an unexpected sink record), 2 error, 3 not audited (no anomaly, but no "
+            "record\n"
+            "carried the eos.* headers and no message id was checked: an "
+            "empty\n"
+            "topic, or producers that stamp nothing; see --dedup-key).\n",
+            f);
 }
 
 /* Every topic audited: the sinks (-t), then a flow's sources. */
@@ -87,8 +88,8 @@ static int scan_prev(struct cli *c)
         size_t i, n = scan_topics(c, all);
 
         for (i = 0; i < n; i++) {
-                if (ledger_summary(audit_ledger(c->a), all[i],
-                                   &x->prev[i], errstr, sizeof(errstr))) {
+                if (ledger_summary(audit_ledger(c->a), all[i], &x->prev[i],
+                                   errstr, sizeof(errstr))) {
                         cli_error(c, "report: %s", errstr);
                         return -1;
                 }
@@ -110,8 +111,8 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
 
         for (i = sinks; i < n; i++) {
                 enum report_verdict tv;
-                if (ledger_summary(audit_ledger(c->a), all[i], &s,
-                                   errstr, sizeof(errstr))) {
+                if (ledger_summary(audit_ledger(c->a), all[i], &s, errstr,
+                                   sizeof(errstr))) {
                         cli_error(c, "report: %s", errstr);
                         return -1;
                 }
@@ -131,8 +132,8 @@ static int scan_verdict(struct cli *c, enum report_verdict *v)
                                  all[i], (unsigned long long)s.untracked,
                                  (unsigned long long)s.records);
         }
-        if (report_verdict_topics(audit_ledger(c->a), all, n, sinks, v,
-                                  errstr, sizeof(errstr))) {
+        if (report_verdict_topics(audit_ledger(c->a), all, n, sinks, v, errstr,
+                                  sizeof(errstr))) {
                 cli_error(c, "report: %s", errstr);
                 return -1;
         }
@@ -173,11 +174,12 @@ static int scan_flow_json(struct cli *c, json_t *j, char *errstr,
         if (!f)
                 return -1;
         audit_flow_info_get(c->a, &fi);
-        json_object_set_new(
-            f, "due_by",
-            json_string(c->ac.processor_group           ? "processor-group"
-                        : c->ac.processor_offsets_topic ? "processor-offsets"
-                                                        : "sink-progress"));
+        json_object_set_new(f, "due_by",
+                            json_string(c->ac.processor_group
+                                            ? "processor-group"
+                                        : c->ac.processor_offsets_topic
+                                            ? "processor-offsets"
+                                            : "sink-progress"));
         json_object_set_new(f, "processor_group",
                             c->ac.processor_group
                                 ? json_string(c->ac.processor_group)
@@ -209,8 +211,8 @@ static int scan_report(struct cli *c)
         if (c->json) {
                 json_t *j;
                 o.examples = SCAN_JSON_EXAMPLES;
-                j = report_summary_json(audit_ledger(c->a), all, n, &o,
-                                        errstr, sizeof(errstr));
+                j = report_summary_json(audit_ledger(c->a), all, n, &o, errstr,
+                                        sizeof(errstr));
                 if (!j || (c->nsources &&
                            scan_flow_json(c, j, errstr, sizeof(errstr)))) {
                         cli_error(c, "report: %s", errstr);
@@ -274,8 +276,9 @@ int cmd_scan(int argc, char **argv, volatile sig_atomic_t *run)
                 goto fail;
         if (!c.db) {
                 if (cli_tmpdb_make(&tmp)) {
-                        cli_error(&c, "cannot create a temporary ledger "
-                                      "under $TMPDIR (else /tmp): %s",
+                        cli_error(&c,
+                                  "cannot create a temporary ledger "
+                                  "under $TMPDIR (else /tmp): %s",
                                   strerror(errno));
                         goto fail;
                 }

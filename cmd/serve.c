@@ -15,17 +15,18 @@
 
 static void usage_serve(FILE *f)
 {
-        fputs("usage: eosaudit serve -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
-              "       eosaudit serve --config FILE [options]\n"
-              "\n"
-              "The long-running audit: resumes from the ledger, follows new "
-              "records,\n"
-              "confirms gaps after the grace period and expires idle "
-              "producers.\n"
-              "SIGTERM/SIGINT finish the current batch, commit it and exit "
-              "0.\n"
-              "\n",
-              f);
+        fputs(
+            "usage: eosaudit serve -b BROKERS -t TOPIC[,TOPIC...] [options]\n"
+            "       eosaudit serve --config FILE [options]\n"
+            "\n"
+            "The long-running audit: resumes from the ledger, follows new "
+            "records,\n"
+            "confirms gaps after the grace period and expires idle "
+            "producers.\n"
+            "SIGTERM/SIGINT finish the current batch, commit it and exit "
+            "0.\n"
+            "\n",
+            f);
         conf_usage_print(f, CONF_SERVE);
         fputs("\n"
               "Settings may come from --config FILE (`eosaudit config-help` "

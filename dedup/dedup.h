@@ -57,9 +57,9 @@
 #define DEDUP_MSGID_MAX 255    /* bytes in eos.msgid */
 #define DEDUP_EPOCH_MAX INT32_MAX
 #define DEDUP_SEQ_MAX INT64_MAX
-#define DEDUP_HISTORY_RUNS 2 /* recent (seq, offset) runs kept per pair */
-#define DEDUP_RETIRED_PIDS 2 /* replaced producer ids kept per producer */
-#define DEDUP_DONE_GAPS 8 /* confirmed gaps remembered per pair */
+#define DEDUP_HISTORY_RUNS 2      /* recent (seq, offset) runs kept per pair */
+#define DEDUP_RETIRED_PIDS 2      /* replaced producer ids kept per producer */
+#define DEDUP_DONE_GAPS 8         /* confirmed gaps remembered per pair */
 #define DEDUP_ID_EVIDENCE_MAX 255 /* id bytes kept as evidence in an event */
 
 /* ------------------------------------------------------------------ */
@@ -77,7 +77,8 @@
 #define DEDUP_HDR_TXN 0x80u
 #define DEDUP_HDR_SCOPE 0x100u
 #define DEDUP_HDR_PREV (DEDUP_HDR_PREV_EPOCH | DEDUP_HDR_PREV_SEQ)
-#define DEDUP_HDR_REQUIRED (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
+#define DEDUP_HDR_REQUIRED                                                    \
+        (DEDUP_HDR_PRODUCER | DEDUP_HDR_EPOCH | DEDUP_HDR_SEQ)
 
 enum dedup_hdr_status {
         DEDUP_HDR_TRACKED,   /* all three required headers, all valid */
@@ -199,7 +200,7 @@ enum dedup_verdict {
 
 /* Counters of one part; the caller persists them with the part's offset. */
 struct dedup_counts {
-        uint64_t records;   /* every record observed */
+        uint64_t records; /* every record observed */
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT]; /* records, or gaps */
         uint64_t missing;   /* records in confirmed gaps still missing
@@ -243,24 +244,24 @@ void dedup_config_defaults(struct dedup_config *conf);
 struct dedup_event {
         enum dedup_kind kind;
         uint32_t part;
-        const char *producer; /* NULL for malformed without a producer */
-        size_t producer_len;  /* valid until dedup_tracker_events_clear() */
-        int32_t epoch;        /* -1 when unknown */
+        const char *producer;   /* NULL for malformed without a producer */
+        size_t producer_len;    /* valid until dedup_tracker_events_clear() */
+        int32_t epoch;          /* -1 when unknown */
         int64_t seq_lo, seq_hi; /* -1 when unknown */
         int64_t offset_lo, offset_hi; /* records that showed it; for a gap
                                          the record that opened it */
-        int64_t first_offset; /* duplicate: offset of the first copy of
+        int64_t first_offset;         /* duplicate: offset of the first copy of
                                  seq_lo, -1 if outside recent history;
                                  redelivered: the first copy of the first
                                  record */
-        int64_t first_offset_hi; /* redelivered: first copy of the last
+        int64_t first_offset_hi;      /* redelivered: first copy of the last
                                     record; else -1 */
-        uint32_t first_part;  /* redelivered: part of the first copies */
-        size_t id_len;        /* redelivered: the first record's id, whole
+        uint32_t first_part; /* redelivered: part of the first copies */
+        size_t id_len;       /* redelivered: the first record's id, whole
                                  length; id holds min(id_len,
                                  DEDUP_ID_EVIDENCE_MAX) bytes */
         unsigned char id[DEDUP_ID_EVIDENCE_MAX];
-        uint64_t count;       /* records, or missing records for a gap */
+        uint64_t count; /* records, or missing records for a gap */
         int64_t when_ms;
         unsigned malformed_bits; /* DEDUP_HDR_* missing or bad */
 };
@@ -288,7 +289,7 @@ struct dedup_pair_view {
         const char *producer;
         size_t producer_len;
         int32_t epoch;
-        int64_t last_seq;    /* last seq accepted in epoch; -1 = none, so
+        int64_t last_seq; /* last seq accepted in epoch; -1 = none, so
                                 the next expected is last_seq + 1 */
         int64_t last_offset;
         int64_t last_ms;
@@ -548,9 +549,9 @@ void dedup_tracker_part_set_window(struct dedup_tracker *tr, uint32_t part,
  * generation's filter says "maybe"; open generations are answered from
  * memory.
  */
-typedef int(dedup_id_lookup_cb)(void *opaque, uint32_t window,
-                                uint64_t gen, const struct dedup_id *id,
-                                uint32_t *part, int64_t *offset);
+typedef int(dedup_id_lookup_cb)(void *opaque, uint32_t window, uint64_t gen,
+                                const struct dedup_id *id, uint32_t *part,
+                                int64_t *offset);
 void dedup_tracker_set_id_lookup(struct dedup_tracker *tr,
                                  dedup_id_lookup_cb *cb, void *opaque);
 
@@ -572,7 +573,7 @@ struct dedup_id_row {
  */
 struct dedup_gen_view {
         uint32_t window;
-        uint64_t gen;  /* unique within the tracker, increasing */
+        uint64_t gen; /* unique within the tracker, increasing */
         int64_t first_ms, last_ms;
         uint64_t ids;
         int closed;
@@ -588,8 +589,8 @@ struct dedup_gen_view {
  *     generations of steps 1-3).
  * All cleared by dedup_tracker_dirty_clear().
  */
-const struct dedup_id_row *dedup_tracker_ids_new(const struct dedup_tracker *tr,
-                                                 size_t *n);
+const struct dedup_id_row *
+dedup_tracker_ids_new(const struct dedup_tracker *tr, size_t *n);
 typedef int(dedup_gen_cb)(void *opaque, const struct dedup_gen_view *gv);
 int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr,
                                      dedup_gen_cb *cb, void *opaque);

@@ -16,7 +16,7 @@ struct dedup_event *dedup_event_new(struct dedup_tracker *tr,
         struct dedup_event *ev;
 
         if (dedup_mem_grow(tr, (void **)&tr->ev, &tr->ev_cap, tr->nev + 1,
-                    sizeof(*tr->ev)))
+                           sizeof(*tr->ev)))
                 return NULL;
         ev = &tr->ev[tr->nev++];
         memset(ev, 0, sizeof(*ev));

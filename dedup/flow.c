@@ -390,16 +390,15 @@ static int ring_grow(struct dedup_flow *fl)
  * id_len: its bytes (hashed: id is their hash; else from a view, whose
  * bytes may be cut). */
 static uint32_t dedup_flow_ent_new(struct dedup_flow *fl,
-                                   const struct dedup_id *id,
-                                   const void *idb, size_t id_len,
-                                   int hashed, const struct flow_rec *r)
+                                   const struct dedup_id *id, const void *idb,
+                                   size_t id_len, int hashed,
+                                   const struct flow_rec *r)
 {
         struct flow_ent *e;
         uint64_t at;
         uint32_t i;
 
-        if ((fl->live + 1) * 2 > fl->nslots &&
-            h_rebuild(fl, fl->nslots * 2))
+        if ((fl->live + 1) * 2 > fl->nslots && h_rebuild(fl, fl->nslots * 2))
                 return NIL;
         if (fl->live == fl->cap_ents && ring_grow(fl))
                 return NIL;
@@ -585,8 +584,8 @@ static uint32_t ent_revive(struct dedup_flow *fl, const struct dedup_id *id)
 /* The entry of an id read on either side: *fresh and a new numbered entry
  * when the id is unseen, *revived when it was retired and is live again;
  * NIL (the flow failed) when out of memory or a lookup failed. */
-static uint32_t ent_get(struct dedup_flow *fl, const void *idb,
-                        size_t id_len, int *fresh, int *revived)
+static uint32_t ent_get(struct dedup_flow *fl, const void *idb, size_t id_len,
+                        int *fresh, int *revived)
 {
         struct dedup_id id;
         struct flow_rec r;
@@ -774,8 +773,7 @@ void dedup_flow_tick(struct dedup_flow *fl)
                         while (fl->plists[p].head != NIL &&
                                src_aged(fl, fl->plists[p].head))
                                 make_due(fl, fl->plists[p].head);
-        while (fl->awaiting.head != NIL &&
-               sink_aged(fl, fl->awaiting.head))
+        while (fl->awaiting.head != NIL && sink_aged(fl, fl->awaiting.head))
                 make_due(fl, fl->awaiting.head);
 }
 
@@ -793,8 +791,7 @@ void dedup_flow_finish(struct dedup_flow *fl, int sources_due)
                                 make_due(fl, fl->plists[p].head);
 }
 
-static int64_t lat_pct(const struct dedup_flow_state *s, uint64_t n,
-                       double q)
+static int64_t lat_pct(const struct dedup_flow_state *s, uint64_t n, double q)
 {
         uint64_t want = (uint64_t)((double)n * q), cum = 0;
         unsigned b;
@@ -824,10 +821,10 @@ void dedup_flow_stats_get(const struct dedup_flow *fl,
 
         memset(st, 0, sizeof(*st));
         for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
-                st->c.outcome[o] =
-                    fl->cur.outcome[o] + fl->st.retired.outcome[o];
-        st->c.duplicate_copies =
-            fl->cur.duplicate_copies + fl->st.retired.duplicate_copies;
+                st->c.outcome[o] = fl->cur.outcome[o] +
+                                   fl->st.retired.outcome[o];
+        st->c.duplicate_copies = fl->cur.duplicate_copies +
+                                 fl->st.retired.duplicate_copies;
         st->source_records = st->c.outcome[DEDUP_FLOW_PENDING] +
                              st->c.outcome[DEDUP_FLOW_DELIVERED] +
                              st->c.outcome[DEDUP_FLOW_LOST] +
@@ -858,9 +855,8 @@ void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
                             fl->st.retired.outcome[DEDUP_FLOW_AWAITING];
 }
 
-int dedup_flow_foreach(const struct dedup_flow *fl,
-                       enum dedup_flow_outcome o, dedup_flow_cb *cb,
-                       void *opaque)
+int dedup_flow_foreach(const struct dedup_flow *fl, enum dedup_flow_outcome o,
+                       dedup_flow_cb *cb, void *opaque)
 {
         struct dedup_flow_view v;
         uint64_t k;

@@ -78,7 +78,7 @@
 
 #include "dedup.h"
 
-#define DEDUP_FLOW_ID_KEEP 32   /* id bytes kept per entry as evidence */
+#define DEDUP_FLOW_ID_KEEP 32     /* id bytes kept per entry as evidence */
 #define DEDUP_FLOW_LAT_BUCKETS 20 /* latency histogram buckets */
 
 enum dedup_flow_expect {
@@ -136,14 +136,14 @@ struct dedup_flow_counts {
 
 /* What the caller persists besides the entries. */
 struct dedup_flow_state {
-        struct dedup_flow_counts retired; /* of retired entries */
+        struct dedup_flow_counts retired;  /* of retired entries */
         uint64_t source_reads, sink_reads; /* records with an id */
         uint64_t source_repeats;
         uint64_t source_no_id, sink_no_id;
         int64_t source_clock, sink_clock; /* latest record time, ms */
         uint64_t next_seq;
         uint64_t lat[DEDUP_FLOW_LAT_BUCKETS];
-        int64_t lat_max_ms; /* -1: none */
+        int64_t lat_max_ms;  /* -1: none */
         uint64_t lat_sum_ms; /* of the latencies counted in lat[] */
 };
 
@@ -152,8 +152,8 @@ struct dedup_flow_stats {
         uint64_t source_records;    /* distinct source ids */
         uint64_t source_repeats;
         uint64_t source_no_id, sink_no_id;
-        uint64_t sink_records;      /* sink records with an id */
-        uint64_t live;              /* entries held now */
+        uint64_t sink_records; /* sink records with an id */
+        uint64_t live;         /* entries held now */
         uint64_t lat_count;
         uint64_t lat_sum_ms;
         int64_t lat_p50_ms, lat_p99_ms, lat_max_ms; /* -1: none */
@@ -162,7 +162,7 @@ struct dedup_flow_stats {
 /* One entry, as read for persistence and evidence, or restored. */
 struct dedup_flow_view {
         struct dedup_id id;
-        uint64_t seq;      /* arrival order, unique, from 1 */
+        uint64_t seq; /* arrival order, unique, from 1 */
         enum dedup_flow_outcome outcome;
         int src_seen, due;
         uint32_t src_part;
@@ -170,7 +170,7 @@ struct dedup_flow_view {
         uint32_t copies;
         uint32_t sink_part, sink_part_last;
         int64_t sink_offset, sink_offset_last, sink_ts; /* first copy's ts */
-        uint64_t born;     /* reads counter at arrival (for aging) */
+        uint64_t born; /* reads counter at arrival (for aging) */
         int latency_done;
         /* A source record whose copies were in a sink topic that was
          * recreated or truncated since (a new incarnation, the copies
@@ -183,7 +183,7 @@ struct dedup_flow_view {
          * Set by dedup_flow_dirty_clear(); the caller sets it in a view it
          * restores or looks up. */
         int evid;
-        size_t id_len;     /* the id's whole length */
+        size_t id_len;                              /* the id's whole length */
         unsigned char id_bytes[DEDUP_FLOW_ID_KEEP]; /* min(id_len, KEEP) */
 };
 
@@ -232,9 +232,8 @@ void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
 /* Calls cb for every live entry whose outcome is o (any when o is
  * DEDUP_FLOW__OUTCOMES), in arrival order; cb returning non-zero stops. */
 typedef int(dedup_flow_cb)(void *opaque, const struct dedup_flow_view *v);
-int dedup_flow_foreach(const struct dedup_flow *fl,
-                       enum dedup_flow_outcome o, dedup_flow_cb *cb,
-                       void *opaque);
+int dedup_flow_foreach(const struct dedup_flow *fl, enum dedup_flow_outcome o,
+                       dedup_flow_cb *cb, void *opaque);
 
 /* Persistence (see above). */
 int dedup_flow_dirty_foreach(const struct dedup_flow *fl, dedup_flow_cb *cb,

@@ -52,7 +52,7 @@
 
 /* An entry's fields, unpacked: what flow.c reads and writes. */
 struct flow_rec {
-        int64_t src_offset, src_ts;  /* -1, 0: none */
+        int64_t src_offset, src_ts; /* -1, 0: none */
         int64_t sink_offset, sink_offset_last, sink_ts;
         uint64_t seq, born;
         uint32_t src_part, sink_part, sink_part_last; /* UINT32_MAX: none */
@@ -68,15 +68,15 @@ struct flow_rec {
  * of its wide record and the narrow fields but lo32, idpos, flags and
  * the links mean nothing. */
 struct flow_ent {
-        uint32_t lo32;           /* the id's low 32 bits: its home slot */
-        uint32_t seq, born;      /* - bases.seq, bases.born */
-        uint32_t idpos;          /* its id in the arena */
+        uint32_t lo32;      /* the id's low 32 bits: its home slot */
+        uint32_t seq, born; /* - bases.seq, bases.born */
+        uint32_t idpos;     /* its id in the arena */
         uint16_t flags, copies;
         uint16_t src_part, sink_part; /* UINT16_MAX: none */
-        uint32_t x[2];           /* src offset - its part's base
+        uint32_t x[2];                /* src offset - its part's base
                                   * (UINT32_MAX: -1), src time - bases.ts
                                   * (INT32_MIN: 0); or links */
-        uint32_t y[2];           /* the same of the first sink copy; or
+        uint32_t y[2];                /* the same of the first sink copy; or
                                   * links */
 };
 
@@ -148,8 +148,7 @@ static inline uint32_t *dedup_flow_links(struct flow_ent *e)
 }
 
 /* The index after i in the ring. */
-static inline uint32_t dedup_flow_next(const struct dedup_flow *fl,
-                                       uint32_t i)
+static inline uint32_t dedup_flow_next(const struct dedup_flow *fl, uint32_t i)
 {
         return i + 1 == fl->cap_ents ? 0 : i + 1;
 }

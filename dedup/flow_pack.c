@@ -217,8 +217,7 @@ static int narrow(struct dedup_flow *fl, const struct flow_ent *e,
         if ((rc = fit_part_off(fl, 0, r->src_part, r->src_offset, &n->x[0],
                                ab)) != FIT)
                 return rc;
-        return fit_part_off(fl, 1, r->sink_part, r->sink_offset, &n->y[0],
-                            ab);
+        return fit_part_off(fl, 1, r->sink_part, r->sink_offset, &n->y[0], ab);
 }
 
 static int64_t ts_of(const struct flow_bases *b, uint32_t v)
@@ -360,11 +359,16 @@ static int store(struct dedup_flow *fl, struct flow_ent *e, int rc,
 static int64_t base_get(const struct flow_bases *b, const struct above *ab)
 {
         switch (ab->kind) {
-        case B_SEQ: return (int64_t)b->seq;
-        case B_BORN: return (int64_t)b->born;
-        case B_TS: return b->ts;
-        case B_SRC_OFF: return b->src_off[ab->part];
-        case B_SINK_OFF: return b->sink_off[ab->part];
+        case B_SEQ:
+                return (int64_t)b->seq;
+        case B_BORN:
+                return (int64_t)b->born;
+        case B_TS:
+                return b->ts;
+        case B_SRC_OFF:
+                return b->src_off[ab->part];
+        case B_SINK_OFF:
+                return b->sink_off[ab->part];
         }
         return 0;
 }
@@ -372,11 +376,21 @@ static int64_t base_get(const struct flow_bases *b, const struct above *ab)
 static void base_set(struct flow_bases *b, const struct above *ab, int64_t v)
 {
         switch (ab->kind) {
-        case B_SEQ: b->seq = (uint64_t)v; break;
-        case B_BORN: b->born = (uint64_t)v; break;
-        case B_TS: b->ts = v; break;
-        case B_SRC_OFF: b->src_off[ab->part] = v; break;
-        case B_SINK_OFF: b->sink_off[ab->part] = v; break;
+        case B_SEQ:
+                b->seq = (uint64_t)v;
+                break;
+        case B_BORN:
+                b->born = (uint64_t)v;
+                break;
+        case B_TS:
+                b->ts = v;
+                break;
+        case B_SRC_OFF:
+                b->src_off[ab->part] = v;
+                break;
+        case B_SINK_OFF:
+                b->sink_off[ab->part] = v;
+                break;
         }
 }
 
@@ -621,8 +635,7 @@ void dedup_flow_pack_free(struct dedup_flow *fl)
 
 size_t dedup_flow_pack_memory(const struct dedup_flow *fl)
 {
-        return (size_t)fl->cap_wide * sizeof(struct flow_rec) +
-               fl->arena_cap +
+        return (size_t)fl->cap_wide * sizeof(struct flow_rec) + fl->arena_cap +
                ((size_t)fl->bases.nsrc_off + fl->bases.nsink_off) *
                    sizeof(int64_t);
 }

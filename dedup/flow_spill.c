@@ -51,8 +51,8 @@ void dedup_flow_spill_push(struct dedup_flow *fl,
 {
         if (fl->nretired == fl->cap_retired) {
                 size_t n = fl->cap_retired ? fl->cap_retired * 2 : 64;
-                struct dedup_flow_view *r =
-                    realloc(fl->retired, n * sizeof(*r));
+                struct dedup_flow_view *r = realloc(fl->retired,
+                                                    n * sizeof(*r));
                 if (r)
                         fl->retired = r;
                 if (!r || r_grow(fl, n * 2))

@@ -13,7 +13,6 @@ static uint64_t rotl64(uint64_t x, int r)
         return (x << r) | (x >> (64 - r));
 }
 
-
 /* A little-endian 64-bit load of 8 bytes (portable, no alignment). */
 static uint64_t load64(const unsigned char *p)
 {
@@ -55,12 +54,18 @@ void dedup_id_hash_seeded(const void *key, size_t len, uint32_t seed,
         tail = p + nblocks * 16;
         k1 = k2 = 0;
         switch (len & 15) {
-        case 15: k2 ^= (uint64_t)tail[14] << 48; /* fall through */
-        case 14: k2 ^= (uint64_t)tail[13] << 40; /* fall through */
-        case 13: k2 ^= (uint64_t)tail[12] << 32; /* fall through */
-        case 12: k2 ^= (uint64_t)tail[11] << 24; /* fall through */
-        case 11: k2 ^= (uint64_t)tail[10] << 16; /* fall through */
-        case 10: k2 ^= (uint64_t)tail[9] << 8;   /* fall through */
+        case 15:
+                k2 ^= (uint64_t)tail[14] << 48; /* fall through */
+        case 14:
+                k2 ^= (uint64_t)tail[13] << 40; /* fall through */
+        case 13:
+                k2 ^= (uint64_t)tail[12] << 32; /* fall through */
+        case 12:
+                k2 ^= (uint64_t)tail[11] << 24; /* fall through */
+        case 11:
+                k2 ^= (uint64_t)tail[10] << 16; /* fall through */
+        case 10:
+                k2 ^= (uint64_t)tail[9] << 8; /* fall through */
         case 9:
                 k2 ^= (uint64_t)tail[8];
                 k2 *= c2;
@@ -68,13 +73,20 @@ void dedup_id_hash_seeded(const void *key, size_t len, uint32_t seed,
                 k2 *= c1;
                 h2 ^= k2;
                 /* fall through */
-        case 8: k1 ^= (uint64_t)tail[7] << 56; /* fall through */
-        case 7: k1 ^= (uint64_t)tail[6] << 48; /* fall through */
-        case 6: k1 ^= (uint64_t)tail[5] << 40; /* fall through */
-        case 5: k1 ^= (uint64_t)tail[4] << 32; /* fall through */
-        case 4: k1 ^= (uint64_t)tail[3] << 24; /* fall through */
-        case 3: k1 ^= (uint64_t)tail[2] << 16; /* fall through */
-        case 2: k1 ^= (uint64_t)tail[1] << 8;  /* fall through */
+        case 8:
+                k1 ^= (uint64_t)tail[7] << 56; /* fall through */
+        case 7:
+                k1 ^= (uint64_t)tail[6] << 48; /* fall through */
+        case 6:
+                k1 ^= (uint64_t)tail[5] << 40; /* fall through */
+        case 5:
+                k1 ^= (uint64_t)tail[4] << 32; /* fall through */
+        case 4:
+                k1 ^= (uint64_t)tail[3] << 24; /* fall through */
+        case 3:
+                k1 ^= (uint64_t)tail[2] << 16; /* fall through */
+        case 2:
+                k1 ^= (uint64_t)tail[1] << 8; /* fall through */
         case 1:
                 k1 ^= (uint64_t)tail[0];
                 k1 *= c1;

@@ -15,8 +15,7 @@ void dedup_hdrs_init(struct dedup_hdrs *h)
         h->txn = -1;
 }
 
-int dedup_parse_decimal(const char *s, size_t len, uint64_t max,
-                        uint64_t *out)
+int dedup_parse_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
         uint64_t v = 0;
         size_t i;

@@ -48,7 +48,8 @@ static inline uint64_t dedup_fmix64(uint64_t k)
 struct dedup_windows;
 
 /* NULL on allocation failure; conf is copied. */
-struct dedup_windows *dedup_windows_new(const struct dedup_window_config *conf);
+struct dedup_windows *
+dedup_windows_new(const struct dedup_window_config *conf);
 void dedup_windows_free(struct dedup_windows *ws);
 
 int dedup_windows_add(struct dedup_windows *ws, uint32_t *window);
@@ -58,8 +59,8 @@ int dedup_windows_gen_open(const struct dedup_windows *ws, uint32_t window,
 void *dedup_windows_filters(const struct dedup_windows *ws, uint32_t window,
                             size_t *bytes);
 
-void dedup_windows_set_lookup(struct dedup_windows *ws,
-                              dedup_id_lookup_cb *cb, void *opaque);
+void dedup_windows_set_lookup(struct dedup_windows *ws, dedup_id_lookup_cb *cb,
+                              void *opaque);
 
 /* Starts loading id's filter block, to check it a little later. */
 void dedup_windows_prefetch(const struct dedup_windows *ws, uint32_t window,
@@ -128,13 +129,13 @@ struct dedup_name {
         uint64_t hash;
         uint32_t refcnt;
         uint32_t len;
-        int32_t epoch;      /* highest of the current pid; -1 none */
+        int32_t epoch; /* highest of the current pid; -1 none */
         uint32_t session_part;
-        int64_t pid;        /* -1: unknown */
+        int64_t pid; /* -1: unknown */
         int64_t retired[DEDUP_RETIRED_PIDS];
         int64_t session_ms;
         int64_t session_offset;
-        int64_t pid_ms;     /* restore: last_ms of the newest pair of pid */
+        int64_t pid_ms; /* restore: last_ms of the newest pair of pid */
         char bytes[];
 };
 
@@ -169,11 +170,11 @@ struct dedup_pair {
 
 struct dedup_part {
         struct dedup_counts counts;
-        uint32_t *idx;  /* pair slot + 1 by name id, 0 = empty */
+        uint32_t *idx; /* pair slot + 1 by name id, 0 = empty */
         uint32_t mask;
-        uint32_t live;  /* pairs of this part */
+        uint32_t live;                  /* pairs of this part */
         uint32_t chunk_next, chunk_end; /* slab slots reserved for it */
-        uint32_t cache; /* last pair seen on this part, or NONE */
+        uint32_t cache;  /* last pair seen on this part, or NONE */
         uint32_t window; /* id window, or NONE */
         int added;
         int from_log_start;
@@ -205,7 +206,7 @@ struct dedup_tracker {
 
         struct dedup_pair **blocks; /* slab: PAIR_BLOCK pairs each */
         size_t nblocks, blocks_cap;
-        uint32_t npairs_slab;       /* slots handed out so far */
+        uint32_t npairs_slab; /* slots handed out so far */
         size_t live_pairs;
         struct u32vec pair_free;    /* reusable now */
         struct u32vec pair_pending; /* reusable after dirty_clear */
@@ -227,16 +228,15 @@ struct dedup_tracker {
         size_t nev, ev_cap;
 
         struct dedup_windows *wins;
-        struct dedup_txns *txns; /* txn.c; NULL until dedup_txn_enable() */
+        struct dedup_txns *txns;     /* txn.c; NULL until dedup_txn_enable() */
         struct dedup_topics *topics; /* topic.c; NULL until a part is
                                         tied to a topic */
         uint64_t redeliv_rec; /* part record count at the last redelivered
                                  record (to coalesce the next one) */
 };
 
-
 static inline struct dedup_pair *dedup_pair_at(const struct dedup_tracker *tr,
-                                              uint32_t slot)
+                                               uint32_t slot)
 {
         return &tr->blocks[slot >> PAIR_BLOCK_SHIFT][slot & (PAIR_BLOCK - 1)];
 }
@@ -298,8 +298,7 @@ int dedup_done_add(struct dedup_tracker *tr, struct dedup_pair *pr,
 /* Forgets the pair's confirmed gaps. */
 void dedup_done_free(struct dedup_tracker *tr, struct dedup_pair *pr);
 /* Confirms the gaps of pair slot past their grace (all when force). */
-void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot,
-                           int force);
+void dedup_gaps_sweep_pair(struct dedup_tracker *tr, uint32_t slot, int force);
 void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force);
 
 /* session.c: how recent pid is among nm's producer ids: 0 (unknown) to
@@ -325,8 +324,8 @@ void dedup_record_event(struct dedup_tracker *tr, enum dedup_kind kind,
  * part's records already); the topic streams' part of tick and
  * confirm_all, of part_rebaseline, of dirty_clear and of free (no-ops
  * while no part is tied to a topic). */
-enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
-                                       uint32_t part, int64_t offset,
+enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr, uint32_t part,
+                                       int64_t offset,
                                        const struct dedup_hdrs *h);
 void dedup_topics_sweep(struct dedup_tracker *tr, int force);
 void dedup_topics_rebaseline(struct dedup_tracker *tr, uint32_t part);

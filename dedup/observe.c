@@ -13,7 +13,6 @@
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
-
 /* One record of kind for pair pr. */
 static void record_event(struct dedup_tracker *tr, enum dedup_kind kind,
                          const struct dedup_pair *pr, int32_t epoch,
@@ -46,7 +45,6 @@ static void malformed_event(struct dedup_tracker *tr, uint32_t part,
         ev->count = 1;
         ev->malformed_bits = bits;
 }
-
 
 /* ------------------------------------------------------------------ */
 /* Gaps                                                                */
@@ -93,7 +91,7 @@ static int gapset_insert(struct dedup_tracker *tr, struct dedup_gapset **gsp,
                 uint32_t ncap = ocap ? ocap * 2 : 2;
                 struct dedup_gapset *ngs =
                     dedup_mem_realloc(tr, gs, gs ? dedup_gapset_size(ocap) : 0,
-                               dedup_gapset_size(ncap));
+                                      dedup_gapset_size(ncap));
                 if (!ngs)
                         return -1;
                 if (!gs)
@@ -356,8 +354,8 @@ static int prev_check(struct dedup_tracker *tr, uint32_t slot,
         return 0;
 }
 
-static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
-                                      uint32_t part, int64_t offset,
+static enum dedup_verdict observe_seq(struct dedup_tracker *tr, uint32_t part,
+                                      int64_t offset,
                                       const struct dedup_hdrs *h)
 {
         struct dedup_part *p = &tr->parts[part];
@@ -423,8 +421,7 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
         if (created) {
                 pr->epoch = h->epoch;
                 pr->pid = h->pid;
-                if (created && p->from_log_start && !p->compacted &&
-                    seq > 0) {
+                if (created && p->from_log_start && !p->compacted && seq > 0) {
                         /* The whole log was audited: records 0..seq-1 of
                          * this session never appeared. */
                         gap_open(tr, slot, h->epoch, 0, seq - 1, offset);
@@ -439,8 +436,9 @@ static enum dedup_verdict observe_seq(struct dedup_tracker *tr,
          * order the producer's ids came in, whatever its epoch (a new id
          * starts again at epoch 0). */
         pid_switch = h->pid >= 0 && pr->pid >= 0 && h->pid != pr->pid;
-        if (pid_switch ? dedup_pid_rank(nm, h->pid) < dedup_pid_rank(nm, pr->pid)
-                       : h->epoch < pr->epoch) {
+        if (pid_switch
+                ? dedup_pid_rank(nm, h->pid) < dedup_pid_rank(nm, pr->pid)
+                : h->epoch < pr->epoch) {
                 pr->last_ms = last_ms;
                 goto fenced;
         }
@@ -705,7 +703,8 @@ void dedup_gaps_sweep_all(struct dedup_tracker *tr, int force)
                         dedup_gaps_sweep_pair(tr, slot, force);
                 if (!(pr->flags & PAIR_LIVE) || !pr->gaps) {
                         pr->flags &= ~PAIR_GAPLIST;
-                        tr->gap_pairs.v[i] = tr->gap_pairs.v[--tr->gap_pairs.n];
+                        tr->gap_pairs.v[i] =
+                            tr->gap_pairs.v[--tr->gap_pairs.n];
                         continue;
                 }
                 i++;

@@ -61,7 +61,7 @@ int dedup_mem_grow(struct dedup_tracker *tr, void **arr, size_t *cap,
 int dedup_u32vec_push(struct dedup_tracker *tr, struct u32vec *vec, uint32_t x)
 {
         if (dedup_mem_grow(tr, (void **)&vec->v, &vec->cap, vec->n + 1,
-                    sizeof(*vec->v)))
+                           sizeof(*vec->v)))
                 return -1;
         vec->v[vec->n++] = x;
         return 0;
@@ -93,8 +93,8 @@ uint64_t dedup_pair_key_hash(uint32_t name)
 }
 
 /* Open-addressing index of uint32 (slot + 1), linear probing. */
-static int idx_resize(struct dedup_tracker *tr, uint32_t **idx,
-                      uint32_t *mask, size_t live,
+static int idx_resize(struct dedup_tracker *tr, uint32_t **idx, uint32_t *mask,
+                      size_t live,
                       uint64_t (*keyhash)(struct dedup_tracker *, uint32_t))
 {
         size_t cap = *idx ? (size_t)*mask + 1 : 0;
@@ -216,7 +216,8 @@ uint32_t dedup_name_ref(struct dedup_tracker *tr, const char *p, size_t len)
         } else {
                 size_t cap = tr->names_cap;
                 if (dedup_mem_grow(tr, (void **)&tr->names, &cap,
-                            (size_t)tr->nnames_slab + 1, sizeof(*tr->names))) {
+                                   (size_t)tr->nnames_slab + 1,
+                                   sizeof(*tr->names))) {
                         dedup_mem_free(tr, nm, sizeof(*nm) + len);
                         return NONE;
                 }
@@ -239,11 +240,11 @@ void dedup_name_unref(struct dedup_tracker *tr, uint32_t id)
         if (--nm->refcnt)
                 return;
         dedup_idx_remove(tr, tr->name_idx, tr->name_idx_mask, id, nm->hash,
-                   name_keyhash);
+                         name_keyhash);
         tr->live_names--;
         /* Events of this batch may still point at the bytes. */
         if (dedup_mem_grow(tr, (void **)&tr->graveyard, &tr->grave_cap,
-                    tr->ngrave + 1, sizeof(*tr->graveyard)) == 0)
+                           tr->ngrave + 1, sizeof(*tr->graveyard)) == 0)
                 tr->graveyard[tr->ngrave++] = nm;
         else
                 dedup_mem_free(tr, nm, sizeof(*nm) + nm->len);
@@ -255,15 +256,16 @@ void dedup_name_unref(struct dedup_tracker *tr, uint32_t id)
 /* Pairs                                                               */
 /* ------------------------------------------------------------------ */
 
-uint32_t dedup_pair_find(struct dedup_tracker *tr, uint32_t part, uint32_t name)
+uint32_t dedup_pair_find(struct dedup_tracker *tr, uint32_t part,
+                         uint32_t name)
 {
         const struct dedup_part *p = &tr->parts[part];
         uint32_t i, s;
 
         if (!p->idx)
                 return NONE;
-        for (i = (uint32_t)dedup_pair_key_hash(name) & p->mask; (s = p->idx[i]);
-             i = (i + 1) & p->mask) {
+        for (i = (uint32_t)dedup_pair_key_hash(name) & p->mask;
+             (s = p->idx[i]); i = (i + 1) & p->mask) {
                 if (dedup_pair_at(tr, s - 1)->name == name)
                         return s - 1;
         }
@@ -278,7 +280,7 @@ static int slab_reserve(struct dedup_tracker *tr, size_t n)
                 if (n > (size_t)UINT32_MAX - PAIR_BLOCK)
                         return -1;
                 if (dedup_mem_grow(tr, (void **)&tr->blocks, &tr->blocks_cap,
-                            tr->nblocks + 1, sizeof(*tr->blocks)))
+                                   tr->nblocks + 1, sizeof(*tr->blocks)))
                         return -1;
                 b = dedup_mem_realloc(tr, NULL, 0, PAIR_BLOCK * sizeof(*b));
                 if (!b)
@@ -369,7 +371,7 @@ uint32_t dedup_pair_lookup(struct dedup_tracker *tr, struct dedup_part *p,
                         return slot;
         }
         name = dedup_name_find(tr, h->producer, h->producer_len,
-                         dedup_hash_bytes(h->producer, h->producer_len));
+                               dedup_hash_bytes(h->producer, h->producer_len));
         slot = name == NONE ? NONE : dedup_pair_find(tr, part, name);
         if (slot == NONE) {
                 slot = dedup_pair_new(tr, part, h->producer, h->producer_len);

@@ -88,15 +88,15 @@ int dedup_tracker_part_rewind(struct dedup_tracker *tr, uint32_t part,
                 pr->epoch = r->epoch;
                 pr->last_seq = r->last_seq;
                 pr->records = pr->records > r->records
-                                      ? pr->records - r->records
-                                      : 0;
+                                  ? pr->records - r->records
+                                  : 0;
                 rewind_runs(pr, offset);
                 dedup_pair_dirty(tr, slot);
                 taken = dedup_sat_add(taken, r->records);
                 found++;
         }
         p->counts.records = p->counts.records > taken
-                                    ? p->counts.records - taken
-                                    : 0;
+                                ? p->counts.records - taken
+                                : 0;
         return found;
 }

@@ -59,7 +59,7 @@ struct topic_parts {
 };
 
 struct dedup_topics {
-        uint32_t max_words; /* conf.topic_window / 64 */
+        uint32_t max_words;         /* conf.topic_window / 64 */
         struct topic_parts *topics; /* parts of each topic */
         size_t ntopics;
         struct tstream **all; /* live and dead-until-clear */
@@ -161,8 +161,7 @@ static int64_t topic_past_ms(const struct dedup_tracker *tr, uint32_t topic)
         return tp->n ? past : INT64_MIN;
 }
 
-static int topic_from_log_start(const struct dedup_tracker *tr,
-                                uint32_t topic)
+static int topic_from_log_start(const struct dedup_tracker *tr, uint32_t topic)
 {
         const struct topic_parts *tp = &tr->topics->topics[topic];
         size_t i;
@@ -204,8 +203,7 @@ static struct tstream *stream_find(struct dedup_tracker *tr, const char *p,
 
         if (!t->idx)
                 return NULL;
-        for (i = (uint32_t)h & t->mask; (s = t->idx[i]);
-             i = (i + 1) & t->mask)
+        for (i = (uint32_t)h & t->mask; (s = t->idx[i]); i = (i + 1) & t->mask)
                 if (!(t->all[s - 1]->flags & TS_DEAD) &&
                     stream_is(tr, t->all[s - 1], h, p, len, topic, epoch))
                         return t->all[s - 1];
@@ -323,9 +321,9 @@ static int ring_fit(struct dedup_tracker *tr, struct tstream *s, int64_t w)
         while (ncap < need)
                 ncap *= 2;
         bits = dedup_mem_realloc(tr, NULL, 0, (size_t)ncap * sizeof(*bits));
-        wms = bits ? dedup_mem_realloc(tr, NULL, 0,
-                                       (size_t)ncap * sizeof(*wms))
-                   : NULL;
+        wms = bits
+                  ? dedup_mem_realloc(tr, NULL, 0, (size_t)ncap * sizeof(*wms))
+                  : NULL;
         if (!wms) {
                 dedup_mem_free(tr, bits, (size_t)ncap * sizeof(*bits));
                 return -1;
@@ -379,8 +377,7 @@ static void locs_clear(struct tstream *s, int64_t lo, int64_t hi)
 /* The part a gap [lo, hi] is counted on: the record above it's, else the
  * topic's first part. */
 static uint32_t gap_part(const struct dedup_tracker *tr,
-                         const struct tstream *s, int64_t hi,
-                         int64_t *offset)
+                         const struct tstream *s, int64_t hi, int64_t *offset)
 {
         uint32_t part;
 
@@ -415,8 +412,8 @@ static void done_add(struct tstream *s, const struct dedup_gap *g,
 
 /* Seqs [lo, hi] of s were never seen: confirmed missing (kind GAP), or
  * unknown (GAP_UNKNOWN: a coverage hole may have taken them). */
-static void gap_settle(struct dedup_tracker *tr, struct tstream *s,
-                       int64_t lo, int64_t hi, enum dedup_kind kind)
+static void gap_settle(struct dedup_tracker *tr, struct tstream *s, int64_t lo,
+                       int64_t hi, enum dedup_kind kind)
 {
         const struct dedup_name *nm = tr->names[s->name];
         uint64_t n = (uint64_t)(hi - lo) + 1;
@@ -541,8 +538,7 @@ static int done_fill(struct tstream *s, int64_t seq,
                 } else if (seq == d->hi) {
                         d->hi--;
                 } else if (s->ndone < DEDUP_TOPIC_DONE) {
-                        memmove(d + 2, d + 1,
-                                (s->ndone - i - 1) * sizeof(*d));
+                        memmove(d + 2, d + 1, (s->ndone - i - 1) * sizeof(*d));
                         s->ndone++;
                         d[1] = *d;
                         d[1].lo = seq + 1;
@@ -632,8 +628,8 @@ static int extend(struct dedup_tracker *tr, struct tstream *s, int64_t seq)
         return 0;
 }
 
-enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
-                                       uint32_t part, int64_t offset,
+enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr, uint32_t part,
+                                       int64_t offset,
                                        const struct dedup_hdrs *h)
 {
         struct dedup_part *p = &tr->parts[part];
@@ -662,8 +658,8 @@ enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
         if (fenced) {
                 struct dedup_name *nm = tr->names[name];
                 c->anomalies[DEDUP_KIND_FENCED]++;
-                dedup_record_event(tr, DEDUP_KIND_FENCED, part, name,
-                                   h->epoch, seq, offset, nm->session_part,
+                dedup_record_event(tr, DEDUP_KIND_FENCED, part, name, h->epoch,
+                                   seq, offset, nm->session_part,
                                    nm->session_offset, 0);
                 if (!s)
                         dedup_name_unref(tr, name);
@@ -707,16 +703,17 @@ enum dedup_verdict dedup_topic_observe(struct dedup_tracker *tr,
                 first_offset = -1;
         }
         c->anomalies[DEDUP_KIND_DUPLICATE]++;
-        dedup_record_event(tr, DEDUP_KIND_DUPLICATE, part, name, s->epoch,
-                           seq, offset, first_part, first_offset, 1);
+        dedup_record_event(tr, DEDUP_KIND_DUPLICATE, part, name, s->epoch, seq,
+                           offset, first_part, first_offset, 1);
         return DEDUP_V_DUPLICATE;
 
 accept:
         s->bits[word_slot(s, seq >> 6)] |= (uint64_t)1 << (seq & 63);
         if (s->next - seq <= DEDUP_TOPIC_LOCS) {
                 if (!s->locs) {
-                        s->locs = dedup_mem_realloc(
-                            tr, NULL, 0, DEDUP_TOPIC_LOCS * sizeof(*s->locs));
+                        s->locs = dedup_mem_realloc(tr, NULL, 0,
+                                                    DEDUP_TOPIC_LOCS *
+                                                        sizeof(*s->locs));
                         if (s->locs)
                                 memset(s->locs, 0,
                                        DEDUP_TOPIC_LOCS * sizeof(*s->locs));
@@ -778,7 +775,8 @@ void dedup_topics_rebaseline(struct dedup_tracker *tr, uint32_t part)
         uint32_t topic;
         size_t i;
 
-        if (!t || part >= tr->nparts || (topic = tr->parts[part].topic) == NONE)
+        if (!t || part >= tr->nparts ||
+            (topic = tr->parts[part].topic) == NONE)
                 return;
         /* Records of the topic were deleted unread: any seq not seen yet
          * may have been among them. */
@@ -954,10 +952,9 @@ int dedup_topic_restore(struct dedup_tracker *tr,
             v->producer_len < 1 || v->producer_len > DEDUP_PRODUCER_MAX ||
             v->epoch < 0 || v->floor < 0 || v->base < v->floor ||
             v->next < v->base ||
-            v->nwords != (v->base < v->next
-                              ? (uint64_t)(((v->next - 1) >> 6) -
-                                           (v->base >> 6) + 1)
-                              : 0) ||
+            v->nwords != (v->base < v->next ? (uint64_t)(((v->next - 1) >> 6) -
+                                                         (v->base >> 6) + 1)
+                                            : 0) ||
             v->nwords > t->max_words || v->ndone > DEDUP_TOPIC_DONE)
                 return -1;
         if (stream_find(tr, v->producer, v->producer_len, topic, v->epoch))
@@ -1000,8 +997,9 @@ int dedup_topic_restore(struct dedup_tracker *tr,
                     l->part >= tr->nparts)
                         continue;
                 if (!s->locs) {
-                        s->locs = dedup_mem_realloc(
-                            tr, NULL, 0, DEDUP_TOPIC_LOCS * sizeof(*s->locs));
+                        s->locs = dedup_mem_realloc(tr, NULL, 0,
+                                                    DEDUP_TOPIC_LOCS *
+                                                        sizeof(*s->locs));
                         if (!s->locs)
                                 return -1;
                         memset(s->locs, 0,

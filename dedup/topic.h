@@ -116,7 +116,7 @@ struct dedup_topic_view {
         const char *producer;
         size_t producer_len;
         int32_t epoch;
-        int removed; /* dirty_foreach: expired, delete it */
+        int removed;               /* dirty_foreach: expired, delete it */
         int64_t floor, base, next; /* [base, next): not settled */
         int64_t last_ms;
         uint64_t records;

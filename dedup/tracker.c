@@ -132,7 +132,7 @@ int dedup_tracker_part_add(struct dedup_tracker *tr, uint32_t part,
                 struct dedup_part *p;
                 uint32_t i;
                 p = dedup_mem_realloc(tr, tr->parts, cap * sizeof(*p),
-                               ((size_t)part + 1) * sizeof(*p));
+                                      ((size_t)part + 1) * sizeof(*p));
                 if (!p)
                         return -1;
                 for (i = tr->nparts; i <= part; i++) {
@@ -248,7 +248,8 @@ static void pair_expire(struct dedup_tracker *tr, uint32_t slot)
         if (tr->parts[pr->part].cache == slot)
                 tr->parts[pr->part].cache = NONE;
         dedup_idx_remove(tr, tr->parts[pr->part].idx, tr->parts[pr->part].mask,
-                   slot, dedup_pair_key_hash(pr->name), dedup_pair_keyhash);
+                         slot, dedup_pair_key_hash(pr->name),
+                         dedup_pair_keyhash);
         tr->parts[pr->part].live--;
         dedup_name_unref(tr, pr->name);
         pr->flags = 0; /* not live, not dirty: dirty_foreach skips it */
@@ -303,7 +304,8 @@ void dedup_tracker_events_clear(struct dedup_tracker *tr)
         tr->nev = 0;
         for (i = 0; i < tr->ngrave; i++)
                 dedup_mem_free(tr, tr->graveyard[i],
-                        sizeof(*tr->graveyard[i]) + tr->graveyard[i]->len);
+                               sizeof(*tr->graveyard[i]) +
+                                   tr->graveyard[i]->len);
         tr->ngrave = 0;
 }
 
@@ -537,7 +539,7 @@ void dedup_tracker_part_forget(struct dedup_tracker *tr, uint32_t part)
                 if (!(dedup_pair_at(tr, tr->gap_pairs.v[i])->flags &
                       PAIR_LIVE))
                         tr->gap_pairs.v[i] =
-                                tr->gap_pairs.v[--tr->gap_pairs.n];
+                            tr->gap_pairs.v[--tr->gap_pairs.n];
                 else
                         i++;
         }
@@ -611,7 +613,8 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
             pv->last_seq < -1)
                 return -1;
         name = dedup_name_find(tr, pv->producer, pv->producer_len,
-                         dedup_hash_bytes(pv->producer, pv->producer_len));
+                               dedup_hash_bytes(pv->producer,
+                                                pv->producer_len));
         if (name != NONE && dedup_pair_find(tr, pv->part, name) != NONE)
                 return -1; /* restored twice */
         slot = dedup_pair_new(tr, pv->part, pv->producer, pv->producer_len);
@@ -645,7 +648,7 @@ int dedup_tracker_restore(struct dedup_tracker *tr,
                 if (pv->gaps[i].lo < 0 || pv->gaps[i].hi < pv->gaps[i].lo)
                         return -1;
                 if (dedup_gap_insert_at(tr, slot, pr->gaps ? pr->gaps->n : 0,
-                                  &pv->gaps[i]))
+                                        &pv->gaps[i]))
                         return -1;
         }
         /* A lower max_open_gaps than when it was stored confirmed some:
@@ -698,14 +701,14 @@ void dedup_tracker_set_id_lookup(struct dedup_tracker *tr,
         dedup_windows_set_lookup(tr->wins, cb, opaque);
 }
 
-const struct dedup_id_row *dedup_tracker_ids_new(const struct dedup_tracker *tr,
-                                                 size_t *n)
+const struct dedup_id_row *
+dedup_tracker_ids_new(const struct dedup_tracker *tr, size_t *n)
 {
         return dedup_windows_new_rows(tr->wins, n);
 }
 
-int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr, dedup_gen_cb *cb,
-                                     void *opaque)
+int dedup_tracker_gens_dirty_foreach(struct dedup_tracker *tr,
+                                     dedup_gen_cb *cb, void *opaque)
 {
         return dedup_windows_gens_dirty_foreach(tr->wins, cb, opaque);
 }

@@ -59,8 +59,7 @@ struct dedup_txns {
         size_t ndirty, dirty_cap;
 };
 
-static uint64_t txn_hash(const char *p, size_t len, int32_t epoch,
-                         int64_t txn)
+static uint64_t txn_hash(const char *p, size_t len, int32_t epoch, int64_t txn)
 {
         return dedup_hash_bytes(p, len) ^
                dedup_fmix64(((uint64_t)(uint32_t)epoch << 32) ^
@@ -142,7 +141,8 @@ static void list_append(struct txn_list *l, struct txn_entry *e)
         l->n++;
 }
 
-static struct txn_list *list_of(struct dedup_txns *t, const struct txn_entry *e)
+static struct txn_list *list_of(struct dedup_txns *t,
+                                const struct txn_entry *e)
 {
         return e->flags & (TXN_ABORTED | TXN_COMPLETE) ? &t->tombs : &t->open;
 }
@@ -454,8 +454,7 @@ int64_t dedup_txn_manifest(struct dedup_tracker *tr,
         if (!tr->txns)
                 return 0;
         if (!m->producer || !m->producer_len ||
-            m->producer_len > DEDUP_PRODUCER_MAX || m->epoch < 0 ||
-            m->txn < 0)
+            m->producer_len > DEDUP_PRODUCER_MAX || m->epoch < 0 || m->txn < 0)
                 return -1;
         for (i = 0; i < m->naborted; i++) {
                 if (m->aborted[i].epoch < 0 || m->aborted[i].txn < 0)
@@ -576,8 +575,7 @@ void dedup_txns_dirty_clear(struct dedup_tracker *tr)
         t->ndirty = 0;
 }
 
-int dedup_txn_restore(struct dedup_tracker *tr,
-                      const struct dedup_txn_view *v)
+int dedup_txn_restore(struct dedup_tracker *tr, const struct dedup_txn_view *v)
 {
         struct txn_entry *e;
         uint32_t i;

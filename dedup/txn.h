@@ -53,8 +53,8 @@
 #define DEDUP_TXN_PENDING_DEFAULT 100000
 
 struct dedup_txn_config {
-        int64_t grace_ms;      /* 0 = only at the end of a scan or the bound */
-        uint32_t max_pending;  /* >= 1: transactions held at once */
+        int64_t grace_ms;     /* 0 = only at the end of a scan or the bound */
+        uint32_t max_pending; /* >= 1: transactions held at once */
 };
 
 /* Turns the check on (conf is copied).  Returns 0, or -1 on allocation
@@ -119,9 +119,9 @@ struct dedup_txn_view {
         size_t producer_len;
         int32_t epoch;
         int64_t txn;
-        int removed;   /* dirty_foreach: forgotten, delete it */
-        int aborted;   /* a tombstone */
-        int manifest;  /* its manifest was seen */
+        int removed;  /* dirty_foreach: forgotten, delete it */
+        int aborted;  /* a tombstone */
+        int manifest; /* its manifest was seen */
         uint32_t manifest_part;
         int64_t manifest_offset;
         int64_t opened_ms; /* records' clock when it was first seen (or

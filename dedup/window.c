@@ -52,7 +52,7 @@ struct gen_slot {
 
 struct window {
         struct gen_slot slot[GENS];
-        uint32_t cur; /* slot of the current generation, or NONE */
+        uint32_t cur;    /* slot of the current generation, or NONE */
         uint64_t *bloom; /* nblocks * GENS words; (block, slot) at
                             block * GENS + slot */
         uint64_t nblocks;
@@ -83,7 +83,7 @@ struct dedup_windows {
         size_t nrows, rows_cap, persisted;
         uint32_t *rindex;
         size_t rindex_cap; /* power of two, or 0 */
-        int compact; /* rows of generations no longer open remain */
+        int compact;       /* rows of generations no longer open remain */
 
         /* This batch: closed and dropped generations. */
         struct closed_gen *closed;
@@ -194,8 +194,7 @@ static uint64_t *block_of(const struct window *w, const struct dedup_id *id)
 {
         __extension__ typedef unsigned __int128 u128;
 
-        return &w->bloom[(uint64_t)(((u128)id->lo * w->nblocks) >> 64) *
-                         GENS];
+        return &w->bloom[(uint64_t)(((u128)id->lo * w->nblocks) >> 64) * GENS];
 }
 
 /* K bit positions of 6 bits each from the high half (the block index
@@ -254,8 +253,8 @@ static void gen_close(struct dedup_windows *ws, uint32_t window)
         g->closed = 1;
         g->dirty = 1;
         ws->compact = 1;
-        if (!grow(ws, (void **)&ws->closed, &ws->closed_cap,
-                  ws->nclosed + 1, sizeof(*ws->closed))) {
+        if (!grow(ws, (void **)&ws->closed, &ws->closed_cap, ws->nclosed + 1,
+                  sizeof(*ws->closed))) {
                 ws->closed[ws->nclosed].window = window;
                 ws->closed[ws->nclosed].gen = g->gen;
                 ws->nclosed++;
@@ -312,8 +311,7 @@ static int gen_full(const struct dedup_windows *ws, const struct window *w,
 /* Rows in memory                                                      */
 /* ------------------------------------------------------------------ */
 
-static void rindex_insert(uint32_t *idx, size_t cap, uint64_t key,
-                          size_t row)
+static void rindex_insert(uint32_t *idx, size_t cap, uint64_t key, size_t row)
 {
         size_t i, mask = cap - 1;
 
@@ -337,7 +335,7 @@ static int rindex_build(struct dedup_windows *ws, size_t need)
                 if (!n)
                         return -1;
                 ws->mem = ws->mem + ncap * sizeof(*n) -
-                           ws->rindex_cap * sizeof(*n);
+                          ws->rindex_cap * sizeof(*n);
                 free(ws->rindex);
                 ws->rindex = n;
                 ws->rindex_cap = ncap;
@@ -433,8 +431,8 @@ void dedup_windows_prefetch(const struct dedup_windows *ws, uint32_t window,
          * "maybe" reads it (rindex_find); a miss of its own, as large as
          * the filters' once the index outgrows the cache. */
         if (ws->rindex_cap)
-                __builtin_prefetch(
-                    &ws->rindex[id->lo & (ws->rindex_cap - 1)], 1);
+                __builtin_prefetch(&ws->rindex[id->lo & (ws->rindex_cap - 1)],
+                                   1);
 }
 
 /* What a window keeps of an id (DEDUP_WINDOW_HI_MASK).  The filters
@@ -478,8 +476,8 @@ int dedup_windows_check(struct dedup_windows *ws, uint32_t window,
                             w->slot[s].in_memory)
                                 continue;
                         rc = ws->lookup(ws->lookup_opaque, window,
-                                         w->slot[s].gen, id, first_part,
-                                         first_offset);
+                                        w->slot[s].gen, id, first_part,
+                                        first_offset);
                         if (rc)
                                 return rc < 0 ? -1 : 1;
                 }
@@ -506,7 +504,8 @@ void dedup_windows_tick(struct dedup_windows *ws, int64_t now_ms)
         for (i = 0; i < ws->nwin; i++)
                 for (s = 0; s < GENS; s++) {
                         struct gen_slot *g = &ws->win[i].slot[s];
-                        if (g->gen && now_ms - g->last_ms > ws->conf.max_age_ms)
+                        if (g->gen &&
+                            now_ms - g->last_ms > ws->conf.max_age_ms)
                                 slot_drop(ws, &ws->win[i], s);
                 }
 }
@@ -561,8 +560,8 @@ static void gen_view(const struct gen_slot *g, uint32_t window,
         gv->closed = g->closed;
 }
 
-int dedup_windows_gens_dirty_foreach(struct dedup_windows *ws, dedup_gen_cb *cb,
-                                     void *opaque)
+int dedup_windows_gens_dirty_foreach(struct dedup_windows *ws,
+                                     dedup_gen_cb *cb, void *opaque)
 {
         struct dedup_gen_view gv;
         uint32_t i, s;
@@ -613,8 +612,7 @@ static int rows_sort(const struct dedup_windows *ws, uint64_t gen,
                 start[b + 1] += start[b];
         for (r = 0; r < ws->nrows; r++)
                 if (ws->rows[r].gen == gen)
-                        out[start[ws->rows[r].id.lo >> shift]++] =
-                                ws->rows[r];
+                        out[start[ws->rows[r].id.lo >> shift]++] = ws->rows[r];
         /* start[b] is now the end of bucket b: sort each run. */
         for (b = 0, i = 0; b < nb; i = start[b++]) {
                 size_t j, k;
@@ -747,7 +745,7 @@ uint64_t dedup_windows_ids(const struct dedup_windows *ws, uint32_t window)
                 return 0;
         for (s = 0; s < GENS; s++)
                 n += ws->win[window].slot[s].gen ? ws->win[window].slot[s].ids
-                                                  : 0;
+                                                 : 0;
         return n;
 }
 

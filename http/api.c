@@ -26,8 +26,7 @@ void http_api_run(const struct http_request *rq, struct http_reply *r,
         a.q = &query;
         a.lg = http_reader_get(rq->readers, a.errstr, sizeof(a.errstr));
         if (!a.lg) {
-                http_reply_error(r, 503, "ledger not available: %s",
-                                 a.errstr);
+                http_reply_error(r, 503, "ledger not available: %s", a.errstr);
                 goto out;
         }
         a.v = status_view_get(rq->conf->status, &view);
@@ -50,8 +49,7 @@ out:
 void http_api_unknown_handle(const struct http_request *rq,
                              struct http_reply *r)
 {
-        http_reply_error(r, 404, "no such endpoint: /api/v1/%.64s",
-                         rq->rest);
+        http_reply_error(r, 404, "no such endpoint: /api/v1/%.64s", rq->rest);
 }
 
 int http_page_full(struct http_page *pg)
@@ -93,8 +91,7 @@ json_t *http_where_json(const char *topic, int32_t partition)
         return o;
 }
 
-int http_api_topics(struct http_api *a, const char *const **topics,
-                    size_t *n)
+int http_api_topics(struct http_api *a, const char *const **topics, size_t *n)
 {
         const struct http_conf *c = a->rq->conf;
         size_t i;
@@ -103,8 +100,7 @@ int http_api_topics(struct http_api *a, const char *const **topics,
         *n = c->topic_cnt;
         if (!a->q->topic)
                 return 0;
-        for (i = 0; i < c->topic_cnt && strcmp(c->topics[i], a->q->topic);
-             i++)
+        for (i = 0; i < c->topic_cnt && strcmp(c->topics[i], a->q->topic); i++)
                 ;
         if (i == c->topic_cnt) {
                 snprintf(a->errstr, sizeof(a->errstr),

@@ -36,9 +36,9 @@ static json_t *http_api_anomalies(struct http_api *a)
 {
         const struct http_query *q = a->q;
         struct ledger_anomaly_filter f;
-        struct http_anomaly_walk w = {
-            .pg = {.items = json_array(), .limit = q->limit},
-            .brokers = a->rq->conf->brokers};
+        struct http_anomaly_walk w = {.pg = {.items = json_array(),
+                                             .limit = q->limit},
+                                      .brokers = a->rq->conf->brokers};
         struct grouprep_snap *snap;
         json_t *j;
         int rc;
@@ -54,10 +54,9 @@ static json_t *http_api_anomalies(struct http_api *a)
                 return j;
         }
         http_query_anomaly_filter(q, &f);
-        rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &w,
-                                    a->errstr, sizeof(a->errstr));
-        j = http_page_json(&w.pg, rc, "anomalies",
-                           json_integer(w.pg.last_id));
+        rc = ledger_anomalies_query(a->lg, &f, http_anomaly_cb, &w, a->errstr,
+                                    sizeof(a->errstr));
+        j = http_page_json(&w.pg, rc, "anomalies", json_integer(w.pg.last_id));
         if (j)
                 json_object_set_new(j, "scope", json_string("member"));
         return j;

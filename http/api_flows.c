@@ -38,9 +38,10 @@ static json_t *http_api_flows(struct http_api *a)
                 json_decref(fp.pg.items);
                 return NULL;
         }
-        rc = ledger_flow_evidence_foreach(
-            a->lg, NULL, a->q->cursor > 0 ? a->q->cursor : 0,
-            a->q->limit + 1, http_flow_cb, &fp, a->errstr, sizeof(a->errstr));
+        rc = ledger_flow_evidence_foreach(a->lg, NULL,
+                                          a->q->cursor > 0 ? a->q->cursor : 0,
+                                          a->q->limit + 1, http_flow_cb, &fp,
+                                          a->errstr, sizeof(a->errstr));
         j = http_page_json(&fp.pg, rc, "evidence", json_integer(fp.last_seq));
         if (j) {
                 json_object_set_new(j, "flow",

@@ -48,9 +48,9 @@ static json_t *http_group_json(const struct status_view *v)
                     json_pack("{s:o, s:o, s:o, s:b, s:b, s:o}", "member_id",
                               http_str_json(m->member_id), "client_id",
                               http_str_json(m->client_id), "client_host",
-                              http_str_json(m->client_host), "self",
-                              m->self, "assignment_unreadable",
-                              m->bad_assignment, "assignment", as));
+                              http_str_json(m->client_host), "self", m->self,
+                              "assignment_unreadable", m->bad_assignment,
+                              "assignment", as));
         }
         json_object_set_new(j, "group", http_str_json(g->group));
         json_object_set_new(j, "member", http_str_json(g->member));
@@ -68,8 +68,7 @@ static json_t *http_group_json(const struct status_view *v)
         return j;
 }
 
-void http_api_group_handle(const struct http_request *rq,
-                           struct http_reply *r)
+void http_api_group_handle(const struct http_request *rq, struct http_reply *r)
 {
         struct status_view view;
         const struct status_view *v;
@@ -79,8 +78,8 @@ void http_api_group_handle(const struct http_request *rq,
 
         /* Like every /api/v1 endpoint: a parameter it does not take is
          * a 400, not silently ignored. */
-        if (http_query_parse(&query, HTTP_EP_GROUP, rq->query,
-                             rq->query_len, errstr, sizeof(errstr))) {
+        if (http_query_parse(&query, HTTP_EP_GROUP, rq->query, rq->query_len,
+                             errstr, sizeof(errstr))) {
                 http_reply_error(r, 400, "%s", errstr);
                 return;
         }
@@ -92,8 +91,9 @@ void http_api_group_handle(const struct http_request *rq,
         if (!rq->conf->group && !(v && v->group)) {
                 if (v)
                         status_view_release(&view);
-                http_reply_error(r, 404, "group mode is off: this process "
-                                         "was not started with --group");
+                http_reply_error(r, 404,
+                                 "group mode is off: this process "
+                                 "was not started with --group");
                 return;
         }
         if (!v || !v->group) {

@@ -93,10 +93,10 @@ static json_t *http_ids_first(const struct ledger_id_seen *s)
                 return json_null();
         return json_pack("{s:i, s:I, s:I, s:b, s:I, s:I}", "partition",
                          (int)s->partition, "offset", (json_int_t)s->offset,
-                         "generation", (json_int_t)s->gen,
-                         "generation_closed", s->gen_closed,
-                         "generation_first_ms", (json_int_t)s->gen_first_ms,
-                         "generation_last_ms", (json_int_t)s->gen_last_ms);
+                         "generation", (json_int_t)s->gen, "generation_closed",
+                         s->gen_closed, "generation_first_ms",
+                         (json_int_t)s->gen_first_ms, "generation_last_ms",
+                         (json_int_t)s->gen_last_ms);
 }
 
 /* The id from the raw path into buf (HTTP_ID_RAW_MAX + 1 bytes); its
@@ -180,8 +180,8 @@ static json_t *http_api_ids(struct http_api *a)
                 key_len = sizeof(hash);
         }
         n = ledger_id_find(a->lg, topic, key_bytes, key_len,
-                           HTTP_ID_COPIES_MAX + 1, &seen, http_id_copy_cb,
-                           &h, a->errstr, sizeof(a->errstr));
+                           HTTP_ID_COPIES_MAX + 1, &seen, http_id_copy_cb, &h,
+                           a->errstr, sizeof(a->errstr));
         if (n < 0 || h.failed)
                 goto fail;
         if (!seen.in_window && n == 0) {
@@ -196,8 +196,8 @@ static json_t *http_api_ids(struct http_api *a)
         /* json_pack() takes h.copies, on failure too (errstr empty: out
          * of memory). */
         return json_pack(
-            "{s:o, s:o, s:s, s:b, s:o, s:o, s:b, s:{s:I, s:o}, s:I}",
-            "topic", report_bytes_json(topic, strlen(topic), NULL), "id",
+            "{s:o, s:o, s:s, s:b, s:o, s:o, s:b, s:{s:I, s:o}, s:I}", "topic",
+            report_bytes_json(topic, strlen(topic), NULL), "id",
             report_bytes_json(id, len, NULL), "dedup_key", seen.dedup_key,
             "in_window", seen.in_window, "first", http_ids_first(&seen),
             "copies", h.copies, "copies_truncated", n > HTTP_ID_COPIES_MAX,

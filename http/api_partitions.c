@@ -16,8 +16,8 @@ struct http_parts {
 };
 
 /* The live figures of (topic, partition) onto o; marks it seen. */
-static void http_part_live(struct http_parts *pp, json_t *o,
-                           const char *topic, int32_t partition)
+static void http_part_live(struct http_parts *pp, json_t *o, const char *topic,
+                           int32_t partition)
 {
         const struct status_part *sp = NULL;
         size_t i;
@@ -34,8 +34,8 @@ static void http_part_live(struct http_parts *pp, json_t *o,
         json_object_set_new(o, "assigned", json_boolean(sp != NULL));
         json_object_set_new(o, "high_watermark",
                             report_opt_json(sp ? sp->high_watermark : -1));
-        json_object_set_new(o, "lag", report_opt_json(sp ? status_part_lag(sp)
-                                                      : -1));
+        json_object_set_new(o, "lag",
+                            report_opt_json(sp ? status_part_lag(sp) : -1));
 }
 
 static json_t *http_part_json(const char *topic, int32_t partition,
@@ -57,8 +57,7 @@ static int http_partition_cb(void *opaque, const struct ledger_partition *p)
                             json_boolean(p->from_log_start));
         json_object_set_new(o, "records_total", report_u64_json(c->records));
         json_object_set_new(o, "untracked", report_u64_json(c->untracked));
-        json_object_set_new(o, "missing_records",
-                            report_u64_json(c->missing));
+        json_object_set_new(o, "missing_records", report_u64_json(c->missing));
         json_object_set_new(o, "anomalies", report_kinds_json(c->anomalies));
         json_object_set_new(o, "ids_checked", report_u64_json(c->ids));
         json_object_set_new(o, "open_gaps", report_u64_json(p->open_gaps));
@@ -89,8 +88,7 @@ static json_t *http_api_partitions(struct http_api *a)
                 if (pp.seen[i] || !sp->topic ||
                     (a->q->topic && strcmp(a->q->topic, sp->topic)))
                         continue;
-                o = http_part_json(sp->topic, sp->partition,
-                                   sp->next_offset);
+                o = http_part_json(sp->topic, sp->partition, sp->next_offset);
                 http_part_live(&pp, o, sp->topic, sp->partition);
                 json_array_append_new(pp.items, o);
         }

@@ -26,8 +26,7 @@ static int http_pair_cb(void *opaque, const struct ledger_pair *p)
         json_array_append_new(pg->items, o);
         pg->n++;
         if (!http_cursor_format(pg->cursor, sizeof(pg->cursor), p->topic,
-                                p->partition, p->producer,
-                                p->producer_len)) {
+                                p->partition, p->producer, p->producer_len)) {
                 pg->failed = 1;
                 return 1;
         }

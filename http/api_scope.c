@@ -72,10 +72,9 @@ static json_t *http_group_about(const struct http_api *a,
                                                   n);
         for (i = 0; i < s->nunstated; i++)
                 if (http_group_topic_in(s->unstated[i].topic, topics, n))
-                        json_array_append_new(none,
-                                      http_where_json(s->unstated[i].topic,
-                                                      s->unstated[i]
-                                                          .partition));
+                        json_array_append_new(
+                            none, http_where_json(s->unstated[i].topic,
+                                                  s->unstated[i].partition));
         return json_pack(
             "{s:o, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "name",
             report_bytes_json(group, strlen(group), NULL), "as_of",
@@ -120,8 +119,9 @@ json_t *http_group_summary_json(struct http_api *a,
                 goto out;
         for (i = 0; i < n; i++) {
                 uint64_t pairs;
-                per[i].partitions = (uint32_t)grouprep_snap_sum(
-                    s, topics[i], &c, &pairs, &lags[i]);
+                per[i].partitions = (uint32_t)grouprep_snap_sum(s, topics[i],
+                                                                &c, &pairs,
+                                                                &lags[i]);
                 per[i].records = c.records;
                 per[i].untracked = c.untracked;
                 per[i].missing = c.missing;
@@ -225,10 +225,10 @@ json_t *http_group_anomalies_json(struct http_api *a,
                                                       NULL));
                         json_object_set_new(
                             o, "member",
-                            e->member ? report_bytes_json(e->member,
-                                                          strlen(e->member),
-                                                          NULL)
-                                      : json_null());
+                            e->member
+                                ? report_bytes_json(e->member,
+                                                    strlen(e->member), NULL)
+                                : json_null());
                 }
                 json_array_append_new(pg.items, o);
                 pg.last_id = e->offset;
@@ -240,8 +240,7 @@ json_t *http_group_anomalies_json(struct http_api *a,
         json_object_set_new(j, "scope", json_string("group"));
         json_object_set_new(j, "group",
                             http_group_about(a, s,
-                                             a->q->topic ? &a->q->topic
-                                                         : NULL,
+                                             a->q->topic ? &a->q->topic : NULL,
                                              a->q->topic ? 1 : 0));
         json_object_set_new(j, "events_kept",
                             json_integer((json_int_t)s->nevents));

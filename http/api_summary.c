@@ -31,9 +31,8 @@ static json_t *http_api_summary(struct http_api *a)
         /* ?topic= narrows topics to one of the configured ones: a sink
          * stays a sink. */
         off = (size_t)(topics - a->rq->conf->topics);
-        sinks = off < a->rq->conf->flow_sinks
-                    ? a->rq->conf->flow_sinks - off
-                    : 0;
+        sinks = off < a->rq->conf->flow_sinks ? a->rq->conf->flow_sinks - off
+                                              : 0;
         if (sinks > n)
                 sinks = n;
         j = report_summary_json(a->lg, topics, n,
@@ -44,8 +43,8 @@ static json_t *http_api_summary(struct http_api *a)
         arr = json_object_get(j, "topics");
         for (i = 0; i < n; i++)
                 json_object_set_new(json_array_get(arr, i), "lag",
-                                    report_opt_json(status_topic_lag(a->v,
-                                                                topics[i])));
+                                    report_opt_json(
+                                        status_topic_lag(a->v, topics[i])));
         json_object_set_new(j, "lag",
                             report_opt_json(status_topic_lag(a->v, NULL)));
         json_object_set_new(j, "live", http_live_json(a->v));

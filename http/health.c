@@ -39,8 +39,7 @@ json_t *http_live_json(const struct status_view *v)
         json_object_set_new(o, "brokers_up", json_integer(v->brokers_up));
         json_object_set_new(o, "ledger_paused",
                             json_boolean(v->ledger_paused));
-        json_object_set_new(o, "records_read",
-                            report_u64_json(v->records));
+        json_object_set_new(o, "records_read", report_u64_json(v->records));
         json_object_set_new(o, "started_ms", json_integer(v->started_ms));
         json_object_set_new(o, "updated_ms", json_integer(v->updated_ms));
         return o;
@@ -57,11 +56,10 @@ void http_readyz_handle(const struct http_request *rq, struct http_reply *r)
                 status_view_release(v);
         if (!ready) {
                 json_t *why = json_object_get(live, "reasons");
-                json_object_set_new(
-                        live, "error",
-                        json_sprintf("not ready: %s",
-                                     json_string_value(
-                                             json_array_get(why, 0))));
+                json_object_set_new(live, "error",
+                                    json_sprintf("not ready: %s",
+                                                 json_string_value(
+                                                     json_array_get(why, 0))));
         }
         http_reply_json(r, ready ? 200 : 503, live);
 }

@@ -47,30 +47,30 @@
  * http_start() and not kept open.
  */
 struct http_conf {
-        const char *listen;     /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0
+        const char *listen;  /* "ADDR:PORT" or "[V6ADDR]:PORT"; port 0
                                    picks a free one (see http_port()) */
-        const char *db_path;    /* the ledger; opened read-only on demand, so
+        const char *db_path; /* the ledger; opened read-only on demand, so
                                    it may not exist yet when the server
                                    starts (the API answers 503 until it
                                    does) */
         const char *const *topics; /* the audited topics: summary, metrics */
         size_t topic_cnt;
-        size_t flow_sinks;      /* topics[0..flow_sinks) are the sinks of a
+        size_t flow_sinks;         /* topics[0..flow_sinks) are the sinks of a
                                    flow (--source), judged by lineage in
                                    the summary's verdicts; 0: no flow */
-        struct status *status;  /* live figures; NULL: none (not ready) */
-        const char *group;      /* serve --group's group; NULL: off
+        struct status *status;     /* live figures; NULL: none (not ready) */
+        const char *group;         /* serve --group's group; NULL: off
                                    (/api/v1/group answers 404) */
-        const char *token_file; /* NULL: no authentication */
+        const char *token_file;    /* NULL: no authentication */
         const char *tls_cert_file; /* PEM; both or neither */
         const char *tls_key_file;
-        const char *version;    /* for eosaudit_build_info */
-        const char *brokers;    /* for the anomalies' kcat commands; NULL:
+        const char *version;       /* for eosaudit_build_info */
+        const char *brokers;       /* for the anomalies' kcat commands; NULL:
                                    "BROKER" */
-        unsigned threads;       /* worker threads (1..16) */
-        unsigned conn_limit;    /* connections at once */
-        unsigned per_ip_limit;  /* connections at once from one address */
-        unsigned timeout_s;     /* idle connection timeout */
+        unsigned threads;          /* worker threads (1..16) */
+        unsigned conn_limit;       /* connections at once */
+        unsigned per_ip_limit;     /* connections at once from one address */
+        unsigned timeout_s;        /* idle connection timeout */
         unsigned header_timeout_s; /* a request's line and headers must
                                    arrive within this many seconds of the
                                    connection opening or of the previous
@@ -79,7 +79,7 @@ struct http_conf {
                                    3/4 of conn_limit are open.  0: no
                                    limit (slow clients can then hold every
                                    connection) */
-        size_t conn_memory;     /* per connection, bounds request line and
+        size_t conn_memory;        /* per connection, bounds request line and
                                    headers (bytes) */
 };
 
@@ -155,15 +155,15 @@ enum http_scope { HTTP_SCOPE_DEFAULT, HTTP_SCOPE_GROUP, HTTP_SCOPE_MEMBER };
  * parameters (or empty string parameters) are NULL / -1.
  */
 struct http_query {
-        char *buf;            /* owned; http_query_release() frees it */
+        char *buf; /* owned; http_query_release() frees it */
         const char *topic;
-        const char *kind;     /* a dedup kind name or "coverage" */
+        const char *kind; /* a dedup kind name or "coverage" */
         const char *producer;
         size_t producer_len;
-        int64_t since_ms;     /* -1: any */
-        int64_t limit;        /* the endpoint's default when absent */
-        int64_t cursor;       /* anomalies: id of the last item seen; -1 */
-        int64_t minutes;      /* history: the endpoint's default when
+        int64_t since_ms; /* -1: any */
+        int64_t limit;    /* the endpoint's default when absent */
+        int64_t cursor;   /* anomalies: id of the last item seen; -1 */
+        int64_t minutes;  /* history: the endpoint's default when
                                  absent */
         enum http_scope scope;
         /* producers: the pair after which the page starts (after.topic is
@@ -217,6 +217,5 @@ void http_query_anomaly_filter(const struct http_query *q,
 void http_query_pair_filter(const struct http_query *q,
                             struct ledger_pair_key *after,
                             struct ledger_pair_filter *f);
-
 
 #endif /* EOSAUDIT_HTTP_H */

@@ -68,12 +68,12 @@ extern const char http_type_json[]; /* "application/json" */
 /* What the request loop sends: a handler fills it in. */
 struct http_reply {
         unsigned status;
-        const char *type;   /* Content-Type */
-        char *body;         /* malloc'd, owned by the reply */
-        const void *fixed;  /* instead of body: static storage, not freed */
-        size_t len;         /* of body or fixed */
-        unsigned flags;     /* HTTP_REPLY_* */
-        char allow[32];     /* the Allow header (a 405); "": none */
+        const char *type;  /* Content-Type */
+        char *body;        /* malloc'd, owned by the reply */
+        const void *fixed; /* instead of body: static storage, not freed */
+        size_t len;        /* of body or fixed */
+        unsigned flags;    /* HTTP_REPLY_* */
+        char allow[32];    /* the Allow header (a 405); "": none */
 };
 
 /* Status and body from j (compact JSON; the reference is stolen).  A NULL j
@@ -109,8 +109,7 @@ struct http_readers {
 /* The main thread, in http_start() and http_stop() (after the workers
  * stopped): n is clamped to HTTP_READERS_MAX; close closes every
  * connection still open. */
-void http_readers_init(struct http_readers *rs, const char *db_path,
-                       size_t n);
+void http_readers_init(struct http_readers *rs, const char *db_path, size_t n);
 void http_readers_close(struct http_readers *rs);
 
 /* A read-only ledger connection for the calling thread's request, opened
@@ -120,8 +119,7 @@ void http_readers_close(struct http_readers *rs);
  * fresh one. */
 struct ledger *http_reader_get(struct http_readers *rs, char *errstr,
                                size_t errstr_size);
-void http_reader_put(struct http_readers *rs, struct ledger *lg,
-                     int broken);
+void http_reader_put(struct http_readers *rs, struct ledger *lg, int broken);
 
 /* ------------------------------------------------------------------ */
 /* Routes: routes.c                                                    */
@@ -129,12 +127,12 @@ void http_reader_put(struct http_readers *rs, struct ledger *lg,
 
 /* A request as a handler sees it; valid for the handler's call only. */
 struct http_request {
-        const struct http_conf *conf;  /* the server's copy */
+        const struct http_conf *conf; /* the server's copy */
         struct http_readers *readers;
-        const char *path;  /* decoded by libmicrohttpd */
+        const char *path;     /* decoded by libmicrohttpd */
         const char *raw_path; /* as the client sent it (before '?'); "" */
-        const char *rest;  /* the path past a prefix route's prefix; "" */
-        const char *query; /* raw (percent-encoded) text after '?'; "" */
+        const char *rest;     /* the path past a prefix route's prefix; "" */
+        const char *query;    /* raw (percent-encoded) text after '?'; "" */
         size_t query_len;
 };
 
@@ -152,16 +150,15 @@ typedef void http_handler_fn(const struct http_request *rq,
 #define HTTP_ROUTE_PUBLIC 0x2u /* answered without the bearer token */
 
 struct http_route {
-        unsigned methods;        /* HTTP_M_* */
-        const char *path;        /* the whole path, or a prefix */
+        unsigned methods; /* HTTP_M_* */
+        const char *path; /* the whole path, or a prefix */
         http_handler_fn *handle;
-        unsigned flags;          /* HTTP_ROUTE_* */
+        unsigned flags; /* HTTP_ROUTE_* */
 };
 
 /* The route for path: the first in the table whose path equals it (or,
  * for a prefix route, starts it), and *rest what follows; NULL: none. */
-const struct http_route *http_route_find(const char *path,
-                                         const char **rest);
+const struct http_route *http_route_find(const char *path, const char **rest);
 
 /* HTTP_M_* for a method name, 0 for one no route knows. */
 unsigned http_method_bit(const char *method);
@@ -247,8 +244,7 @@ void http_api_run(const struct http_request *rq, struct http_reply *r,
 
 /* The audited topics an endpoint covers: all of them, or only ?topic=
  * (404 with a->errstr when it is not audited here). 0, or -1. */
-int http_api_topics(struct http_api *a, const char *const **topics,
-                    size_t *n);
+int http_api_topics(struct http_api *a, const char *const **topics, size_t *n);
 
 /* A page of a newest-first or key-ordered walk: up to limit items, and
  * whether more follow (the walk asks for limit + 1). */
@@ -256,8 +252,8 @@ struct http_page {
         json_t *items;
         int64_t limit, n;
         int more;
-        int64_t last_id;          /* anomalies: id of the last item kept */
-        int failed;               /* a cursor did not fit */
+        int64_t last_id; /* anomalies: id of the last item kept */
+        int failed;      /* a cursor did not fit */
         /* producers: the cursor of the last item kept; Kafka topic names
          * have at most 249 bytes */
         char cursor[2 * (249 + DEDUP_PRODUCER_MAX) + 16];

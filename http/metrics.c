@@ -43,8 +43,8 @@ struct http_label {
         const char *value;
 };
 
-static void http_family(struct http_buf *b, const char *name,
-                        const char *type, const char *help)
+static void http_family(struct http_buf *b, const char *name, const char *type,
+                        const char *help)
 {
         http_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
                         type);
@@ -64,8 +64,8 @@ static void http_label_value(struct http_buf *b, const char *v)
         }
         run = p;
         for (i = 0; i < n; i++) {
-                const char *esc = p[i] == '\\'  ? "\\\\"
-                                  : p[i] == '"' ? "\\\""
+                const char *esc = p[i] == '\\'   ? "\\\\"
+                                  : p[i] == '"'  ? "\\\""
                                   : p[i] == '\n' ? "\\n"
                                                  : NULL;
                 if (!esc)
@@ -95,8 +95,7 @@ static void http_sample(struct http_buf *b, const char *name,
 }
 
 static void http_sample_u64(struct http_buf *b, const char *name,
-                            const struct http_label *ls, size_t n,
-                            uint64_t v)
+                            const struct http_label *ls, size_t n, uint64_t v)
 {
         char num[24];
 
@@ -140,54 +139,54 @@ struct http_topic_family {
 };
 
 static const struct http_topic_family http_summary_families[] = {
-        {"eosaudit_records_total", "counter",
-         "Records audited (every record observed, tracked or not).",
-         offsetof(struct ledger_summary, records)},
-        {"eosaudit_missing_records_total", "counter",
-         "Records lost in confirmed gaps (a record that comes after its "
-         "gap was confirmed lowers it).",
-         offsetof(struct ledger_summary, missing)},
-        {"eosaudit_recovered_records_total", "counter",
-         "Records that came after their gap was confirmed: no longer "
-         "missing.",
-         offsetof(struct ledger_summary, recovered)},
-        {"eosaudit_unknown_records", "gauge",
-         "Records of gaps open when retention deleted unread records: "
-         "maybe deleted, maybe lost.",
-         offsetof(struct ledger_summary, unknown)},
-        {"eosaudit_untracked_records_total", "counter",
-         "Records without any eos.* header.",
-         offsetof(struct ledger_summary, untracked)},
-        {"eosaudit_unaudited_offsets_total", "counter",
-         "Offsets deleted by retention before they were audited (in the "
-         "coverage gaps of eosaudit_anomaly_events_total).",
-         offsetof(struct ledger_summary, coverage_records)},
-        {"eosaudit_truncated_records_total", "counter",
-         "Records the audit had accepted that a truncated log (an unclean "
-         "leader election) took back; those not written again are also "
-         "in eosaudit_missing_records_total once their gap is confirmed.",
-         offsetof(struct ledger_summary, truncated_records)},
-        {"eosaudit_open_gaps", "gauge",
-         "Gaps in eos.seq not confirmed yet (a late record may fill them).",
-         offsetof(struct ledger_summary, open_gaps)},
-        {"eosaudit_producers", "gauge",
-         "Distinct producer names tracked, per-partition and "
-         "topic-scoped.",
-         offsetof(struct ledger_summary, producers)},
-        {"eosaudit_producer_partitions", "gauge",
-         "Tracked (partition, producer) pairs.",
-         offsetof(struct ledger_summary, pairs)},
-        {"eosaudit_topic_streams", "gauge",
-         "Tracked topic-scoped streams (eos.scope: topic), one per "
-         "(producer, epoch).",
-         offsetof(struct ledger_summary, topic_streams)},
-        {"eosaudit_ids_checked_total", "counter",
-         "Records whose message id was checked against the topic's id "
-         "window (for redelivered records).",
-         offsetof(struct ledger_summary, ids_checked)},
-        {"eosaudit_id_window_ids", "gauge",
-         "Message ids the topic's id window holds now.",
-         offsetof(struct ledger_summary, window_ids)},
+    {"eosaudit_records_total", "counter",
+     "Records audited (every record observed, tracked or not).",
+     offsetof(struct ledger_summary, records)},
+    {"eosaudit_missing_records_total", "counter",
+     "Records lost in confirmed gaps (a record that comes after its "
+     "gap was confirmed lowers it).",
+     offsetof(struct ledger_summary, missing)},
+    {"eosaudit_recovered_records_total", "counter",
+     "Records that came after their gap was confirmed: no longer "
+     "missing.",
+     offsetof(struct ledger_summary, recovered)},
+    {"eosaudit_unknown_records", "gauge",
+     "Records of gaps open when retention deleted unread records: "
+     "maybe deleted, maybe lost.",
+     offsetof(struct ledger_summary, unknown)},
+    {"eosaudit_untracked_records_total", "counter",
+     "Records without any eos.* header.",
+     offsetof(struct ledger_summary, untracked)},
+    {"eosaudit_unaudited_offsets_total", "counter",
+     "Offsets deleted by retention before they were audited (in the "
+     "coverage gaps of eosaudit_anomaly_events_total).",
+     offsetof(struct ledger_summary, coverage_records)},
+    {"eosaudit_truncated_records_total", "counter",
+     "Records the audit had accepted that a truncated log (an unclean "
+     "leader election) took back; those not written again are also "
+     "in eosaudit_missing_records_total once their gap is confirmed.",
+     offsetof(struct ledger_summary, truncated_records)},
+    {"eosaudit_open_gaps", "gauge",
+     "Gaps in eos.seq not confirmed yet (a late record may fill them).",
+     offsetof(struct ledger_summary, open_gaps)},
+    {"eosaudit_producers", "gauge",
+     "Distinct producer names tracked, per-partition and "
+     "topic-scoped.",
+     offsetof(struct ledger_summary, producers)},
+    {"eosaudit_producer_partitions", "gauge",
+     "Tracked (partition, producer) pairs.",
+     offsetof(struct ledger_summary, pairs)},
+    {"eosaudit_topic_streams", "gauge",
+     "Tracked topic-scoped streams (eos.scope: topic), one per "
+     "(producer, epoch).",
+     offsetof(struct ledger_summary, topic_streams)},
+    {"eosaudit_ids_checked_total", "counter",
+     "Records whose message id was checked against the topic's id "
+     "window (for redelivered records).",
+     offsetof(struct ledger_summary, ids_checked)},
+    {"eosaudit_id_window_ids", "gauge",
+     "Message ids the topic's id window holds now.",
+     offsetof(struct ledger_summary, window_ids)},
 };
 
 /* The kinds whose unit is the record; the others (gap, and coverage,
@@ -235,8 +234,9 @@ static void http_kind_families(struct http_buf *b, const struct http_conf *c,
 
         http_family(b, records, "counter", records_help);
         for (i = 0; i < c->topic_cnt; i++) {
-                const uint64_t *a = (const uint64_t *)(const void *)(
-                    (const char *)anoms + i * stride);
+                const uint64_t *a =
+                    (const uint64_t *)(const void *)((const char *)anoms +
+                                                     i * stride);
                 ls[0].value = c->topics[i];
                 for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++) {
                         if (!http_kind_is_records((enum dedup_kind)k))
@@ -247,8 +247,9 @@ static void http_kind_families(struct http_buf *b, const struct http_conf *c,
         }
         http_family(b, events, "counter", events_help);
         for (i = 0; i < c->topic_cnt; i++) {
-                const uint64_t *a = (const uint64_t *)(const void *)(
-                    (const char *)anoms + i * stride);
+                const uint64_t *a =
+                    (const uint64_t *)(const void *)((const char *)anoms +
+                                                     i * stride);
                 ls[0].value = c->topics[i];
                 for (e = 0; e < sizeof(ev) / sizeof(ev[0]); e++) {
                         ls[1].value = dedup_kind_name(ev[e]);
@@ -258,8 +259,7 @@ static void http_kind_families(struct http_buf *b, const struct http_conf *c,
 }
 
 /* The counters of the audited topics, from the ledger. */
-static void http_ledger_families(struct http_buf *b,
-                                 const struct http_conf *c,
+static void http_ledger_families(struct http_buf *b, const struct http_conf *c,
                                  const struct ledger_summary *sums)
 {
         struct http_label ls[2] = {{"topic", NULL}, {"kind", "coverage"}};
@@ -288,8 +288,7 @@ static void http_ledger_families(struct http_buf *b,
                             sums, sizeof(sums[0]));
 }
 
-static void http_live_families(struct http_buf *b,
-                               const struct status_view *v)
+static void http_live_families(struct http_buf *b, const struct status_view *v)
 {
         struct http_label ls[2] = {{"topic", NULL}, {"partition", NULL}};
         char part[16];
@@ -336,23 +335,23 @@ static void http_live_families(struct http_buf *b,
 
 /* Families of one counter of the group's state records per topic. */
 static const struct http_topic_family http_group_families[] = {
-        {"eosaudit_group_records_total", "counter",
-         "The whole group's records audited, from its state topic (every "
-         "member reports the same: do not sum across members).",
-         offsetof(struct grouprep_counts, records)},
-        {"eosaudit_group_missing_records_total", "counter",
-         "The whole group's records lost in confirmed gaps, from its state "
-         "topic (do not sum across members).",
-         offsetof(struct grouprep_counts, missing)},
-        {"eosaudit_group_untracked_records_total", "counter",
-         "The whole group's records without any eos.* header, from its "
-         "state topic (do not sum across members).",
-         offsetof(struct grouprep_counts, untracked)},
-        {"eosaudit_group_truncated_records_total", "counter",
-         "The whole group's records its owners had accepted that a "
-         "truncated log took back, from its events topic's truncated "
-         "events (do not sum across members).",
-         offsetof(struct grouprep_counts, truncated_records)},
+    {"eosaudit_group_records_total", "counter",
+     "The whole group's records audited, from its state topic (every "
+     "member reports the same: do not sum across members).",
+     offsetof(struct grouprep_counts, records)},
+    {"eosaudit_group_missing_records_total", "counter",
+     "The whole group's records lost in confirmed gaps, from its state "
+     "topic (do not sum across members).",
+     offsetof(struct grouprep_counts, missing)},
+    {"eosaudit_group_untracked_records_total", "counter",
+     "The whole group's records without any eos.* header, from its "
+     "state topic (do not sum across members).",
+     offsetof(struct grouprep_counts, untracked)},
+    {"eosaudit_group_truncated_records_total", "counter",
+     "The whole group's records its owners had accepted that a "
+     "truncated log took back, from its events topic's truncated "
+     "events (do not sum across members).",
+     offsetof(struct grouprep_counts, truncated_records)},
 };
 
 /* serve --group: the whole group's figures (never summed across
@@ -372,8 +371,8 @@ static void http_group_families_add(struct http_buf *b,
                 goto out;
         }
         for (i = 0; i < c->topic_cnt; i++)
-                nstate[i] = grouprep_snap_sum(s, c->topics[i], &sums[i],
-                                              NULL, NULL);
+                nstate[i] = grouprep_snap_sum(s, c->topics[i], &sums[i], NULL,
+                                              NULL);
         http_kind_families(
             b, c, "eosaudit_group_anomalous_records_total",
             "The whole group's anomalous records by kind, from its state "
@@ -393,8 +392,8 @@ static void http_group_families_add(struct http_buf *b,
                     "any member yet).");
         for (i = 0; i < c->topic_cnt; i++) {
                 ls[0].value = c->topics[i];
-                http_sample_u64(b, "eosaudit_group_partitions_with_state",
-                                ls, 1, nstate[i]);
+                http_sample_u64(b, "eosaudit_group_partitions_with_state", ls,
+                                1, nstate[i]);
         }
         http_family(b, "eosaudit_group_state_records_malformed_total",
                     "counter",

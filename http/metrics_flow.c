@@ -41,8 +41,7 @@ static void flow_latency(struct http_buf *b,
                         http_buf_printf(b,
                                         "eosaudit_flow_latency_seconds_bucket"
                                         "{le=\"%g\"} %" PRIu64 "\n",
-                                        (double)dedup_flow_lat_bounds[i] /
-                                            1e3,
+                                        (double)dedup_flow_lat_bounds[i] / 1e3,
                                         cum);
                 else
                         http_buf_printf(b,
@@ -90,13 +89,13 @@ void http_metrics_flow(const struct http_request *rq, struct http_buf *b)
                          {"pending", s.pending},
                          {"unexpected", s.unexpected},
                          {"awaiting_source", s.awaiting}};
-                http_buf_printf(b,
-                                "# HELP eosaudit_flow_records_total Records "
-                                "of the flow by outcome: source records "
-                                "delivered, lost, duplicated or pending; sink "
-                                "records unexpected or awaiting their source "
-                                "(scan/serve --source).\n"
-                                "# TYPE eosaudit_flow_records_total untyped\n");
+                http_buf_printf(
+                    b, "# HELP eosaudit_flow_records_total Records "
+                       "of the flow by outcome: source records "
+                       "delivered, lost, duplicated or pending; sink "
+                       "records unexpected or awaiting their source "
+                       "(scan/serve --source).\n"
+                       "# TYPE eosaudit_flow_records_total untyped\n");
                 for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
                         http_buf_printf(b,
                                         "eosaudit_flow_records_total{outcome="

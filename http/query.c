@@ -24,10 +24,10 @@ enum http_param {
 };
 
 static const char *const http_param_names[HTTP_P__CNT] = {
-        [HTTP_P_TOPIC] = "topic",   [HTTP_P_KIND] = "kind",
-        [HTTP_P_PRODUCER] = "producer", [HTTP_P_SINCE] = "since",
-        [HTTP_P_LIMIT] = "limit",   [HTTP_P_CURSOR] = "cursor",
-        [HTTP_P_MINUTES] = "minutes", [HTTP_P_SCOPE] = "scope",
+    [HTTP_P_TOPIC] = "topic",       [HTTP_P_KIND] = "kind",
+    [HTTP_P_PRODUCER] = "producer", [HTTP_P_SINCE] = "since",
+    [HTTP_P_LIMIT] = "limit",       [HTTP_P_CURSOR] = "cursor",
+    [HTTP_P_MINUTES] = "minutes",   [HTTP_P_SCOPE] = "scope",
 };
 
 #define HTTP_P(p) (1u << (p))
@@ -37,28 +37,22 @@ static const struct {
         unsigned params;
         int64_t limit_default, limit_max;
 } http_eps[] = {
-        [HTTP_EP_SUMMARY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_SCOPE), 0,
-                             0},
-        [HTTP_EP_ANOMALIES] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_KIND) |
-                                       HTTP_P(HTTP_P_SCOPE) |
-                                       HTTP_P(HTTP_P_PRODUCER) |
-                                       HTTP_P(HTTP_P_SINCE) |
-                                       HTTP_P(HTTP_P_LIMIT) |
-                                       HTTP_P(HTTP_P_CURSOR),
-                               HTTP_ANOMALIES_LIMIT_DEFAULT,
-                               HTTP_ANOMALIES_LIMIT_MAX},
-        [HTTP_EP_PRODUCERS] = {HTTP_P(HTTP_P_TOPIC) |
-                                       HTTP_P(HTTP_P_PRODUCER) |
-                                       HTTP_P(HTTP_P_LIMIT) |
-                                       HTTP_P(HTTP_P_CURSOR),
-                               HTTP_PRODUCERS_LIMIT_DEFAULT,
-                               HTTP_PRODUCERS_LIMIT_MAX},
-        [HTTP_EP_PARTITIONS] = {HTTP_P(HTTP_P_TOPIC), 0, 0},
-        [HTTP_EP_HISTORY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_MINUTES), 0,
-                             0},
-        [HTTP_EP_FLOWS] = {HTTP_P(HTTP_P_LIMIT) | HTTP_P(HTTP_P_CURSOR),
-                           HTTP_FLOWS_LIMIT_DEFAULT, HTTP_FLOWS_LIMIT_MAX},
-        [HTTP_EP_GROUP] = {0, 0, 0},
+    [HTTP_EP_SUMMARY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_SCOPE), 0, 0},
+    [HTTP_EP_ANOMALIES] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_KIND) |
+                               HTTP_P(HTTP_P_SCOPE) | HTTP_P(HTTP_P_PRODUCER) |
+                               HTTP_P(HTTP_P_SINCE) | HTTP_P(HTTP_P_LIMIT) |
+                               HTTP_P(HTTP_P_CURSOR),
+                           HTTP_ANOMALIES_LIMIT_DEFAULT,
+                           HTTP_ANOMALIES_LIMIT_MAX},
+    [HTTP_EP_PRODUCERS] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_PRODUCER) |
+                               HTTP_P(HTTP_P_LIMIT) | HTTP_P(HTTP_P_CURSOR),
+                           HTTP_PRODUCERS_LIMIT_DEFAULT,
+                           HTTP_PRODUCERS_LIMIT_MAX},
+    [HTTP_EP_PARTITIONS] = {HTTP_P(HTTP_P_TOPIC), 0, 0},
+    [HTTP_EP_HISTORY] = {HTTP_P(HTTP_P_TOPIC) | HTTP_P(HTTP_P_MINUTES), 0, 0},
+    [HTTP_EP_FLOWS] = {HTTP_P(HTTP_P_LIMIT) | HTTP_P(HTTP_P_CURSOR),
+                       HTTP_FLOWS_LIMIT_DEFAULT, HTTP_FLOWS_LIMIT_MAX},
+    [HTTP_EP_GROUP] = {0, 0, 0},
 };
 
 /* Percent-decodes in[0..len) into out (with plus_space, '+' is a space);
@@ -81,8 +75,7 @@ static long http_pct_decode_as(const char *in, size_t len, char *out,
                         out[o++] = in[i];
                 } else {
                         if (len - i < 3 || (hi = hex_digit(in[i + 1])) < 0 ||
-                            (lo = hex_digit(in[i + 2])) < 0 ||
-                            !(hi | lo))
+                            (lo = hex_digit(in[i + 2])) < 0 || !(hi | lo))
                                 return -1;
                         out[o++] = (char)(hi << 4 | lo);
                         i += 2;
@@ -148,9 +141,8 @@ static int http_cursor_parse(struct http_query *q, const char *v, size_t len,
         if (!d1)
                 return -1;
         d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - v));
-        if (!d2 ||
-            dedup_parse_decimal(d1 + 1, (size_t)(d2 - d1 - 1), INT32_MAX,
-                                &part))
+        if (!d2 || dedup_parse_decimal(d1 + 1, (size_t)(d2 - d1 - 1),
+                                       INT32_MAX, &part))
                 return -1;
         tlen = http_hex_decode(v, (size_t)(d1 - v), out);
         if (tlen <= 0 || memchr(out, '\0', (size_t)tlen))
@@ -222,8 +214,8 @@ static int http_param_num(const char *v, size_t len, uint64_t min,
 /* Sets parameter p of q from its decoded value v[0..len) (in q->buf,
  * NUL-terminated); spare has room for a decoded cursor. */
 static int http_param_set(struct http_query *q, enum http_endpoint ep,
-                          enum http_param p, char *v, size_t len,
-                          char *spare, char *errstr, size_t errstr_size)
+                          enum http_param p, char *v, size_t len, char *spare,
+                          char *errstr, size_t errstr_size)
 {
         char kinds[256];
 
@@ -252,8 +244,7 @@ static int http_param_set(struct http_query *q, enum http_endpoint ep,
                 return 0;
         case HTTP_P_SINCE:
                 return http_param_num(v, len, 0, INT64_MAX, &q->since_ms,
-                                      "since",
-                                      "milliseconds since the epoch ",
+                                      "since", "milliseconds since the epoch ",
                                       errstr, errstr_size);
         case HTTP_P_LIMIT:
                 return http_param_num(v, len, 1,
@@ -347,8 +338,7 @@ int http_query_parse(struct http_query *out, enum http_endpoint ep,
                 for (p = 0; p < HTTP_P__CNT; p++)
                         if (!strcmp(key, http_param_names[p]))
                                 break;
-                if (p == HTTP_P__CNT ||
-                    !(http_eps[ep].params & HTTP_P(p))) {
+                if (p == HTTP_P__CNT || !(http_eps[ep].params & HTTP_P(p))) {
                         snprintf(errstr, errstr_size,
                                  "unknown parameter '%.64s'", key);
                         goto fail;

@@ -9,8 +9,7 @@
 
 #include "internal.h"
 
-void http_readers_init(struct http_readers *rs, const char *db_path,
-                       size_t n)
+void http_readers_init(struct http_readers *rs, const char *db_path, size_t n)
 {
         memset(rs, 0, sizeof(*rs));
         rs->db_path = db_path;
@@ -38,8 +37,7 @@ struct ledger *http_reader_get(struct http_readers *rs, char *errstr,
         pthread_mutex_lock(&rs->lock);
         /* An open one first: opening costs a file open and a query. */
         for (i = 0; i < rs->n; i++) {
-                if (!rs->r[i].busy &&
-                    (!r || (!r->lg && rs->r[i].lg)))
+                if (!rs->r[i].busy && (!r || (!r->lg && rs->r[i].lg)))
                         r = &rs->r[i];
         }
         if (r)
@@ -67,8 +65,7 @@ struct ledger *http_reader_get(struct http_readers *rs, char *errstr,
         return r->lg;
 }
 
-void http_reader_put(struct http_readers *rs, struct ledger *lg,
-                     int broken)
+void http_reader_put(struct http_readers *rs, struct ledger *lg, int broken)
 {
         size_t i;
 

@@ -9,7 +9,6 @@
 #include "../auditor/report/report.h"
 #include "internal.h"
 
-
 void http_buf_init(struct http_buf *b, size_t max)
 {
         memset(b, 0, sizeof(*b));
@@ -126,8 +125,9 @@ void http_reply_text(struct http_reply *r, unsigned status, const char *type,
 {
         if (b->failed || !b->p) {
                 http_buf_release(b);
-                http_reply_error(r, 500, "response too large or out of "
-                                         "memory");
+                http_reply_error(r, 500,
+                                 "response too large or out of "
+                                 "memory");
                 return;
         }
         free(r->body);

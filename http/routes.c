@@ -14,21 +14,19 @@
 /* Looked up in order: the first row that matches wins, so a prefix row
  * comes after the rows for the paths it covers. */
 static const struct http_route http_routes[] = {
-        {HTTP_M_READ, "/", http_page_handle, HTTP_ROUTE_PUBLIC},
-        {HTTP_M_READ, "/healthz", http_healthz_handle, HTTP_ROUTE_PUBLIC},
-        {HTTP_M_READ, "/readyz", http_readyz_handle, 0},
-        {HTTP_M_READ, "/metrics", http_metrics_handle, 0},
-        {HTTP_M_READ, "/api/v1/summary", http_api_summary_handle, 0},
-        {HTTP_M_READ, "/api/v1/anomalies", http_api_anomalies_handle, 0},
-        {HTTP_M_READ, "/api/v1/producers", http_api_producers_handle, 0},
-        {HTTP_M_READ, "/api/v1/partitions", http_api_partitions_handle, 0},
-        {HTTP_M_READ, "/api/v1/history", http_api_history_handle, 0},
-        {HTTP_M_READ, HTTP_IDS_PATH, http_api_ids_handle,
-         HTTP_ROUTE_PREFIX},
-        {HTTP_M_READ, "/api/v1/flows", http_api_flows_handle, 0},
-        {HTTP_M_READ, "/api/v1/group", http_api_group_handle, 0},
-        {HTTP_M_READ, "/api/v1/", http_api_unknown_handle,
-         HTTP_ROUTE_PREFIX},
+    {HTTP_M_READ, "/", http_page_handle, HTTP_ROUTE_PUBLIC},
+    {HTTP_M_READ, "/healthz", http_healthz_handle, HTTP_ROUTE_PUBLIC},
+    {HTTP_M_READ, "/readyz", http_readyz_handle, 0},
+    {HTTP_M_READ, "/metrics", http_metrics_handle, 0},
+    {HTTP_M_READ, "/api/v1/summary", http_api_summary_handle, 0},
+    {HTTP_M_READ, "/api/v1/anomalies", http_api_anomalies_handle, 0},
+    {HTTP_M_READ, "/api/v1/producers", http_api_producers_handle, 0},
+    {HTTP_M_READ, "/api/v1/partitions", http_api_partitions_handle, 0},
+    {HTTP_M_READ, "/api/v1/history", http_api_history_handle, 0},
+    {HTTP_M_READ, HTTP_IDS_PATH, http_api_ids_handle, HTTP_ROUTE_PREFIX},
+    {HTTP_M_READ, "/api/v1/flows", http_api_flows_handle, 0},
+    {HTTP_M_READ, "/api/v1/group", http_api_group_handle, 0},
+    {HTTP_M_READ, "/api/v1/", http_api_unknown_handle, HTTP_ROUTE_PREFIX},
 };
 
 #define HTTP_ROUTES_CNT (sizeof(http_routes) / sizeof(http_routes[0]))
@@ -38,12 +36,11 @@ static const struct {
         const char *name;
         unsigned bit;
 } http_methods[] = {
-        {"GET", HTTP_M_GET},
-        {"HEAD", HTTP_M_HEAD},
+    {"GET", HTTP_M_GET},
+    {"HEAD", HTTP_M_HEAD},
 };
 
-const struct http_route *http_route_find(const char *path,
-                                         const char **rest)
+const struct http_route *http_route_find(const char *path, const char **rest)
 {
         const struct http_route *rt;
         size_t i, n;

@@ -28,14 +28,14 @@
 
 #define HTTP_FILE_MAX (1024 * 1024) /* certificate, key */
 #define HTTP_TOKEN_MAX 4096
-#define HTTP_URI_MAX 8192  /* longer request targets get 414 */
+#define HTTP_URI_MAX 8192 /* longer request targets get 414 */
 #define HTTP_BACKLOG 64
 #define HTTP_WATCHDOG_MS 250 /* how often the header deadline is checked */
 
 /* Per request: what the URI log callback saw before MHD decoded it. */
 struct http_req {
-        char *path;       /* raw text before '?'; NULL: out of memory */
-        char *query;      /* raw text after '?'; NULL: none */
+        char *path;  /* raw text before '?'; NULL: out of memory */
+        char *query; /* raw text after '?'; NULL: none */
         size_t query_len;
         int too_long;     /* the request target exceeds HTTP_URI_MAX */
         int headers_done; /* the handler saw the request once */
@@ -62,12 +62,12 @@ struct http_conn {
 struct http_server {
         struct MHD_Daemon *d;
         struct http_conf conf;
-        char *token;       /* NULL: no authentication */
+        char *token; /* NULL: no authentication */
         size_t token_len;
-        char *cert, *key;  /* PEM, NUL-terminated */
+        char *cert, *key; /* PEM, NUL-terminated */
         uint16_t port;
         char url[INET6_ADDRSTRLEN + 32];
-        atomic_int started;   /* read by the logger on any thread */
+        atomic_int started; /* read by the logger on any thread */
         struct http_readers readers;
         /* The header deadline (see struct http_conn). */
         pthread_mutex_t conn_lock; /* conns, nconns, watchdog_stop */
@@ -108,7 +108,7 @@ static void http_conn_notify(void *cls, struct MHD_Connection *c,
 
         if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
                 ci = MHD_get_connection_info(
-                        c, MHD_CONNECTION_INFO_CONNECTION_FD);
+                    c, MHD_CONNECTION_INFO_CONNECTION_FD);
                 hc = ci ? calloc(1, sizeof(*hc)) : NULL;
                 if (!hc)
                         return;
@@ -146,7 +146,7 @@ static void http_conn_waiting(struct http_server *s, struct MHD_Connection *c,
                               int waiting)
 {
         const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         struct http_conn *hc = ci ? ci->socket_context : NULL;
 
         if (!hc)
@@ -175,8 +175,8 @@ static void *http_watchdog(void *arg)
         while (!s->watchdog_stop) {
                 now = clock_mono_ms();
                 limit = s->nconns * 4 >= (size_t)s->conf.conn_limit * 3
-                                ? busy_ms
-                                : full_ms;
+                            ? busy_ms
+                            : full_ms;
                 cut = 0;
                 for (hc = s->conns; hc; hc = hc->next) {
                         if (!hc->waiting || hc->cut ||
@@ -282,17 +282,17 @@ static enum MHD_Result http_send(struct MHD_Connection *c,
         /* The page draws with inline script and style, and talks to us
          * only. */
         static const char csp[] =
-                "default-src 'none'; script-src 'unsafe-inline'; "
-                "style-src 'unsafe-inline'; connect-src 'self'; "
-                "img-src 'self' data:; frame-ancestors 'none'; "
-                "base-uri 'none'; form-action 'none'";
+            "default-src 'none'; script-src 'unsafe-inline'; "
+            "style-src 'unsafe-inline'; connect-src 'self'; "
+            "img-src 'self' data:; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'";
         struct MHD_Response *rsp;
         enum MHD_Result ret;
         int hrc;
 
         if (r->fixed)
-                rsp = MHD_create_response_from_buffer(
-                        r->len, (void *)r->fixed, MHD_RESPMEM_PERSISTENT);
+                rsp = MHD_create_response_from_buffer(r->len, (void *)r->fixed,
+                                                      MHD_RESPMEM_PERSISTENT);
         else
                 rsp = MHD_create_response_from_buffer(r->len, r->body,
                                                       MHD_RESPMEM_MUST_FREE);
@@ -301,8 +301,7 @@ static enum MHD_Result http_send(struct MHD_Connection *c,
         if (!r->fixed)
                 r->body = NULL; /* owned by the response */
         hrc = http_header_add(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
-        hrc |= http_header_add(rsp, MHD_HTTP_HEADER_CACHE_CONTROL,
-                               "no-store");
+        hrc |= http_header_add(rsp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
         hrc |= http_header_add(rsp, "X-Content-Type-Options", "nosniff");
         if (r->flags & HTTP_REPLY_PAGE) {
                 hrc |= http_header_add(rsp, "Content-Security-Policy", csp);
@@ -331,12 +330,12 @@ static void http_dispatch(struct http_server *s, struct MHD_Connection *c,
                           const struct http_req *req, struct http_reply *r)
 {
         struct http_request rq = {
-                .conf = &s->conf,
-                .readers = &s->readers,
-                .path = url,
-                .raw_path = req->path ? req->path : "",
-                .query = req->query ? req->query : "",
-                .query_len = req->query_len,
+            .conf = &s->conf,
+            .readers = &s->readers,
+            .path = url,
+            .raw_path = req->path ? req->path : "",
+            .query = req->query ? req->query : "",
+            .query_len = req->query_len,
         };
         const struct http_route *rt = http_route_find(url, &rq.rest);
 
@@ -344,8 +343,8 @@ static void http_dispatch(struct http_server *s, struct MHD_Connection *c,
          * which paths exist. */
         if (!(rt && (rt->flags & HTTP_ROUTE_PUBLIC)) && s->token &&
             !http_token_ok(s, MHD_lookup_connection_value(
-                                      c, MHD_HEADER_KIND,
-                                      MHD_HTTP_HEADER_AUTHORIZATION))) {
+                                  c, MHD_HEADER_KIND,
+                                  MHD_HTTP_HEADER_AUTHORIZATION))) {
                 r->flags |= HTTP_REPLY_AUTH;
                 http_reply_error(r, 401, "missing or wrong bearer token");
         } else if (!rt) {
@@ -361,7 +360,7 @@ static void http_dispatch(struct http_server *s, struct MHD_Connection *c,
 static int http_has_body(struct MHD_Connection *c)
 {
         const char *cl = MHD_lookup_connection_value(
-                c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
         return (cl && strcmp(cl, "0")) ||
                MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -406,8 +405,9 @@ static enum MHD_Result http_handler(void *cls, struct MHD_Connection *c,
         } else if (http_has_body(c)) {
                 http_reply_error(&r, 413, "request bodies are not accepted");
         } else if (req->too_long) {
-                http_reply_error(&r, 414, "request target longer than %d "
-                                          "bytes",
+                http_reply_error(&r, 414,
+                                 "request target longer than %d "
+                                 "bytes",
                                  HTTP_URI_MAX);
         } else {
                 http_dispatch(s, c, url, method, req, &r);
@@ -575,8 +575,7 @@ static int http_token_load(struct http_server *s, const char *path,
 
 static int http_listen_socket(const struct sockaddr_storage *addr,
                               size_t addr_len, const char *listen_s,
-                              uint16_t *port, char *errstr,
-                              size_t errstr_size)
+                              uint16_t *port, char *errstr, size_t errstr_size)
 {
         struct sockaddr_storage bound;
         socklen_t blen = sizeof(bound);
@@ -598,15 +597,16 @@ static int http_listen_socket(const struct sockaddr_storage *addr,
                 return -1;
         }
         *port = ntohs(bound.ss_family == AF_INET6
-                              ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                              : ((struct sockaddr_in *)&bound)->sin_port);
+                          ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                          : ((struct sockaddr_in *)&bound)->sin_port);
         return fd;
 }
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 0)))
 #endif
-static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+static void
+http_mhd_log(void *cls, const char *fmt, va_list ap)
 {
         struct http_server *s = cls;
         char msg[512];
@@ -660,8 +660,9 @@ int http_start(struct http_server **out, const struct http_conf *conf,
         int fd = -1;
 
         if (!s) {
-                snprintf(errstr, errstr_size, "cannot start the HTTP server: "
-                                              "%s",
+                snprintf(errstr, errstr_size,
+                         "cannot start the HTTP server: "
+                         "%s",
                          strerror(ENOMEM));
                 return -1;
         }
@@ -711,18 +712,18 @@ int http_start(struct http_server **out, const struct http_conf *conf,
                 s->cert = http_file_read("TLS certificate",
                                          conf->tls_cert_file, HTTP_FILE_MAX,
                                          &len, errstr, errstr_size);
-                s->key = s->cert ? http_file_read("TLS key",
-                                                  conf->tls_key_file,
-                                                  HTTP_FILE_MAX, &len, errstr,
-                                                  errstr_size)
-                                 : NULL;
+                s->key = s->cert
+                             ? http_file_read("TLS key", conf->tls_key_file,
+                                              HTTP_FILE_MAX, &len, errstr,
+                                              errstr_size)
+                             : NULL;
                 if (!s->key)
                         goto fail;
                 flags |= MHD_USE_TLS;
                 ops[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT,
                                                    0, s->cert};
-                ops[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY,
-                                                   0, s->key};
+                ops[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                                   s->key};
         }
         fd = http_listen_socket(&addr, addr_len, s->conf.listen, &s->port,
                                 errstr, errstr_size);
@@ -730,11 +731,10 @@ int http_start(struct http_server **out, const struct http_conf *conf,
                 goto fail;
         if (addr.ss_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
-        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd,
-                                           NULL};
+        ops[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL};
         if (conf->threads > 1)
-                ops[n++] = (struct MHD_OptionItem){
-                        MHD_OPTION_THREAD_POOL_SIZE, conf->threads, NULL};
+                ops[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
+                                                   conf->threads, NULL};
         ops[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
                                            conf->conn_limit, NULL};
         ops[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,

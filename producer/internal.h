@@ -26,8 +26,8 @@
 #define PRODUCER_STATS_WAIT_MS 10000
 #define PRODUCER_STATS_INTERVAL "100" /* ms; how fast the epoch is learnt */
 #define PRODUCER_INIT_TIMEOUT_MS 30000
-#define PRODUCER_TXN_CALL_TRIES 10 /* retriable commit/abort errors */
-#define PRODUCER_TXN_FAILURES 3    /* abortable failures of one txn */
+#define PRODUCER_TXN_CALL_TRIES 10   /* retriable commit/abort errors */
+#define PRODUCER_TXN_FAILURES 3      /* abortable failures of one txn */
 #define PRODUCER_ZOMBIE_SKIPS 100000 /* keys tried per zombie record */
 
 /* The message opaque of a write, read back in its delivery report: 0 for
@@ -48,8 +48,8 @@ struct producer_inst {
         int64_t pid; /* -1: no eos.pid header */
         char epoch_str[16];
         char pid_str[24];
-        int64_t *next_seq;  /* per partition */
-        uint64_t *part_ok;  /* delivered per partition */
+        int64_t *next_seq; /* per partition */
+        uint64_t *part_ok; /* delivered per partition */
         /* Delivery reports, counted by producer_dr_cb() on this thread. */
         uint64_t dr_ok, dr_err;
         uint64_t dr_replay_ok; /* of replayed copies; also in dr_ok */
@@ -77,8 +77,8 @@ struct producer_ctx {
         rd_kafka_conf_t *conf; /* template; each instance gets a copy */
         size_t name_len;
         int32_t partition_cnt;
-        int idempotent; /* enable.idempotence (or transactional) */
-        char *value; /* o->value_size bytes, shared by every record */
+        int idempotent;     /* enable.idempotence (or transactional) */
+        char *value;        /* o->value_size bytes, shared by every record */
         int64_t *seq_saved; /* next_seq at the start of a transaction */
         /* Per partition, the last record stamped there in an earlier
          * session (epoch -1: none): what eos.prev_epoch and eos.prev_seq
@@ -86,9 +86,9 @@ struct producer_ctx {
         int32_t *prev_epoch;
         int64_t *prev_seq;
         uint64_t rng_gap, rng_dup;
-        uint64_t txn_no;   /* transactions begun */
-        uint64_t paced;    /* records produced under --rate */
-        double t_start;    /* monotonic s at the first produce; 0 = none */
+        uint64_t txn_no; /* transactions begun */
+        uint64_t paced;  /* records produced under --rate */
+        double t_start;  /* monotonic s at the first produce; 0 = none */
         /* Restarts: record n's last send is sent[n % restart_replay]
          * while it is one of the last restart_replay records; replay
          * holds the record numbers the new session writes again, in
@@ -104,7 +104,7 @@ struct producer_ctx {
         struct producer_txn_key {
                 int32_t epoch;
                 uint64_t txn;
-        } *aborted;
+        } * aborted;
         size_t naborted, aborted_cap;
 };
 
@@ -115,9 +115,9 @@ enum producer_phase {
 
 /* What one phase or transaction enqueued. */
 struct producer_tally {
-        uint64_t records; /* distinct records enqueued */
-        uint64_t sent;    /* records, duplicates and replays enqueued */
-        uint64_t failed;  /* records librdkafka refused at once */
+        uint64_t records;       /* distinct records enqueued */
+        uint64_t sent;          /* records, duplicates and replays enqueued */
+        uint64_t failed;        /* records librdkafka refused at once */
         uint64_t replay_failed; /* replays librdkafka refused at once */
         uint64_t dups, gaps;
 };
@@ -129,14 +129,14 @@ enum producer_txn {
 };
 
 /* Defaults, then -F, then -X, then the flags that name a property. */
-rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o,
-                                   char *errstr, size_t errstr_size);
+rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o, char *errstr,
+                                   size_t errstr_size);
 
 int producer_err_is_fenced(rd_kafka_resp_err_t err);
 
 /* Fills errstr from the instance's fatal error; returns its code. */
-rd_kafka_resp_err_t producer_fatal(struct producer_inst *in,
-                                   char *errstr, size_t errstr_size);
+rd_kafka_resp_err_t producer_fatal(struct producer_inst *in, char *errstr,
+                                   size_t errstr_size);
 
 /* Waits for every outstanding delivery report; delivery.timeout.ms bounds
  * the wait. */
@@ -160,8 +160,8 @@ int producer_rng_hit(uint64_t *s, double p);
 int producer_running(const struct producer_ctx *c);
 
 /* Takes n consecutive epochs from the counter; *first is the lowest. */
-int producer_state_take(const char *path, int n, int64_t *first,
-                        char *errstr, size_t errstr_size);
+int producer_state_take(const char *path, int n, int64_t *first, char *errstr,
+                        size_t errstr_size);
 
 /* Even and never 0 for 0 <= n < INT64_MAX (see PRODUCER_TAG_NONE). */
 uintptr_t producer_tag_record(int64_t n);

@@ -71,8 +71,7 @@ void producer_manifest_committed(struct producer_ctx *c)
 static char *producer_manifest_json(const struct producer_ctx *c,
                                     const struct producer_inst *in)
 {
-        json_t *m = json_object(), *parts = json_array(),
-               *ab = json_array();
+        json_t *m = json_object(), *parts = json_array(), *ab = json_array();
         char *s = NULL;
         int32_t p;
         size_t i;

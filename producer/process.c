@@ -46,8 +46,8 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
         /* A restart after a crash waits for the dead member's session to
          * end before it gets the partitions: keep that short (the broker's
          * default group.min.session.timeout.ms).  -X may change it. */
-        if (consumer && kconf_put(conf, "session.timeout.ms", "6000", errstr,
-                                  errstr_size))
+        if (consumer &&
+            kconf_put(conf, "session.timeout.ms", "6000", errstr, errstr_size))
                 goto fail;
         if (o->conf_file &&
             kconf_file_load(conf, o->conf_file, errstr, errstr_size))
@@ -56,9 +56,8 @@ static rd_kafka_conf_t *conf_make(const struct process_opts *o, int consumer,
         for (i = 0; i < o->conf_kv_cnt; i++)
                 if (kconf_set(conf, o->conf_kv[i], errstr, errstr_size))
                         goto fail;
-        if (o->brokers &&
-            kconf_put(conf, "bootstrap.servers", o->brokers, errstr,
-                      errstr_size))
+        if (o->brokers && kconf_put(conf, "bootstrap.servers", o->brokers,
+                                    errstr, errstr_size))
                 goto fail;
         if (!kconf_has(conf, "bootstrap.servers")) {
                 snprintf(errstr, errstr_size,
@@ -155,12 +154,12 @@ static int forward(struct session *s, const rd_kafka_message_t *m,
                 klen = m->key_len + 2;
         }
         for (;;) {
-                err = rd_kafka_producev(
-                    s->p, RD_KAFKA_V_TOPIC(s->o->sink),
-                    RD_KAFKA_V_KEY(key ? key : m->key, klen),
-                    RD_KAFKA_V_VALUE(m->payload, m->len),
-                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                    RD_KAFKA_V_HEADERS(hc), RD_KAFKA_V_END);
+                err =
+                    rd_kafka_producev(s->p, RD_KAFKA_V_TOPIC(s->o->sink),
+                                      RD_KAFKA_V_KEY(key ? key : m->key, klen),
+                                      RD_KAFKA_V_VALUE(m->payload, m->len),
+                                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                      RD_KAFKA_V_HEADERS(hc), RD_KAFKA_V_END);
                 if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                         break;
                 rd_kafka_poll(s->p, 100);
@@ -169,8 +168,8 @@ static int forward(struct session *s, const rd_kafka_message_t *m,
         if (err) {
                 if (hc)
                         rd_kafka_headers_destroy(hc);
-                snprintf(errstr, errstr_size, "produce to %s: %s",
-                         s->o->sink, rd_kafka_err2str(err));
+                snprintf(errstr, errstr_size, "produce to %s: %s", s->o->sink,
+                         rd_kafka_err2str(err));
                 return -1;
         }
         s->st->produced++;
@@ -287,8 +286,7 @@ static int session_run(struct session *s, char *errstr, size_t errstr_size)
         if (o->mode == PROCESS_EXACTLY_ONCE) {
                 e = rd_kafka_init_transactions(s->p, PROCESS_TIMEOUT_MS);
                 if (e) {
-                        snprintf(errstr, errstr_size,
-                                 "init_transactions: %s",
+                        snprintf(errstr, errstr_size, "init_transactions: %s",
                                  rd_kafka_error_string(e));
                         rd_kafka_error_destroy(e);
                         goto out;
@@ -397,7 +395,8 @@ out:
         }
         if (s->p) {
                 if (in_txn) {
-                        e = rd_kafka_abort_transaction(s->p, PROCESS_TIMEOUT_MS);
+                        e = rd_kafka_abort_transaction(s->p,
+                                                       PROCESS_TIMEOUT_MS);
                         if (e)
                                 rd_kafka_error_destroy(e);
                 }
@@ -460,8 +459,7 @@ int process_run(const struct process_opts *o, struct process_stats *st,
                         snprintf(errstr, errstr_size,
                                  "the crashing session ended with status %d "
                                  "instead of crashing",
-                                 WIFEXITED(status) ? WEXITSTATUS(status)
-                                                   : -1);
+                                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
                         return -1;
                 }
                 log_info("process: restarting after the crash");

@@ -62,7 +62,7 @@ struct process_opts {
         uint64_t abort_every; /* 0: never (exactly-once only) */
         uint64_t drop_every;  /* 0: never */
         int rekey;
-        int64_t idle_exit_ms; /* stop once nothing came for this long;
+        int64_t idle_exit_ms;       /* stop once nothing came for this long;
                                  0: run until *run is cleared */
         const char *conf_file;      /* librdkafka properties, or NULL */
         const char *const *conf_kv; /* "key=value" for both clients */

@@ -253,9 +253,9 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
                          o->msgid_header);
                 why = buf;
         } else if (o->msgid_from == PRODUCER_MSGID_KEY &&
-                   name_len + 1 + (size_t)producer_digits(
-                                          producer_max_index(o)) >
-                           PRODUCER_MSGID_MAX) {
+                   name_len + 1 +
+                           (size_t)producer_digits(producer_max_index(o)) >
+                       PRODUCER_MSGID_MAX) {
                 snprintf(buf, sizeof(buf),
                          "--msgid-from key: the keys (NAME-%" PRIu64
                          " at most) would be longer than the %d bytes a "
@@ -281,7 +281,7 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
                 why = "--restart-every does not combine with --zombie";
         else if (o->restart_every && o->count > 0 &&
                  (o->count - 1) / o->restart_every >
-                         INT32_MAX - (o->epoch > 0 ? o->epoch : 0)) {
+                     INT32_MAX - (o->epoch > 0 ? o->epoch : 0)) {
                 snprintf(buf, sizeof(buf),
                          "--restart-every: %" PRId64 " restarts from epoch "
                          "%" PRId64 " would take it past 2147483647",
@@ -301,8 +301,8 @@ int producer_opts_check(const struct producer_opts *o, char *errstr,
 /* ------------------------------------------------------------------ */
 
 /* *last = the epoch in the file, or -1 when there is no file. */
-static int producer_state_read(const char *path, int64_t *last,
-                               char *errstr, size_t errstr_size)
+static int producer_state_read(const char *path, int64_t *last, char *errstr,
+                               size_t errstr_size)
 {
         FILE *fp;
         char buf[32];
@@ -342,8 +342,8 @@ out:
 }
 
 /* Replaces path with "EPOCH\n" through a temporary file and rename(). */
-static int producer_state_write(const char *path, int64_t epoch,
-                                char *errstr, size_t errstr_size)
+static int producer_state_write(const char *path, int64_t epoch, char *errstr,
+                                size_t errstr_size)
 {
         size_t tmp_size = strlen(path) + sizeof(".XXXXXX");
         char *tmp = malloc(tmp_size);
@@ -403,8 +403,8 @@ out:
 }
 
 /* Takes n consecutive epochs from the counter; *first is the lowest. */
-int producer_state_take(const char *path, int n, int64_t *first,
-                        char *errstr, size_t errstr_size)
+int producer_state_take(const char *path, int n, int64_t *first, char *errstr,
+                        size_t errstr_size)
 {
         int64_t last;
 
@@ -458,15 +458,13 @@ static void producer_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkm,
                 return;
         }
         in->dr_ok++;
-        if (rkm->partition >= 0 &&
-            rkm->partition < in->ctx->partition_cnt)
+        if (rkm->partition >= 0 && rkm->partition < in->ctx->partition_cnt)
                 in->part_ok[rkm->partition]++;
         if (tag == PRODUCER_TAG_REPLAY) {
                 in->dr_replay_ok++;
         } else if (tag != PRODUCER_TAG_NONE && c->sent) {
                 int64_t n = (int64_t)((tag >> 1) - 1);
-                struct producer_sent *s =
-                        &c->sent[n % c->o->restart_replay];
+                struct producer_sent *s = &c->sent[n % c->o->restart_replay];
 
                 /* A slot already reused by a later record is not n's. */
                 if (producer_tag_record(s->n) == tag)
@@ -550,17 +548,17 @@ int producer_conf_idempotent(const rd_kafka_conf_t *conf)
 }
 
 /* Defaults, then -F, then -X, then the flags that name a property. */
-rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o,
-                                   char *errstr, size_t errstr_size)
+rd_kafka_conf_t *producer_conf_new(const struct producer_opts *o, char *errstr,
+                                   size_t errstr_size)
 {
         static const char *const defaults[][2] = {
-                {"client.id", "eosaudit-produce"},
-                {"enable.idempotence", "true"},
-                {"acks", "all"},
-                {"max.in.flight.requests.per.connection", "5"},
-                /* Unlimited within delivery.timeout.ms. */
-                {"message.send.max.retries", "2147483647"},
-                {"linger.ms", "5"},
+            {"client.id", "eosaudit-produce"},
+            {"enable.idempotence", "true"},
+            {"acks", "all"},
+            {"max.in.flight.requests.per.connection", "5"},
+            /* Unlimited within delivery.timeout.ms. */
+            {"message.send.max.retries", "2147483647"},
+            {"linger.ms", "5"},
         };
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         char val[512];
@@ -667,10 +665,10 @@ static int producer_metadata(struct producer_ctx *c, struct producer_inst *in,
                 /* A topic being created may be unknown for a moment and
                  * then have no leader yet: retry, briefly while unknown. */
                 if (clock_mono_s() - start >=
-                            (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
-                                     ? PRODUCER_UNKNOWN_TOPIC_WAIT_MS
-                                     : PRODUCER_METADATA_WAIT_MS) /
-                                    1e3 ||
+                        (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+                             ? PRODUCER_UNKNOWN_TOPIC_WAIT_MS
+                             : PRODUCER_METADATA_WAIT_MS) /
+                            1e3 ||
                     !producer_running(c))
                         break;
                 rd_kafka_poll(in->rk, 200);
@@ -739,9 +737,8 @@ int producer_inst_open(struct producer_ctx *c, struct producer_inst *in,
                 return PRODUCER_ERR_CONFIG;
         }
         if (c->o->transactional_id) {
-                rd_kafka_error_t *error =
-                        rd_kafka_init_transactions(in->rk,
-                                                   PRODUCER_INIT_TIMEOUT_MS);
+                rd_kafka_error_t *error = rd_kafka_init_transactions(
+                    in->rk, PRODUCER_INIT_TIMEOUT_MS);
 
                 if (error) {
                         snprintf(errstr, errstr_size,
@@ -787,19 +784,18 @@ void producer_flush(struct producer_inst *in)
 }
 
 /* Fills errstr from the instance's fatal error; returns its code. */
-rd_kafka_resp_err_t producer_fatal(struct producer_inst *in,
-                                   char *errstr, size_t errstr_size)
+rd_kafka_resp_err_t producer_fatal(struct producer_inst *in, char *errstr,
+                                   size_t errstr_size)
 {
         char reason[512];
-        rd_kafka_resp_err_t err =
-                rd_kafka_fatal_error(in->rk, reason, sizeof(reason));
+        rd_kafka_resp_err_t err = rd_kafka_fatal_error(in->rk, reason,
+                                                       sizeof(reason));
 
         if (err)
                 snprintf(errstr, errstr_size, "%s: fatal error: %s: %s",
                          in->label, rd_kafka_err2name(err), reason);
         return err;
 }
-
 
 int producer_result_format(const struct producer_result *res, int json,
                            char *buf, size_t size)
@@ -808,25 +804,25 @@ int producer_result_format(const struct producer_result *res, int json,
                 const char *name;
                 int64_t value;
         } f[] = {
-                {"delivered", (int64_t)res->delivered},
-                {"failed", (int64_t)res->failed},
-                {"aborted", (int64_t)res->aborted},
-                {"duplicates_injected", (int64_t)res->duplicates_injected},
-                {"gaps_injected", (int64_t)res->gaps_injected},
-                {"epoch", res->epoch},
-                {"records", (int64_t)res->records},
-                {"partitions", res->partition_cnt},
-                {"pid", res->pid},
-                {"transactions", (int64_t)res->transactions},
-                {"aborted_transactions", (int64_t)res->aborted_transactions},
-                {"zombie_records", (int64_t)res->zombie_records},
-                {"zombie_fenced", res->zombie_fenced},
-                {"zombie_epoch", res->zombie_epoch},
-                {"redelivered_injected", (int64_t)res->redelivered_injected},
-                {"restarts", (int64_t)res->restarts},
-                {"stopped", res->stopped},
-                {"elapsed_ms", res->elapsed_ms},
-                {"unconfirmed", (int64_t)res->unconfirmed},
+            {"delivered", (int64_t)res->delivered},
+            {"failed", (int64_t)res->failed},
+            {"aborted", (int64_t)res->aborted},
+            {"duplicates_injected", (int64_t)res->duplicates_injected},
+            {"gaps_injected", (int64_t)res->gaps_injected},
+            {"epoch", res->epoch},
+            {"records", (int64_t)res->records},
+            {"partitions", res->partition_cnt},
+            {"pid", res->pid},
+            {"transactions", (int64_t)res->transactions},
+            {"aborted_transactions", (int64_t)res->aborted_transactions},
+            {"zombie_records", (int64_t)res->zombie_records},
+            {"zombie_fenced", res->zombie_fenced},
+            {"zombie_epoch", res->zombie_epoch},
+            {"redelivered_injected", (int64_t)res->redelivered_injected},
+            {"restarts", (int64_t)res->restarts},
+            {"stopped", res->stopped},
+            {"elapsed_ms", res->elapsed_ms},
+            {"unconfirmed", (int64_t)res->unconfirmed},
         };
         size_t i, len = 0;
         int r;

@@ -62,10 +62,10 @@
 
 #define PRODUCER_NAME_MAX 255 /* bytes in eos.producer (DEDUP_PRODUCER_MAX) */
 #define PRODUCER_VALUE_MAX 100000000 /* --size upper bound */
-#define PRODUCER_MSGID_MAX 255 /* bytes in eos.msgid (DEDUP_MSGID_MAX) */
+#define PRODUCER_MSGID_MAX 255       /* bytes in eos.msgid (DEDUP_MSGID_MAX) */
 #define PRODUCER_HEADER_NAME_MAX 255 /* --msgid-header bytes */
 #define PRODUCER_MSGID_HEADER EOS_HDR_MSGID /* --msgid-header default */
-#define PRODUCER_REPLAY_MAX 1000000 /* --restart-replay upper bound */
+#define PRODUCER_REPLAY_MAX 1000000         /* --restart-replay upper bound */
 #define PRODUCER_REPLAY_DEFAULT 10
 
 /* What a record's message id is (--msgid-from). */
@@ -76,30 +76,30 @@ enum producer_msgid {
 };
 
 /* Returns of producer_run(). */
-#define PRODUCER_ERR_RUN -1    /* failed while running; *res is partial */
+#define PRODUCER_ERR_RUN -1 /* failed while running; *res is partial */
 /* bad options or configuration; nothing was produced */
 #define PRODUCER_ERR_CONFIG -2
 
 struct producer_opts {
-        const char *brokers;  /* -b; NULL: bootstrap.servers from conf */
-        const char *topic;    /* -t */
-        const char *name;     /* --producer: eos.producer, 1..255 bytes */
-        int64_t count;        /* -n: distinct records to deliver */
-        double rate;          /* --rate: records/s, 0 = unlimited */
-        int64_t value_size;   /* --size: value bytes */
+        const char *brokers; /* -b; NULL: bootstrap.servers from conf */
+        const char *topic;   /* -t */
+        const char *name;    /* --producer: eos.producer, 1..255 bytes */
+        int64_t count;       /* -n: distinct records to deliver */
+        double rate;         /* --rate: records/s, 0 = unlimited */
+        int64_t value_size;  /* --size: value bytes */
         const char *transactional_id; /* NULL: idempotent only */
-        int64_t txn_size;     /* records per transaction, >= 1 */
-        int64_t abort_every;  /* abort every Nth transaction; 0 = never */
+        int64_t txn_size;             /* records per transaction, >= 1 */
+        int64_t abort_every;    /* abort every Nth transaction; 0 = never */
         const char *state_path; /* --state: session counter file, or NULL */
-        int64_t epoch;        /* --epoch override; -1 = none */
-        double dup_rate;      /* --inject-duplicates, 0..1 */
-        double gap_rate;      /* --inject-gaps, 0..1 */
-        int zombie;           /* --zombie */
+        int64_t epoch;          /* --epoch override; -1 = none */
+        double dup_rate;        /* --inject-duplicates, 0..1 */
+        double gap_rate;        /* --inject-gaps, 0..1 */
+        int zombie;             /* --zombie */
         enum producer_msgid msgid_from; /* --msgid-from; KEY needs every
                                            key NAME-n within 255 bytes */
-        const char *msgid_header; /* --msgid-header: 1..255 bytes, not an
+        const char *msgid_header;       /* --msgid-header: 1..255 bytes, not an
                                      eos.* header the producer stamps */
-        int64_t restart_every; /* restart after every N records; 0 = never */
+        int64_t restart_every;  /* restart after every N records; 0 = never */
         int64_t restart_replay; /* records replayed after a restart,
                                    0..PRODUCER_REPLAY_MAX */
         /* --txn-manifests: with transactional_id, eos.txn on every record
@@ -113,11 +113,11 @@ struct producer_opts {
         /* --unkeyed: records have no key (with scope_topic, and
          * msgid_from index or none). */
         int unkeyed;
-        uint64_t seed;        /* --seed: injections are a function of it */
-        const char *conf_file;        /* -F, applied before conf_kv */
-        const char *const *conf_kv;   /* -X key=value, applied in order */
+        uint64_t seed;         /* --seed: injections are a function of it */
+        const char *conf_file; /* -F, applied before conf_kv */
+        const char *const *conf_kv; /* -X key=value, applied in order */
         size_t conf_kv_cnt;
-        int quiet;            /* no warnings, no librdkafka log */
+        int quiet; /* no warnings, no librdkafka log */
         /* Stop flag: producing stops once *run == 0 (the run still
          * flushes, commits and reports).  NULL: never stops early. */
         volatile sig_atomic_t *run;
@@ -125,31 +125,31 @@ struct producer_opts {
 
 struct producer_result {
         int32_t partition_cnt;
-        int32_t epoch;        /* eos.epoch of the live session (the last
+        int32_t epoch;         /* eos.epoch of the live session (the last
                                  one after restarts) */
-        int32_t zombie_epoch; /* eos.epoch of the zombie; -1 without one */
-        int64_t pid;          /* eos.pid stamped (transactional) by the
+        int32_t zombie_epoch;  /* eos.epoch of the zombie; -1 without one */
+        int64_t pid;           /* eos.pid stamped (transactional) by the
                                  live session; -1 none */
-        uint64_t records;     /* distinct live records meant to be visible */
-        uint64_t delivered;   /* visible writes: records, duplicates,
+        uint64_t records;      /* distinct live records meant to be visible */
+        uint64_t delivered;    /* visible writes: records, duplicates,
                                  replayed copies and zombie records
                                  (committed, if transactional) */
-        uint64_t failed;      /* records meant to be visible that are not */
-        uint64_t unconfirmed; /* writes reported delivered without an
+        uint64_t failed;       /* records meant to be visible that are not */
+        uint64_t unconfirmed;  /* writes reported delivered without an
                                  offset (acked implicitly by librdkafka,
                                  producer.c): maybe visible, maybe not;
                                  in neither delivered nor failed */
-        uint64_t aborted;     /* writes in aborted transactions */
-        uint64_t transactions;        /* committed */
+        uint64_t aborted;      /* writes in aborted transactions */
+        uint64_t transactions; /* committed */
         uint64_t aborted_transactions;
-        uint64_t duplicates_injected; /* visible duplicates */
-        uint64_t gaps_injected;       /* visible skipped seqs */
-        uint64_t zombie_records;      /* visible writes of the zombie */
+        uint64_t duplicates_injected;  /* visible duplicates */
+        uint64_t gaps_injected;        /* visible skipped seqs */
+        uint64_t zombie_records;       /* visible writes of the zombie */
         uint64_t redelivered_injected; /* visible replayed copies */
-        uint64_t restarts;    /* sessions begun by --restart-every */
-        int zombie_fenced;    /* the broker fenced the zombie's transaction */
-        int stopped;          /* *run was cleared before the end */
-        int64_t elapsed_ms;   /* first produce to last delivery report */
+        uint64_t restarts;             /* sessions begun by --restart-every */
+        int zombie_fenced;  /* the broker fenced the zombie's transaction */
+        int stopped;        /* *run was cleared before the end */
+        int64_t elapsed_ms; /* first produce to last delivery report */
 };
 
 /* Fills o with the defaults of `eosaudit produce` (count 1000, size 100,

@@ -40,7 +40,8 @@ static void producer_pace(struct producer_ctx *c, struct producer_inst *in)
 
                 if (wait <= 0 || !producer_running(c))
                         return;
-                rd_kafka_poll(in->rk, wait > 0.1 ? 100 : (int)(wait * 1e3) + 1);
+                rd_kafka_poll(in->rk,
+                              wait > 0.1 ? 100 : (int)(wait * 1e3) + 1);
         }
 }
 
@@ -81,12 +82,10 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
             c->prev_epoch[w->partition] >= 0 &&
             c->prev_epoch[w->partition] != in->epoch) {
                 prev_epoch_len = snprintf(prev_epoch_str,
-                                          sizeof(prev_epoch_str),
-                                          "%" PRId32,
+                                          sizeof(prev_epoch_str), "%" PRId32,
                                           c->prev_epoch[w->partition]);
                 prev_seq_len = snprintf(prev_seq_str, sizeof(prev_seq_str),
-                                        "%" PRId64,
-                                        c->prev_seq[w->partition]);
+                                        "%" PRId64, c->prev_seq[w->partition]);
         }
         for (;;) {
                 rd_kafka_headers_t *hdrs = rd_kafka_headers_new(7);
@@ -94,7 +93,8 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
 
                 rd_kafka_header_add(hdrs, EOS_HDR_PRODUCER, -1, o->name,
                                     (ssize_t)c->name_len);
-                rd_kafka_header_add(hdrs, EOS_HDR_EPOCH, -1, in->epoch_str, -1);
+                rd_kafka_header_add(hdrs, EOS_HDR_EPOCH, -1, in->epoch_str,
+                                    -1);
                 rd_kafka_header_add(hdrs, EOS_HDR_SEQ, -1, seq_str, seq_len);
                 if (o->scope_topic)
                         rd_kafka_header_add(hdrs, EOS_HDR_SCOPE, -1,
@@ -115,19 +115,18 @@ static rd_kafka_resp_err_t producer_enqueue(struct producer_ctx *c,
                         rd_kafka_header_add(hdrs, o->msgid_header, -1, id,
                                             (ssize_t)id_len);
                 if (c->txn_counts)
-                        rd_kafka_header_add(hdrs, EOS_HDR_TXN, -1,
-                                            c->txn_str, -1);
+                        rd_kafka_header_add(hdrs, EOS_HDR_TXN, -1, c->txn_str,
+                                            -1);
                 /* No copy: c->value outlives the handle. */
                 err = rd_kafka_producev(
-                        in->rk, RD_KAFKA_V_RKT(in->rkt),
-                        RD_KAFKA_V_PARTITION(o->scope_topic
-                                                 ? RD_KAFKA_PARTITION_UA
-                                                 : w->partition),
-                        RD_KAFKA_V_KEY(o->unkeyed ? NULL : w->key,
-                                       o->unkeyed ? 0 : w->key_len),
-                        RD_KAFKA_V_VALUE(c->value, (size_t)o->value_size),
-                        RD_KAFKA_V_HEADERS(hdrs),
-                        RD_KAFKA_V_OPAQUE((void *)w->tag), RD_KAFKA_V_END);
+                    in->rk, RD_KAFKA_V_RKT(in->rkt),
+                    RD_KAFKA_V_PARTITION(o->scope_topic ? RD_KAFKA_PARTITION_UA
+                                                        : w->partition),
+                    RD_KAFKA_V_KEY(o->unkeyed ? NULL : w->key,
+                                   o->unkeyed ? 0 : w->key_len),
+                    RD_KAFKA_V_VALUE(c->value, (size_t)o->value_size),
+                    RD_KAFKA_V_HEADERS(hdrs),
+                    RD_KAFKA_V_OPAQUE((void *)w->tag), RD_KAFKA_V_END);
                 if (!err) {
                         producer_manifest_count(c, w->partition);
                         return 0; /* hdrs owned by the message */
@@ -164,12 +163,12 @@ static int producer_send(struct producer_ctx *c, struct producer_inst *in,
         int gap = inject && producer_rng_hit(&c->rng_gap, o->gap_rate);
         int dup = inject && producer_rng_hit(&c->rng_dup, o->dup_rate);
         struct producer_write w = {
-                .n = n,
-                .key = key,
-                .key_len = key_len,
-                .partition = partition,
-                .seq = in->next_seq[producer_seq_slot(c, partition)] + gap,
-                .tag = PRODUCER_TAG_NONE,
+            .n = n,
+            .key = key,
+            .key_len = key_len,
+            .partition = partition,
+            .seq = in->next_seq[producer_seq_slot(c, partition)] + gap,
+            .tag = PRODUCER_TAG_NONE,
         };
         rd_kafka_resp_err_t err;
 
@@ -237,7 +236,7 @@ static int producer_send_replay(struct producer_ctx *c,
         if (err && producer_fatal(in, errstr, errstr_size))
                 return -1;
         in->next_seq[producer_seq_slot(c, w.partition)] =
-                w.seq + 1; /* spent, as in send() */
+            w.seq + 1; /* spent, as in send() */
         if (err) {
                 t->replay_failed++;
                 return 0;
@@ -394,8 +393,8 @@ static enum producer_txn producer_txn_error(struct producer_inst *in,
                                                      : PRODUCER_TXN_FATAL;
         rd_kafka_error_destroy(error);
         if (r == PRODUCER_TXN_FATAL && !producer_err_is_fenced(*code)) {
-                rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(in->rk,
-                                                                 NULL, 0);
+                rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(in->rk, NULL,
+                                                                 0);
 
                 if (fatal)
                         *code = fatal;
@@ -445,8 +444,7 @@ static enum producer_txn producer_txn_end(struct producer_inst *in, int abort,
 static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                               enum producer_phase ph,
                               const struct producer_inst *live, int64_t *n,
-                              uint64_t want, char *errstr,
-                              size_t errstr_size)
+                              uint64_t want, char *errstr, size_t errstr_size)
 {
         const struct producer_opts *o = c->o;
         struct producer_result *res = c->res;
@@ -502,8 +500,7 @@ static int producer_phase_txn(struct producer_ctx *c, struct producer_inst *in,
                         r = PRODUCER_TXN_ABORTABLE;
                 } else {
                         r = deliberate ? PRODUCER_TXN_ABORTABLE
-                                       : producer_txn_end(in, 0, &code,
-                                                          errstr,
+                                       : producer_txn_end(in, 0, &code, errstr,
                                                           errstr_size);
                 }
                 if (r == PRODUCER_TXN_OK) {
@@ -602,7 +599,7 @@ static int producer_restart(struct producer_ctx *c, struct producer_inst *in,
         for (i = n > o->restart_replay ? n - o->restart_replay : 0;
              c->sent && i < n; i++) {
                 const struct producer_sent *s =
-                        &c->sent[i % o->restart_replay];
+                    &c->sent[i % o->restart_replay];
 
                 if (s->n == i && s->delivered)
                         c->replay[c->replay_cnt++] = i;
@@ -732,14 +729,14 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
                         if (o->restart_every > 0 &&
                             want > (uint64_t)o->restart_every)
                                 want = (uint64_t)o->restart_every;
-                        if (phase(&c, &a, PRODUCER_PHASE_LIVE, NULL, &n,
-                                  want, errstr, errstr_size) == -1)
+                        if (phase(&c, &a, PRODUCER_PHASE_LIVE, NULL, &n, want,
+                                  errstr, errstr_size) == -1)
                                 goto out;
                         if (!o->restart_every || (uint64_t)n >= count ||
                             !producer_running(&c))
                                 break;
-                        if (producer_restart(&c, &a, n, errstr,
-                                             errstr_size) != 0)
+                        if (producer_restart(&c, &a, n, errstr, errstr_size) !=
+                            0)
                                 goto out;
                 }
                 rc = 0;
@@ -754,8 +751,8 @@ int producer_run(const struct producer_opts *o, struct producer_result *res,
          * not: they are of the epoch named). */
         producer_prev_note(&c, &a);
         if (producer_running(&c) &&
-            producer_inst_open(&c, &b, "producer", (int32_t)epoch + 1,
-                               errstr, errstr_size) != 0)
+            producer_inst_open(&c, &b, "producer", (int32_t)epoch + 1, errstr,
+                               errstr_size) != 0)
                 goto out;
         if (b.rk) {
                 res->epoch = b.epoch;

@@ -38,12 +38,12 @@
 
 /* Names that must come out exactly (JSON) or escaped (labels). */
 #define T_PLAIN "orders"
-#define T_ODD "we\"ird\\to\npic"        /* quote, backslash, newline */
+#define T_ODD "we\"ird\\to\npic"            /* quote, backslash, newline */
 #define T_ODD_LABEL "we\\\"ird\\\\to\\npic" /* as a label value */
-#define T_ODD_Q "we%22ird%5Cto%0Apic"    /* percent-encoded */
+#define T_ODD_Q "we%22ird%5Cto%0Apic"       /* percent-encoded */
 #define P1 "p1"
-#define PQ "it's \"q\" \\ \x01\t;--" /* quotes, backslash, control bytes */
-#define PBIN "\xff\xfe\x80 bin\x01\xc3("  /* not UTF-8 */
+#define PQ "it's \"q\" \\ \x01\t;--"     /* quotes, backslash, control bytes */
+#define PBIN "\xff\xfe\x80 bin\x01\xc3(" /* not UTF-8 */
 #define PBIN_Q "%FF%FE%80+bin%01%C3("
 #define PBIN_HEX "fffe802062696e01c328"
 
@@ -63,9 +63,9 @@ static __attribute__((unused)) const char *const topics[] = {T_PLAIN, T_ODD};
 /* ------------------------------------------------------------------ */
 
 struct resp {
-        int status;   /* 0: no answer (closed) */
-        char *head;   /* status line and headers, NUL-terminated */
-        char *body;   /* NUL-terminated */
+        int status; /* 0: no answer (closed) */
+        char *head; /* status line and headers, NUL-terminated */
+        char *body; /* NUL-terminated */
         size_t body_len;
 };
 
@@ -292,24 +292,24 @@ struct rec {
 /* Part 0 and 1 are orders/0 and orders/1, part 2 is T_ODD/0.  orders has
  * an id window, where the ids of orders/0 offsets 0 and 1 come again. */
 static __attribute__((unused)) const struct rec recs[] = {
-        {0, 0, P1, 0, 0, ID1},
-        {0, 1, P1, 0, 1, (const char *)long_id},
-        {0, 2, P1, 0, 1, NULL},   /* dup */
-        {0, 3, P1, 0, 4, NULL},   /* gap 2..3 */
-        {0, 4, P1, -1, -1, NULL}, /* malformed */
-        /* untracked, and redelivered: the id of orders/0 offset 1 */
-        {0, 5, NULL, -1, -1, (const char *)long_id},
-        /* redelivered by another producer: the id of orders/0 offset 0 */
-        {1, 0, PQ, 0, 0, ID1},
-        {1, 1, PQ, 0, 0, NULL}, /* dup */
-        {1, 2, PQ, 1, 0, NULL},
-        {1, 3, PQ, 0, 1, NULL}, /* fenced */
-        {2, 0, PBIN, 0, 0, NULL},
-        {2, 1, PBIN, 0, 0, NULL}, /* dup */
-        {2, 2, PBIN, 0, 1, NULL},
-        {2, 3, PQ, 0, 0, NULL},
-        {2, 4, PQ, 0, 0, NULL}, /* dup */
-        {2, 5, P1, 0, 0, NULL},
+    {0, 0, P1, 0, 0, ID1},
+    {0, 1, P1, 0, 1, (const char *)long_id},
+    {0, 2, P1, 0, 1, NULL},   /* dup */
+    {0, 3, P1, 0, 4, NULL},   /* gap 2..3 */
+    {0, 4, P1, -1, -1, NULL}, /* malformed */
+    /* untracked, and redelivered: the id of orders/0 offset 1 */
+    {0, 5, NULL, -1, -1, (const char *)long_id},
+    /* redelivered by another producer: the id of orders/0 offset 0 */
+    {1, 0, PQ, 0, 0, ID1},
+    {1, 1, PQ, 0, 0, NULL}, /* dup */
+    {1, 2, PQ, 1, 0, NULL},
+    {1, 3, PQ, 0, 1, NULL}, /* fenced */
+    {2, 0, PBIN, 0, 0, NULL},
+    {2, 1, PBIN, 0, 0, NULL}, /* dup */
+    {2, 2, PBIN, 0, 1, NULL},
+    {2, 3, PQ, 0, 0, NULL},
+    {2, 4, PQ, 0, 0, NULL}, /* dup */
+    {2, 5, P1, 0, 0, NULL},
 };
 #define NRECS (sizeof(recs) / sizeof(recs[0]))
 
@@ -370,8 +370,7 @@ static inline void ledger_fill(struct fx *fx)
                 assert_int_equal(dedup_tracker_part_add(tr, i, 1), 0);
         }
         for (k = 0; k < 2; k++)
-                assert_int_equal(dedup_tracker_window_add(tr, &windows[k]),
-                                 0);
+                assert_int_equal(dedup_tracker_window_add(tr, &windows[k]), 0);
         for (i = 0; i < NPARTS; i++)
                 dedup_tracker_part_set_window(
                     tr, i, windows[strcmp(part_topics[i], T_PLAIN) != 0]);
@@ -432,8 +431,8 @@ static inline void status_fill(struct fx *fx)
         status_view_release(&v);
 }
 
-static inline struct http_server *server_start(const char *db, struct status *st,
-                                               const char *token_file)
+static inline struct http_server *
+server_start(const char *db, struct status *st, const char *token_file)
 {
         struct http_server *hs = NULL;
         struct http_conf c;
@@ -478,8 +477,7 @@ static inline int fx_setup(void **state)
         fclose(f);
         ledger_fill(fx);
         status_fill(fx);
-        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)),
-                         0);
+        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)), 0);
         assert_int_equal(ledger_anomalies_foreach(lg, NULL, -1, count_cb,
                                                   &fx->anomalies, err,
                                                   sizeof(err)),

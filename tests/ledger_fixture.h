@@ -76,9 +76,8 @@ struct sb {
         size_t len, cap;
 };
 
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b,
-                                                            const char *fmt,
-                                                            ...)
+__attribute__((format(printf, 2, 3))) static void
+sb_printf(struct sb *b, const char *fmt, ...)
 {
         va_list ap;
         int n;
@@ -132,18 +131,15 @@ static inline int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
                   (long long)pv->last_offset, (long long)pv->last_ms,
                   (unsigned long long)pv->records, pv->rebaseline,
                   (long long)pv->pid, (long long)pv->retired_pids[0],
-                  (long long)pv->retired_pids[1],
-                  (long long)pv->session_ms);
+                  (long long)pv->retired_pids[1], (long long)pv->session_ms);
         for (i = 0; i < DEDUP_HISTORY_RUNS; i++)
-                sb_printf(&b, " run(%lld,%lld,%u)",
-                          (long long)pv->runs[i].seq,
+                sb_printf(&b, " run(%lld,%lld,%u)", (long long)pv->runs[i].seq,
                           (long long)pv->runs[i].offset, pv->runs[i].len);
         for (i = 0; i < pv->ngaps; i++) {
                 const struct dedup_gap *g = &pv->gaps[i];
                 sb_printf(&b, " gap(e%d,%lld..%lld,@%lld,%lldms,#%llu)",
                           (int)g->epoch, (long long)g->lo, (long long)g->hi,
-                          (long long)g->opened_offset,
-                          (long long)g->opened_ms,
+                          (long long)g->opened_offset, (long long)g->opened_ms,
                           (unsigned long long)g->opened_rec);
         }
         for (i = 0; i < pv->ndone; i++) {
@@ -161,7 +157,8 @@ static inline int dump_pair_cb(void *opaque, const struct dedup_pair_view *pv)
 
 /* Everything the tracker and the parts hold, pairs sorted. */
 static inline char *tracker_dump(struct dedup_tracker *tr,
-                                 const struct ledger_part *parts, size_t nparts)
+                                 const struct ledger_part *parts,
+                                 size_t nparts)
 {
         struct lines ls = {0};
         struct sb b = {0};
@@ -170,7 +167,7 @@ static inline char *tracker_dump(struct dedup_tracker *tr,
 
         for (i = 0; i < nparts; i++) {
                 const struct dedup_counts *c =
-                        dedup_tracker_part_counts(tr, (uint32_t)i);
+                    dedup_tracker_part_counts(tr, (uint32_t)i);
                 assert_non_null(c);
                 sb_printf(&b,
                           "part %zu next_offset=%lld from_log_start=%d/%d "
@@ -209,27 +206,27 @@ static inline char *tracker_dump(struct dedup_tracker *tr,
 static inline char *db_dump(const char *path)
 {
         static const char *const queries[] = {
-                "SELECT topic, partition, next_offset, from_log_start, "
-                "records, untracked, duplicate, gap, out_of_order, fenced, "
-                "malformed, missing, recovered FROM partitions "
-                "ORDER BY 1, 2",
-                "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
-                "opened_offset, opened_ms FROM confirmed_gaps "
-                "ORDER BY topic, partition, producer, ord",
-                "SELECT topic, partition, hex(producer), epoch, last_seq, "
-                "last_offset, last_ms, records, rebaseline, run0_seq, "
-                "run0_offset, run0_len, run1_seq, run1_offset, run1_len, pid, "
-                "retired_pid0, retired_pid1, session_ms FROM pairs ORDER BY topic, partition, producer",
-                "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
-                "opened_offset, opened_ms, opened_rec FROM open_gaps "
-                "ORDER BY topic, partition, producer, ord",
-                "SELECT id, topic, partition, kind, hex(producer), epoch, "
-                "seq_lo, seq_hi, offset_lo, offset_hi, first_offset, count, "
-                "CASE kind WHEN 'coverage' THEN 0 ELSE detected_ms END, "
-                "malformed_bits FROM anomalies ORDER BY id",
-                "SELECT topic, partition, offset_lo, offset_hi "
-                "FROM coverage_gaps ORDER BY 1, 2, 3",
-                "SELECT name, seq FROM sqlite_sequence ORDER BY name",
+            "SELECT topic, partition, next_offset, from_log_start, "
+            "records, untracked, duplicate, gap, out_of_order, fenced, "
+            "malformed, missing, recovered FROM partitions "
+            "ORDER BY 1, 2",
+            "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
+            "opened_offset, opened_ms FROM confirmed_gaps "
+            "ORDER BY topic, partition, producer, ord",
+            "SELECT topic, partition, hex(producer), epoch, last_seq, "
+            "last_offset, last_ms, records, rebaseline, run0_seq, "
+            "run0_offset, run0_len, run1_seq, run1_offset, run1_len, pid, "
+            "retired_pid0, retired_pid1, session_ms FROM pairs ORDER BY topic, partition, producer",
+            "SELECT topic, partition, hex(producer), ord, epoch, lo, hi, "
+            "opened_offset, opened_ms, opened_rec FROM open_gaps "
+            "ORDER BY topic, partition, producer, ord",
+            "SELECT id, topic, partition, kind, hex(producer), epoch, "
+            "seq_lo, seq_hi, offset_lo, offset_hi, first_offset, count, "
+            "CASE kind WHEN 'coverage' THEN 0 ELSE detected_ms END, "
+            "malformed_bits FROM anomalies ORDER BY id",
+            "SELECT topic, partition, offset_lo, offset_hi "
+            "FROM coverage_gaps ORDER BY 1, 2, 3",
+            "SELECT name, seq FROM sqlite_sequence ORDER BY name",
         };
         struct sb b = {0};
         sqlite3 *db = NULL;
@@ -251,7 +248,7 @@ static inline char *db_dump(const char *path)
                 while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                         for (i = 0; i < sqlite3_column_count(st); i++) {
                                 const unsigned char *t =
-                                        sqlite3_column_text(st, i);
+                                    sqlite3_column_text(st, i);
                                 sb_printf(&b, "%s%s", i ? "|" : "",
                                           t ? (const char *)t : "NULL");
                         }
@@ -349,17 +346,16 @@ static inline void conf_init(struct dedup_config *conf)
         conf->idle_ttl_ms = 0;
 }
 
-static inline struct dedup_tracker *tracker_new(const struct dedup_config *conf,
-                                                const struct ledger_part *parts)
+static inline struct dedup_tracker *
+tracker_new(const struct dedup_config *conf, const struct ledger_part *parts)
 {
         struct dedup_tracker *tr = dedup_tracker_new(conf);
         uint32_t i;
 
         assert_non_null(tr);
         for (i = 0; i < NPARTS; i++)
-                assert_int_equal(dedup_tracker_part_add(
-                                         tr, i, parts[i].from_log_start),
-                                 0);
+                assert_int_equal(
+                    dedup_tracker_part_add(tr, i, parts[i].from_log_start), 0);
         return tr;
 }
 
@@ -437,8 +433,8 @@ static inline struct ledger *open_ok(const char *path)
 }
 
 /* Opens path and loads it into a new tracker, as at start-up. */
-static inline struct dedup_tracker *reload(const char *path, struct ledger **lgp,
-                                           struct ledger_part *parts)
+static inline struct dedup_tracker *
+reload(const char *path, struct ledger **lgp, struct ledger_part *parts)
 {
         struct dedup_config conf;
         struct dedup_tracker *tr;

@@ -33,7 +33,8 @@
 
 #define MOCK_PARTITIONS 3
 
-static __attribute__((unused)) rd_kafka_t *mock_rk; /* hosts the mock cluster */
+static __attribute__((unused))
+rd_kafka_t *mock_rk; /* hosts the mock cluster */
 static __attribute__((unused)) rd_kafka_mock_cluster_t *mock;
 static __attribute__((unused)) int topic_serial;
 
@@ -46,12 +47,12 @@ struct rec {
         int64_t offset;
         char key[64];
         char producer[64];
-        int64_t epoch, seq, pid; /* pid -1 when absent */
+        int64_t epoch, seq, pid;      /* pid -1 when absent */
         int64_t prev_epoch, prev_seq; /* -1 when absent */
-        char id[64];      /* the id header mock_read_id() was asked for */
-        int has_id;       /* ... present (the last one, like the auditor) */
-        int id_cnt;       /* ... how many times */
-        int has_msgid;    /* eos.msgid present */
+        char id[64];   /* the id header mock_read_id() was asked for */
+        int has_id;    /* ... present (the last one, like the auditor) */
+        int id_cnt;    /* ... how many times */
+        int has_msgid; /* eos.msgid present */
 };
 
 struct readback {
@@ -127,10 +128,10 @@ static inline void mock_read_id(const char *topic, const char *idhdr,
                                 struct readback *rb)
 {
         static const char *const kv[] = {
-                "enable.partition.eof=true",
-                "isolation.level=read_committed",
-                "group.id=test-producer",
-                "fetch.wait.max.ms=10",
+            "enable.partition.eof=true",
+            "isolation.level=read_committed",
+            "group.id=test-producer",
+            "fetch.wait.max.ms=10",
         };
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         rd_kafka_topic_partition_list_t *parts;
@@ -146,7 +147,7 @@ static inline void mock_read_id(const char *topic, const char *idhdr,
                                  0);
         assert_int_equal(rd_kafka_conf_set(conf, "bootstrap.servers",
                                            rd_kafka_mock_cluster_bootstraps(
-                                                   mock),
+                                               mock),
                                            errstr, sizeof(errstr)),
                          RD_KAFKA_CONF_OK);
         rd_kafka_conf_set_log_cb(conf, NULL);
@@ -155,7 +156,7 @@ static inline void mock_read_id(const char *topic, const char *idhdr,
         parts = rd_kafka_topic_partition_list_new(MOCK_PARTITIONS);
         for (i = 0; i < MOCK_PARTITIONS; i++)
                 rd_kafka_topic_partition_list_add(parts, topic, i)->offset =
-                        RD_KAFKA_OFFSET_BEGINNING;
+                    RD_KAFKA_OFFSET_BEGINNING;
         assert_int_equal(rd_kafka_assign(rk, parts), 0);
         rd_kafka_topic_partition_list_destroy(parts);
 
@@ -220,8 +221,9 @@ static inline void mock_read_id(const char *topic, const char *idhdr,
                         memcpy(r->id, v, size);
                         r->has_id = 1;
                 }
-                for (r->id_cnt = 0; rd_kafka_header_get(hdrs, (size_t)r->id_cnt,
-                                                        idhdr, &v, &size) == 0;
+                for (r->id_cnt = 0;
+                     rd_kafka_header_get(hdrs, (size_t)r->id_cnt, idhdr, &v,
+                                         &size) == 0;
                      r->id_cnt++)
                         ;
                 /* Every record is where Java's partitioner would put it. */

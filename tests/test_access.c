@@ -29,8 +29,8 @@ static void test_lines(void **state)
                 enum access_op op;
                 const char *res, *reason, *want;
         } cases[] = {
-            {RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, ACCESS_OP_READ_TOPIC,
-             "orders", NULL,
+            {RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+             ACCESS_OP_READ_TOPIC, "orders", NULL,
              "not authorized to read topic 'orders' "
              "(TOPIC_AUTHORIZATION_FAILED): grant Read on it to this "
              "principal"},
@@ -86,10 +86,10 @@ static void test_lines(void **state)
                          0);
         assert_string_equal(out, "untouched");
         /* A line longer than out is cut, never overrun. */
-        assert_int_equal(access_line(out, 16,
-                                     RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
-                                     ACCESS_OP_READ_TOPIC, "orders", NULL),
-                         1);
+        assert_int_equal(
+            access_line(out, 16, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+                        ACCESS_OP_READ_TOPIC, "orders", NULL),
+            1);
         assert_int_equal(strlen(out), 15);
 }
 
@@ -131,16 +131,23 @@ static void test_readyz_reason(void **state)
 static void test_secret_keys(void **state)
 {
         static const char *const secret[] = {
-            "sasl.password", "ssl.key.password", "ssl.keystore.password",
-            "ssl.key.pem", "sasl.oauthbearer.client.secret",
+            "sasl.password",
+            "ssl.key.password",
+            "ssl.keystore.password",
+            "ssl.key.pem",
+            "sasl.oauthbearer.client.secret",
             "sasl.oauthbearer.config",
             "sasl.oauthbearer.client.credentials.client.secret",
             "sasl.oauthbearer.assertion.private.key.passphrase",
             "sasl.oauthbearer.assertion.private.key.pem"};
         static const char *const plain[] = {
-            "sasl.username", "ssl.ca.location", "security.protocol",
-            "sasl.mechanisms", "ssl.key.location",
-            "sasl.oauthbearer.method", "sasl.oauthbearer.client.id",
+            "sasl.username",
+            "ssl.ca.location",
+            "security.protocol",
+            "sasl.mechanisms",
+            "ssl.key.location",
+            "sasl.oauthbearer.method",
+            "sasl.oauthbearer.client.id",
             "sasl.oauthbearer.token.endpoint.url",
             "sasl.oauthbearer.assertion.private.key.file"};
         char errstr[256];
@@ -149,22 +156,25 @@ static void test_secret_keys(void **state)
         (void)state;
         for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
                 assert_int_equal(secrets_key_is_secret(secret[i]), 1);
-                assert_int_equal(
-                    secrets_cli_check(secret[i], errstr, sizeof(errstr)), -1);
+                assert_int_equal(secrets_cli_check(secret[i], errstr,
+                                                   sizeof(errstr)),
+                                 -1);
                 assert_non_null(strstr(errstr, "from files only"));
                 /* The source cluster's settings name their own file. */
                 assert_int_equal(secrets_cli_check_for(
-                                     secret[i], "--source-properties-file FILE",
+                                     secret[i],
+                                     "--source-properties-file FILE",
                                      "source-kafka.", errstr, sizeof(errstr)),
                                  -1);
-                assert_non_null(
-                    strstr(errstr, "--source-properties-file FILE, or "
-                                   "source-kafka."));
+                assert_non_null(strstr(errstr,
+                                       "--source-properties-file FILE, or "
+                                       "source-kafka."));
         }
         for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
                 assert_int_equal(secrets_key_is_secret(plain[i]), 0);
-                assert_int_equal(
-                    secrets_cli_check(plain[i], errstr, sizeof(errstr)), 0);
+                assert_int_equal(secrets_cli_check(plain[i], errstr,
+                                                   sizeof(errstr)),
+                                 0);
         }
 }
 
@@ -194,19 +204,18 @@ static void test_tls_warnings(void **state)
         (void)state;
         /* librdkafka 2.x verifies host names by default: no warning. */
         assert_int_equal(rd_kafka_conf_set(conf, "security.protocol",
-                                           "SASL_SSL", errstr,
-                                           sizeof(errstr)),
+                                           "SASL_SSL", errstr, sizeof(errstr)),
                          RD_KAFKA_CONF_OK);
         assert_int_equal(secrets_kconf_check(conf), 0);
-        assert_int_equal(rd_kafka_conf_set(
-                             conf, "ssl.endpoint.identification.algorithm",
-                             "none", errstr, sizeof(errstr)),
-                         RD_KAFKA_CONF_OK);
+        assert_int_equal(
+            rd_kafka_conf_set(conf, "ssl.endpoint.identification.algorithm",
+                              "none", errstr, sizeof(errstr)),
+            RD_KAFKA_CONF_OK);
         assert_int_equal(secrets_kconf_check(conf), 1);
-        assert_int_equal(rd_kafka_conf_set(
-                             conf, "enable.ssl.certificate.verification",
-                             "false", errstr, sizeof(errstr)),
-                         RD_KAFKA_CONF_OK);
+        assert_int_equal(
+            rd_kafka_conf_set(conf, "enable.ssl.certificate.verification",
+                              "false", errstr, sizeof(errstr)),
+            RD_KAFKA_CONF_OK);
         assert_int_equal(secrets_kconf_check(conf), 2);
         rd_kafka_conf_destroy(conf);
 }

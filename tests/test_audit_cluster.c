@@ -52,7 +52,7 @@ static void test_split(void **state)
                 const char *topic;
                 int32_t partition;
                 int64_t offset;
-        } in[] = {{"sink", 0, 10},   {"orders", 0, 20}, {"sink", 1, 11},
+        } in[] = {{"sink", 0, 10},     {"orders", 0, 20}, {"sink", 1, 11},
                   {"payments", 2, 22}, {"orders", 1, 21}, {"sink", 2, 12}};
         rd_kafka_topic_partition_list_t *l, *src;
         struct audit a;

@@ -21,22 +21,22 @@
 
 /* What the audit needs, and a value it cannot work with. */
 static const char *const required[][2] = {
-        {"enable.auto.commit", "false"},
-        {"enable.auto.offset.store", "false"},
-        {"enable.partition.eof", "true"},
-        {"auto.offset.reset", "error"},
+    {"enable.auto.commit", "false"},
+    {"enable.auto.offset.store", "false"},
+    {"enable.partition.eof", "true"},
+    {"auto.offset.reset", "error"},
 };
 static const char *const refused[][2] = {
-        {"enable.auto.commit", "true"},
-        {"enable.auto.offset.store", "true"},
-        {"enable.partition.eof", "false"},
-        {"auto.offset.reset", "earliest"},
+    {"enable.auto.commit", "true"},
+    {"enable.auto.offset.store", "true"},
+    {"enable.partition.eof", "false"},
+    {"auto.offset.reset", "earliest"},
 };
 #define NREQUIRED (sizeof(required) / sizeof(required[0]))
 
 /* Fails unless every key of kv[0..n) reads back as its value. */
-static void conf_expect(const rd_kafka_conf_t *conf,
-                        const char *const kv[][2], size_t n)
+static void conf_expect(const rd_kafka_conf_t *conf, const char *const kv[][2],
+                        size_t n)
 {
         char val[64];
         size_t i, len;
@@ -153,8 +153,7 @@ static void expect_refused(rd_kafka_conf_t *conf, const char *key,
         char errstr[512] = "";
 
         audit_conf_init(&ac, topics, db);
-        assert_int_equal(audit_new(&a, &ac, conf, errstr, sizeof(errstr)),
-                         -1);
+        assert_int_equal(audit_new(&a, &ac, conf, errstr, sizeof(errstr)), -1);
         assert_null(a);
         printf("# %s\n", errstr);
         assert_non_null(strstr(errstr, key));

@@ -24,7 +24,7 @@ struct job {
         uint64_t *val;          /* per item: written by fn, plain */
         uint64_t salt;
         size_t n;
-        _Atomic size_t bad;     /* chunks given out of [0, n) */
+        _Atomic size_t bad; /* chunks given out of [0, n) */
 };
 
 static void job_fn(void *opaque, size_t b, size_t e)
@@ -39,7 +39,8 @@ static void job_fn(void *opaque, size_t b, size_t e)
                 uint64_t x = i * 0x9E3779B97F4A7C15ull ^ j->salt;
                 int r;
                 for (r = 0; r < 50; r++)
-                        x = x * 6364136223846793005ull + 1442695040888963407ull;
+                        x = x * 6364136223846793005ull +
+                            1442695040888963407ull;
                 j->val[i] = x;
                 atomic_fetch_add(&j->runs[i], 1);
         }
@@ -159,7 +160,7 @@ static void test_bad_args(void **state)
         assert_int_equal(audit_pool_start(p, job_fn, &j, 10, 0, 10), -1);
         assert_int_equal(audit_pool_start(p, job_fn, &j, 10, 4, 11), -1);
         assert_false(audit_pool_done(p, 0));
-        audit_pool_wait(p, 5);  /* no job: returns */
+        audit_pool_wait(p, 5); /* no job: returns */
         audit_pool_finish(p);
         assert_int_equal(atomic_load(&j.runs[0]), 0);
         job_free(&j);

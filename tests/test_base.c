@@ -52,8 +52,8 @@ static void test_hex_decode(void **state)
             {"ff7f80", 4, 3, "\xff\x7f\x80"},
             {"FF7F80", 4, 3, "\xff\x7f\x80"}, /* either case */
             {"aBcD", 4, 2, "\xab\xcd"},
-            {"abc", 4, -1, NULL},      /* odd length */
-            {"0g", 4, -1, NULL},       /* not a digit */
+            {"abc", 4, -1, NULL}, /* odd length */
+            {"0g", 4, -1, NULL},  /* not a digit */
             {"g0", 4, -1, NULL},
             {" 0", 4, -1, NULL},
             {"0011223344", 4, -1, NULL}, /* 5 bytes into 4 */
@@ -91,13 +91,11 @@ static void test_grow(void **state)
         static const struct {
                 size_t cap, need, first, want_cap;
         } cases[] = {
-            {0, 1, 16, 16},   /* first allocation */
-            {0, 17, 16, 32},  /* doubled from first until it fits */
-            {0, 100, 64, 128},
-            {16, 16, 16, 16}, /* already fits: nothing */
-            {16, 17, 16, 32},
-            {16, 100, 16, 128},
-            {0, 3, 0, 4},     /* no first: from one */
+            {0, 1, 16, 16},  /* first allocation */
+            {0, 17, 16, 32}, /* doubled from first until it fits */
+            {0, 100, 64, 128}, {16, 16, 16, 16}, /* already fits: nothing */
+            {16, 17, 16, 32},  {16, 100, 16, 128},
+            {0, 3, 0, 4}, /* no first: from one */
         };
         size_t i;
 
@@ -149,23 +147,23 @@ static void test_grow_zero(void **state)
         int64_t *arr = NULL;
 
         (void)state;
-        assert_int_equal(grow_array_zero((void **)&arr, &cap, 3,
-                                         sizeof(*arr), 4, NULL),
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 3, sizeof(*arr),
+                                         4, NULL),
                          0);
         assert_int_equal(cap, 4);
         for (i = 0; i < cap; i++) {
                 assert_int_equal(arr[i], 0);
                 arr[i] = -1;
         }
-        assert_int_equal(grow_array_zero((void **)&arr, &cap, 9,
-                                         sizeof(*arr), 4, NULL),
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 9, sizeof(*arr),
+                                         4, NULL),
                          0);
         assert_int_equal(cap, 16);
         for (i = 0; i < cap; i++)
                 assert_int_equal(arr[i], i < 4 ? -1 : 0);
         /* Fits already: nothing touched. */
-        assert_int_equal(grow_array_zero((void **)&arr, &cap, 16,
-                                         sizeof(*arr), 4, NULL),
+        assert_int_equal(grow_array_zero((void **)&arr, &cap, 16, sizeof(*arr),
+                                         4, NULL),
                          0);
         assert_int_equal(arr[0], -1);
         assert_int_equal(grow_array_zero((void **)&arr, &cap, SIZE_MAX / 2,

@@ -196,8 +196,7 @@ static void test_all_brokers_down(void **state)
 
         /* Down. */
         for (id = 1; id <= NBROKERS; id++)
-                assert_int_equal(rd_kafka_mock_broker_set_down(fx->mc, id),
-                                 0);
+                assert_int_equal(rd_kafka_mock_broker_set_down(fx->mc, id), 0);
         t = now_ms();
         took = view_wait(fx, down, DOWN_MS);
         printf("# down: brokers_up 0 after %lld ms\n", (long long)took);
@@ -278,8 +277,8 @@ static int fx_teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_all_brokers_down,
-                                                fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_all_brokers_down, fx_setup,
+                                            fx_teardown),
         };
 
         log_set_level(LOG_ERROR);

@@ -77,8 +77,8 @@ static unsigned conf_family(unsigned where)
 {
         where &= ~CONF_FILE;
         return where & (CONF_SCAN | CONF_SERVE)
-                       ? where | CONF_SCAN | CONF_SERVE
-                       : where;
+                   ? where | CONF_SCAN | CONF_SERVE
+                   : where;
 }
 
 static void test_table_is_sane(void **state)
@@ -94,9 +94,8 @@ static void test_table_is_sane(void **state)
                 assert_true(strlen(o->help) > 5);
                 /* Every option can be given somehow. */
                 assert_true(o->key || o->flag || o->short_flag);
-                assert_true(o->where & (CONF_SCAN | CONF_SERVE |
-                                        CONF_PRODUCE | CONF_DEMO |
-                                        CONF_PROCESS));
+                assert_true(o->where & (CONF_SCAN | CONF_SERVE | CONF_PRODUCE |
+                                        CONF_DEMO | CONF_PROCESS));
                 if (o->where & CONF_FILE) {
                         /* ... and every setting has a default. */
                         assert_non_null(o->key);
@@ -156,14 +155,12 @@ static void test_defaults_match_modules(void **state)
                          ac.dedup.gap_grace_records);
         assert_int_equal(conf_int(&c, CONF_GAP_GRACE_MS),
                          ac.dedup.gap_grace_ms);
-        assert_int_equal(conf_int(&c, CONF_IDLE_TTL_MS),
-                         ac.dedup.idle_ttl_ms);
+        assert_int_equal(conf_int(&c, CONF_IDLE_TTL_MS), ac.dedup.idle_ttl_ms);
         assert_int_equal(conf_int(&c, CONF_MAX_OPEN_GAPS),
                          ac.dedup.max_open_gaps);
         assert_int_equal(conf_int(&c, CONF_COMMIT_INTERVAL_MS),
                          ac.commit_interval_ms);
-        assert_int_equal(conf_int(&c, CONF_COMMIT_RECORDS),
-                         ac.commit_records);
+        assert_int_equal(conf_int(&c, CONF_COMMIT_RECORDS), ac.commit_records);
         assert_int_equal(conf_int(&c, CONF_STALL_TIMEOUT_MS),
                          ac.stall_timeout_ms);
         assert_int_equal(conf_int(&c, CONF_METADATA_REFRESH_MS),
@@ -171,8 +168,8 @@ static void test_defaults_match_modules(void **state)
         assert_string_equal(conf_str(&c, CONF_ISOLATION), "read_committed");
         assert_string_equal(conf_str(&c, CONF_LOG_LEVEL), "info");
         assert_int_equal(conf_int(&c, CONF_LOG_LEVEL), LOG_INFO);
-        assert_non_null(strstr(conf_options[CONF_LISTEN].def_doc,
-                               HTTP_LISTEN_DEFAULT));
+        assert_non_null(
+            strstr(conf_options[CONF_LISTEN].def_doc, HTTP_LISTEN_DEFAULT));
         assert_null(conf_str(&c, CONF_BROKERS));
         assert_null(conf_str(&c, CONF_TOPICS));
         assert_null(conf_str(&c, CONF_DB));
@@ -188,10 +185,10 @@ static void test_log_levels_in_enum_order(void **state)
                 const char *name;
                 enum log_level level;
         } cases[] = {
-                {"error", LOG_ERROR},
-                {"warn", LOG_WARN},
-                {"info", LOG_INFO},
-                {"debug", LOG_DEBUG},
+            {"error", LOG_ERROR},
+            {"warn", LOG_WARN},
+            {"info", LOG_INFO},
+            {"debug", LOG_DEBUG},
         };
         char errstr[256];
         struct conf c;
@@ -201,11 +198,9 @@ static void test_log_levels_in_enum_order(void **state)
         for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 assert_int_equal(conf_init(&c), 0);
                 assert_int_equal(conf_set(&c, CONF_LOG_LEVEL, cases[i].name,
-                                          "log-level", errstr,
-                                          sizeof(errstr)),
+                                          "log-level", errstr, sizeof(errstr)),
                                  0);
-                assert_int_equal(conf_int(&c, CONF_LOG_LEVEL),
-                                 cases[i].level);
+                assert_int_equal(conf_int(&c, CONF_LOG_LEVEL), cases[i].level);
                 conf_release(&c);
         }
 }
@@ -221,62 +216,58 @@ static const struct {
         const char *want_str;
         int64_t want_num;
 } set_cases[] = {
-        {CONF_BROKERS, "brokers = k1:9092,k2:9092", "k1:9092,k2:9092", 0},
-        {CONF_TOPICS, "topics=orders,,payments", "orders,,payments", 0},
-        {CONF_DB, "  db\t=  /var/lib/eosaudit/a b.db  ",
-         "/var/lib/eosaudit/a b.db", 0},
-        {CONF_ISOLATION, "isolation = read_uncommitted", "read_uncommitted",
-         1},
-        {CONF_GAP_GRACE_RECORDS, "gap-grace-records = 0", NULL, 0},
-        {CONF_GAP_GRACE_MS, "gap-grace-ms = 9223372036854775807", NULL,
-         INT64_MAX},
-        {CONF_IDLE_TTL_MS, "idle-ttl-ms = 60000", NULL, 60000},
-        {CONF_MAX_OPEN_GAPS, "max-open-gaps = 1000000", NULL, 1000000},
-        {CONF_DEDUP_KEY, "dedup-key = header:ce_id", "header:ce_id", 0},
-        {CONF_ID_WINDOW, "id-window = 10000000", NULL, 10000000},
-        {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms = 0", NULL, 0},
-        {CONF_SOURCE, "source = orders,payments", "orders,payments", 0},
-        {CONF_PROCESSOR_GROUP, "processor-group = enricher", "enricher", 0},
-        {CONF_FLOW_EXPECT, "flow-expect = at-least-one", "at-least-one", 2},
-        {CONF_FLOW_DUE_RECORDS, "flow-due-records = 0", NULL, 0},
-        {CONF_FLOW_DUE_MS, "flow-due-ms = 5000", NULL, 5000},
-        {CONF_FLOW_MAX_IDS, "flow-max-ids = 1000000000", NULL, 1000000000},
-        {CONF_PROCESSOR_OFFSETS_TOPIC,
-         "processor-offsets-topic = mm2-offsets.a.internal",
-         "mm2-offsets.a.internal", 0},
-        {CONF_SOURCE_BOOTSTRAP, "source-bootstrap = p1:9092,p2:9092",
-         "p1:9092,p2:9092", 0},
-        {CONF_SOURCE_PROPERTIES_FILE,
-         "source-kafka-properties-file = p.properties", "p.properties", 0},
-        {CONF_SOURCE_KAFKA, "source-kafka.sasl.password = s3cr#t",
-         "sasl.password=s3cr#t", 0},
-        {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
-        {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
-        {CONF_THREADS, "threads = 0", NULL, 0},
-        {CONF_THREADS, "threads = 64", NULL, 64},
-        {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL,
-         86400000},
-        {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 0", NULL, 0},
-        {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 5000", NULL, 5000},
-        {CONF_LISTEN, "listen = [::1]:0", "[::1]:0", 0},
-        {CONF_LISTEN, "listen = off", "off", 0},
-        {CONF_LISTEN, "listen = 0.0.0.0:9100", "0.0.0.0:9100", 0},
-        {CONF_HTTP_TOKEN_FILE, "http-token-file = /run/credentials/token",
-         "/run/credentials/token", 0},
-        {CONF_TLS_CERT, "tls-cert = cert.pem", "cert.pem", 0},
-        {CONF_TLS_KEY, "tls-key = key.pem", "key.pem", 0},
-        {CONF_LOG_LEVEL, "log-level = warn", "warn", LOG_WARN},
-        {CONF_KAFKA_PROPERTIES_FILE, "kafka-properties-file = k.properties",
-         "k.properties", 0},
-        {CONF_KAFKA, "kafka.sasl.password = p#ss = word",
-         "sasl.password=p#ss = word", 0},
-        {CONF_TXN_MANIFESTS, "txn-manifests = eos-txn", "eos-txn", 0},
-        {CONF_GROUP, "group = auditors", "auditors", 0},
-        {CONF_GROUP_MEMBER, "group-member = a-1", "a-1", 0},
-        {CONF_GROUP_INSTANCE_ID, "group-instance-id = auditor-1", "auditor-1",
-         0},
-        {CONF_GROUP_REPLICATION, "group-replication = 3", NULL, 3},
-        {CONF_GROUP_IDS_PARTITIONS, "group-ids-partitions = 6", NULL, 6},
+    {CONF_BROKERS, "brokers = k1:9092,k2:9092", "k1:9092,k2:9092", 0},
+    {CONF_TOPICS, "topics=orders,,payments", "orders,,payments", 0},
+    {CONF_DB, "  db\t=  /var/lib/eosaudit/a b.db  ",
+     "/var/lib/eosaudit/a b.db", 0},
+    {CONF_ISOLATION, "isolation = read_uncommitted", "read_uncommitted", 1},
+    {CONF_GAP_GRACE_RECORDS, "gap-grace-records = 0", NULL, 0},
+    {CONF_GAP_GRACE_MS, "gap-grace-ms = 9223372036854775807", NULL, INT64_MAX},
+    {CONF_IDLE_TTL_MS, "idle-ttl-ms = 60000", NULL, 60000},
+    {CONF_MAX_OPEN_GAPS, "max-open-gaps = 1000000", NULL, 1000000},
+    {CONF_DEDUP_KEY, "dedup-key = header:ce_id", "header:ce_id", 0},
+    {CONF_ID_WINDOW, "id-window = 10000000", NULL, 10000000},
+    {CONF_ID_WINDOW_AGE_MS, "id-window-age-ms = 0", NULL, 0},
+    {CONF_SOURCE, "source = orders,payments", "orders,payments", 0},
+    {CONF_PROCESSOR_GROUP, "processor-group = enricher", "enricher", 0},
+    {CONF_FLOW_EXPECT, "flow-expect = at-least-one", "at-least-one", 2},
+    {CONF_FLOW_DUE_RECORDS, "flow-due-records = 0", NULL, 0},
+    {CONF_FLOW_DUE_MS, "flow-due-ms = 5000", NULL, 5000},
+    {CONF_FLOW_MAX_IDS, "flow-max-ids = 1000000000", NULL, 1000000000},
+    {CONF_PROCESSOR_OFFSETS_TOPIC,
+     "processor-offsets-topic = mm2-offsets.a.internal",
+     "mm2-offsets.a.internal", 0},
+    {CONF_SOURCE_BOOTSTRAP, "source-bootstrap = p1:9092,p2:9092",
+     "p1:9092,p2:9092", 0},
+    {CONF_SOURCE_PROPERTIES_FILE,
+     "source-kafka-properties-file = p.properties", "p.properties", 0},
+    {CONF_SOURCE_KAFKA, "source-kafka.sasl.password = s3cr#t",
+     "sasl.password=s3cr#t", 0},
+    {CONF_COMMIT_INTERVAL_MS, "commit-interval-ms = 1", NULL, 1},
+    {CONF_COMMIT_RECORDS, "commit-records = 5000", NULL, 5000},
+    {CONF_THREADS, "threads = 0", NULL, 0},
+    {CONF_THREADS, "threads = 64", NULL, 64},
+    {CONF_STALL_TIMEOUT_MS, "stall-timeout-ms = 86400000", NULL, 86400000},
+    {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 0", NULL, 0},
+    {CONF_METADATA_REFRESH_MS, "metadata-refresh-ms = 5000", NULL, 5000},
+    {CONF_LISTEN, "listen = [::1]:0", "[::1]:0", 0},
+    {CONF_LISTEN, "listen = off", "off", 0},
+    {CONF_LISTEN, "listen = 0.0.0.0:9100", "0.0.0.0:9100", 0},
+    {CONF_HTTP_TOKEN_FILE, "http-token-file = /run/credentials/token",
+     "/run/credentials/token", 0},
+    {CONF_TLS_CERT, "tls-cert = cert.pem", "cert.pem", 0},
+    {CONF_TLS_KEY, "tls-key = key.pem", "key.pem", 0},
+    {CONF_LOG_LEVEL, "log-level = warn", "warn", LOG_WARN},
+    {CONF_KAFKA_PROPERTIES_FILE, "kafka-properties-file = k.properties",
+     "k.properties", 0},
+    {CONF_KAFKA, "kafka.sasl.password = p#ss = word",
+     "sasl.password=p#ss = word", 0},
+    {CONF_TXN_MANIFESTS, "txn-manifests = eos-txn", "eos-txn", 0},
+    {CONF_GROUP, "group = auditors", "auditors", 0},
+    {CONF_GROUP_MEMBER, "group-member = a-1", "a-1", 0},
+    {CONF_GROUP_INSTANCE_ID, "group-instance-id = auditor-1", "auditor-1", 0},
+    {CONF_GROUP_REPLICATION, "group-replication = 3", NULL, 3},
+    {CONF_GROUP_IDS_PARTITIONS, "group-ids-partitions = 6", NULL, 6},
 };
 
 static void test_every_option_from_file(void **state)
@@ -391,8 +382,7 @@ static void test_int_out_of_range(void **state)
                                          -1);
                         snprintf(want, sizeof(want),
                                  "%s:1: invalid value '%s' for %s (expected "
-                                 "an integer from %" PRId64 " to %" PRId64
-                                 ")",
+                                 "an integer from %" PRId64 " to %" PRId64 ")",
                                  path, bad[k], o->key, o->min, o->max);
                         assert_string_equal(errstr, want);
                         assert_false(conf_isset(&c, o->id));
@@ -406,79 +396,79 @@ static const struct {
         const char *text;
         const char *want;
 } bad_files[] = {
-        {"brokers = a\nfoo = 1\n", "2: unknown key 'foo'"},
-        {"dedup-key = header:\n",
-         "1: invalid value 'header:' for dedup-key (expected msgid, "
-         "header:NAME, key or value-hash)"},
-        {"dedup-key = Key\n",
-         "1: invalid value 'Key' for dedup-key (expected msgid, "
-         "header:NAME, key or value-hash)"},
-        {"# x\nbrokers = a\n\nbrokers = b\n",
-         "4: duplicate key 'brokers' (first on line 2)"},
-        {"commit-records = 10k\n",
-         "1: invalid value '10k' for commit-records (expected an integer "
-         "from 1 to 100000000)"},
-        {"commit-records = 1000 # every 1000\n",
-         "1: invalid value '1000 # every 1000' for commit-records (expected "
-         "an integer from 1 to 100000000)"},
-        {"commit-records = 0x10\n",
-         "1: invalid value '0x10' for commit-records (expected an integer "
-         "from 1 to 100000000)"},
-        {"commit-records = -1\n",
-         "1: invalid value '-1' for commit-records (expected an integer "
-         "from 1 to 100000000)"},
-        {"commit-records = \n",
-         "1: invalid value '' for commit-records (expected an integer from "
-         "1 to 100000000)"},
-        {"gap-grace-ms = 99999999999999999999\n",
-         "1: invalid value '99999999999999999999' for gap-grace-ms (expected "
-         "an integer from 0 to 9223372036854775807)"},
-        {"\n\nbrokers\n", "3: expected key = value"},
-        {" = x\n", "1: no key before '='"},
-        {"db =\n", "1: invalid value '' for db (expected 1 to 4095 bytes)"},
-        {"topics = ,,\n",
-         "1: invalid value ',,' for topics (expected 1 to 64 comma-separated "
-         "names)"},
-        {"isolation = READ_COMMITTED\n",
-         "1: invalid value 'READ_COMMITTED' for isolation (expected "
-         "read_committed or read_uncommitted)"},
-        {"log-level = trace\n",
-         "1: invalid value 'trace' for log-level (expected error, warn, info "
-         "or debug)"},
-        {"listen = localhost\n",
-         "1: invalid value 'localhost' for listen (expected off, ADDR:PORT "
-         "with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080, or "
-         ":PORT)"},
-        {"listen = example.com:80\n",
-         "1: invalid value 'example.com:80' for listen (expected off, "
-         "ADDR:PORT with a numeric address, e.g. 127.0.0.1:8080 or "
-         "[::1]:8080, or :PORT)"},
-        {"gap_grace_ms = 1\n",
-         "1: unknown key 'gap_grace_ms' (did you mean 'gap-grace-ms'?)"},
-        {"bootstrap.servers = a:1\n",
-         "1: unknown key 'bootstrap.servers' (librdkafka properties take the "
-         "prefix kafka., or source-kafka. for the source cluster: "
-         "kafka.bootstrap.servers)"},
-        {"json = true\n",
-         "1: unknown key 'json' (a command-line flag, not a setting)"},
-        {"config = other.conf\n",
-         "1: unknown key 'config' (a command-line flag, not a setting)"},
-        {"kafka. = 1\n", "1: no property name after 'kafka.'"},
-        {"source-kafka. = 1\n", "1: no property name after 'source-kafka.'"},
-        {"source-kafka.acks = all\nsource-kafka.acks = 1\n",
-         "2: duplicate key 'source-kafka.acks' (first on line 1)"},
-        {"kafka.no.such.property = 1\n",
-         "1: kafka.no.such.property: No such configuration property: "
-         "\"no.such.property\""},
-        {"kafka.acks = all\nkafka.acks = 1\n",
-         "2: duplicate key 'kafka.acks' (first on line 1)"},
-        {"kafka.fetch.wait.max.ms = lots\n",
-         "1: kafka.fetch.wait.max.ms: Invalid value for configuration "
-         "property \"fetch.wait.max.ms\""},
-        /* CRLF files count lines the same. */
-        {"brokers = a\r\n# c\r\nmax-open-gaps = 0\r\n",
-         "3: invalid value '0' for max-open-gaps (expected an integer from 1 "
-         "to 1000000)"},
+    {"brokers = a\nfoo = 1\n", "2: unknown key 'foo'"},
+    {"dedup-key = header:\n",
+     "1: invalid value 'header:' for dedup-key (expected msgid, "
+     "header:NAME, key or value-hash)"},
+    {"dedup-key = Key\n",
+     "1: invalid value 'Key' for dedup-key (expected msgid, "
+     "header:NAME, key or value-hash)"},
+    {"# x\nbrokers = a\n\nbrokers = b\n",
+     "4: duplicate key 'brokers' (first on line 2)"},
+    {"commit-records = 10k\n",
+     "1: invalid value '10k' for commit-records (expected an integer "
+     "from 1 to 100000000)"},
+    {"commit-records = 1000 # every 1000\n",
+     "1: invalid value '1000 # every 1000' for commit-records (expected "
+     "an integer from 1 to 100000000)"},
+    {"commit-records = 0x10\n",
+     "1: invalid value '0x10' for commit-records (expected an integer "
+     "from 1 to 100000000)"},
+    {"commit-records = -1\n",
+     "1: invalid value '-1' for commit-records (expected an integer "
+     "from 1 to 100000000)"},
+    {"commit-records = \n",
+     "1: invalid value '' for commit-records (expected an integer from "
+     "1 to 100000000)"},
+    {"gap-grace-ms = 99999999999999999999\n",
+     "1: invalid value '99999999999999999999' for gap-grace-ms (expected "
+     "an integer from 0 to 9223372036854775807)"},
+    {"\n\nbrokers\n", "3: expected key = value"},
+    {" = x\n", "1: no key before '='"},
+    {"db =\n", "1: invalid value '' for db (expected 1 to 4095 bytes)"},
+    {"topics = ,,\n",
+     "1: invalid value ',,' for topics (expected 1 to 64 comma-separated "
+     "names)"},
+    {"isolation = READ_COMMITTED\n",
+     "1: invalid value 'READ_COMMITTED' for isolation (expected "
+     "read_committed or read_uncommitted)"},
+    {"log-level = trace\n",
+     "1: invalid value 'trace' for log-level (expected error, warn, info "
+     "or debug)"},
+    {"listen = localhost\n",
+     "1: invalid value 'localhost' for listen (expected off, ADDR:PORT "
+     "with a numeric address, e.g. 127.0.0.1:8080 or [::1]:8080, or "
+     ":PORT)"},
+    {"listen = example.com:80\n",
+     "1: invalid value 'example.com:80' for listen (expected off, "
+     "ADDR:PORT with a numeric address, e.g. 127.0.0.1:8080 or "
+     "[::1]:8080, or :PORT)"},
+    {"gap_grace_ms = 1\n",
+     "1: unknown key 'gap_grace_ms' (did you mean 'gap-grace-ms'?)"},
+    {"bootstrap.servers = a:1\n",
+     "1: unknown key 'bootstrap.servers' (librdkafka properties take the "
+     "prefix kafka., or source-kafka. for the source cluster: "
+     "kafka.bootstrap.servers)"},
+    {"json = true\n",
+     "1: unknown key 'json' (a command-line flag, not a setting)"},
+    {"config = other.conf\n",
+     "1: unknown key 'config' (a command-line flag, not a setting)"},
+    {"kafka. = 1\n", "1: no property name after 'kafka.'"},
+    {"source-kafka. = 1\n", "1: no property name after 'source-kafka.'"},
+    {"source-kafka.acks = all\nsource-kafka.acks = 1\n",
+     "2: duplicate key 'source-kafka.acks' (first on line 1)"},
+    {"kafka.no.such.property = 1\n",
+     "1: kafka.no.such.property: No such configuration property: "
+     "\"no.such.property\""},
+    {"kafka.acks = all\nkafka.acks = 1\n",
+     "2: duplicate key 'kafka.acks' (first on line 1)"},
+    {"kafka.fetch.wait.max.ms = lots\n",
+     "1: kafka.fetch.wait.max.ms: Invalid value for configuration "
+     "property \"fetch.wait.max.ms\""},
+    /* CRLF files count lines the same. */
+    {"brokers = a\r\n# c\r\nmax-open-gaps = 0\r\n",
+     "3: invalid value '0' for max-open-gaps (expected an integer from 1 "
+     "to 1000000)"},
 };
 
 static void test_bad_files(void **state)
@@ -495,8 +485,7 @@ static void test_bad_files(void **state)
                                     bad_files[i].text);
                         fail();
                 }
-                snprintf(want, sizeof(want), "%s:%s", path,
-                         bad_files[i].want);
+                snprintf(want, sizeof(want), "%s:%s", path, bad_files[i].want);
                 if (strncmp(errstr, want, strlen(want))) {
                         print_error("case %zu:\n got  %s\n want %s\n", i,
                                     errstr, want);
@@ -528,8 +517,7 @@ static void test_file_edge_cases(void **state)
         /* A NUL byte. */
         file_write(nul, sizeof(nul) - 1);
         assert_int_equal(conf_init(&c), 0);
-        assert_int_equal(conf_file_load(&c, path, errstr, sizeof(errstr)),
-                         -1);
+        assert_int_equal(conf_file_load(&c, path, errstr, sizeof(errstr)), -1);
         snprintf(want, sizeof(want), "%s:2: NUL byte", path);
         assert_string_equal(errstr, want);
         conf_release(&c);
@@ -622,16 +610,15 @@ static void test_every_flag(void **state)
         int r;
 
         (void)state;
-        r = parse(&c, errstr, sizeof(errstr), "-b", "h:1", "-t", "a,b",
-                  "--db", "x.db", "--json", "--isolation",
-                  "read_uncommitted", "--gap-grace-records", "7",
-                  "--gap-grace-ms", "8", "--idle-ttl-ms", "9",
-                  "--max-open-gaps", "10", "--commit-interval-ms", "11",
-                  "--commit-records", "12", "--stall-timeout-ms", "13",
-                  "--no-progress", "--listen", "127.0.0.1:0",
-                  "--http-token-file", "tok", "--tls-cert", "c.pem",
-                  "--tls-key", "k.pem", "-X", "acks=all", "-F", "p.props",
-                  "-q", "--log-level", "warn", NULL);
+        r = parse(&c, errstr, sizeof(errstr), "-b", "h:1", "-t", "a,b", "--db",
+                  "x.db", "--json", "--isolation", "read_uncommitted",
+                  "--gap-grace-records", "7", "--gap-grace-ms", "8",
+                  "--idle-ttl-ms", "9", "--max-open-gaps", "10",
+                  "--commit-interval-ms", "11", "--commit-records", "12",
+                  "--stall-timeout-ms", "13", "--no-progress", "--listen",
+                  "127.0.0.1:0", "--http-token-file", "tok", "--tls-cert",
+                  "c.pem", "--tls-key", "k.pem", "-X", "acks=all", "-F",
+                  "p.props", "-q", "--log-level", "warn", NULL);
         if (r)
                 print_error("%s\n", errstr);
         assert_int_equal(r, 0);
@@ -725,34 +712,32 @@ static const struct {
         const char *args[8];
         const char *want;
 } bad_args[] = {
-        {{"-b", "h", NULL}, "-t TOPIC is required"},
-        {{"-t", "a", NULL}, "-b BROKERS is required"},
-        /* Any -X used to count as brokers: the scan then failed later,
+    {{"-b", "h", NULL}, "-t TOPIC is required"},
+    {{"-t", "a", NULL}, "-b BROKERS is required"},
+    /* Any -X used to count as brokers: the scan then failed later,
          * trying to reach "". */
-        {{"-t", "a", "-X", "client.id=foo", NULL}, "-b BROKERS is required"},
-        {{"-t", "a", "-X", "bootstrap.servers=", NULL},
-         "-b BROKERS is required"},
-        {{"-t", "a", "--bogus", NULL},
-         "unknown option '--bogus' (see `eosaudit serve --help`)"},
-        {{"-t", "a", "--db", NULL}, "option '--db' needs a value"},
-        {{"-t", "a", "-b", "h", "stray", NULL},
-         "unexpected argument 'stray'"},
-        {{"-t", "a", "-b", "h", "--max-open-gaps", "0", NULL},
-         "invalid value '0' for --max-open-gaps (expected an integer from 1 "
-         "to 1000000)"},
-        {{"-t", "a", "-b", "h", "--commit-interval-ms", "1e3", NULL},
-         "invalid value '1e3' for --commit-interval-ms (expected an integer "
-         "from 1 to 3600000)"},
-        {{"-t", "a", "-b", "h", "--isolation", "none", NULL},
-         "invalid value 'none' for --isolation (expected read_committed or "
-         "read_uncommitted)"},
-        {{"-t", "a", "-b", "h", "-X", "acks", NULL},
-         "\"acks\": expected key=value"},
-        {{"-t", "a", "-b", "h", "-X", "=1", NULL}, "empty property name"},
-        {{"-t", "a", "-b", "h", "--config", "/nonexistent.conf", NULL},
-         "/nonexistent.conf: No such file or directory"},
-        {{"-t", "a", "-b", "h", "--config", NULL},
-         "option '--config' needs a value"},
+    {{"-t", "a", "-X", "client.id=foo", NULL}, "-b BROKERS is required"},
+    {{"-t", "a", "-X", "bootstrap.servers=", NULL}, "-b BROKERS is required"},
+    {{"-t", "a", "--bogus", NULL},
+     "unknown option '--bogus' (see `eosaudit serve --help`)"},
+    {{"-t", "a", "--db", NULL}, "option '--db' needs a value"},
+    {{"-t", "a", "-b", "h", "stray", NULL}, "unexpected argument 'stray'"},
+    {{"-t", "a", "-b", "h", "--max-open-gaps", "0", NULL},
+     "invalid value '0' for --max-open-gaps (expected an integer from 1 "
+     "to 1000000)"},
+    {{"-t", "a", "-b", "h", "--commit-interval-ms", "1e3", NULL},
+     "invalid value '1e3' for --commit-interval-ms (expected an integer "
+     "from 1 to 3600000)"},
+    {{"-t", "a", "-b", "h", "--isolation", "none", NULL},
+     "invalid value 'none' for --isolation (expected read_committed or "
+     "read_uncommitted)"},
+    {{"-t", "a", "-b", "h", "-X", "acks", NULL},
+     "\"acks\": expected key=value"},
+    {{"-t", "a", "-b", "h", "-X", "=1", NULL}, "empty property name"},
+    {{"-t", "a", "-b", "h", "--config", "/nonexistent.conf", NULL},
+     "/nonexistent.conf: No such file or directory"},
+    {{"-t", "a", "-b", "h", "--config", NULL},
+     "option '--config' needs a value"},
 };
 
 static void test_bad_args(void **state)
@@ -768,8 +753,8 @@ static void test_bad_args(void **state)
                 r = parse(&c, errstr, sizeof(errstr), a[0], a[1], a[2], a[3],
                           a[4], a[5], a[6], a[7]);
                 if (r != -1 || strcmp(errstr, bad_args[i].want)) {
-                        print_error("case %zu: r %d\n got  %s\n want %s\n",
-                                    i, r, errstr, bad_args[i].want);
+                        print_error("case %zu: r %d\n got  %s\n want %s\n", i,
+                                    r, errstr, bad_args[i].want);
                         fail();
                 }
                 conf_release(&c);
@@ -864,8 +849,7 @@ static void test_docs_name_every_setting(void **state)
                 text = doc(fmts[f], &len);
                 for (i = 0; i < CONF__CNT; i++) {
                         const struct conf_option *o = &conf_options[i];
-                        if (!(o->where & CONF_FILE) ||
-                            o->type == CONF_T_KAFKA)
+                        if (!(o->where & CONF_FILE) || o->type == CONF_T_KAFKA)
                                 continue;
                         snprintf(needle, sizeof(needle),
                                  fmts[f] == CONF_DOC_MARKDOWN ? "\n## %s\n"
@@ -892,8 +876,7 @@ static void test_docs_name_every_setting(void **state)
                 if (o->flag)
                         snprintf(needle, sizeof(needle), "--%s", o->flag);
                 else
-                        snprintf(needle, sizeof(needle), "-%c",
-                                 o->short_flag);
+                        snprintf(needle, sizeof(needle), "-%c", o->short_flag);
                 assert_non_null(strstr(text, needle));
         }
         free(text);
@@ -1077,23 +1060,23 @@ static void test_example_loads(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_table_is_sane),
-                T(test_defaults_match_modules),
-                T(test_log_levels_in_enum_order),
-                T(test_every_option_from_file),
-                T(test_int_out_of_range),
-                T(test_bad_files),
-                T(test_file_edge_cases),
-                T(test_string_and_list_bounds),
-                T(test_every_flag),
-                T(test_flags_override_file),
-                T(test_bad_args),
-                T(test_required_settings),
-                T(test_file_error_through_argv),
-                T(test_docs_name_every_setting),
-                T(test_flags_doc_names_every_flag),
-                T(test_man_options_name_every_flag),
-                T(test_example_loads),
+            T(test_table_is_sane),
+            T(test_defaults_match_modules),
+            T(test_log_levels_in_enum_order),
+            T(test_every_option_from_file),
+            T(test_int_out_of_range),
+            T(test_bad_files),
+            T(test_file_edge_cases),
+            T(test_string_and_list_bounds),
+            T(test_every_flag),
+            T(test_flags_override_file),
+            T(test_bad_args),
+            T(test_required_settings),
+            T(test_file_error_through_argv),
+            T(test_docs_name_every_setting),
+            T(test_flags_doc_names_every_flag),
+            T(test_man_options_name_every_flag),
+            T(test_example_loads),
         };
 
         return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -51,22 +51,22 @@ static int64_t check_counts(struct ledger *lg, const char *path,
                 fail_msg("ledger_summary: %s", err);
         pairs = db_count(path, "SELECT COUNT(*) FROM pairs" W, topic);
         assert_int_equal(s.pairs, pairs);
-        assert_int_equal(s.producers,
-                         db_count(path,
-                                "SELECT COUNT(DISTINCT producer) FROM pairs" W,
-                                topic));
+        assert_int_equal(
+            s.producers,
+            db_count(path, "SELECT COUNT(DISTINCT producer) FROM pairs" W,
+                     topic));
         assert_int_equal(s.open_gaps,
                          db_count(path, "SELECT COUNT(*) FROM open_gaps" W,
-                                topic));
+                                  topic));
         assert_int_equal(s.coverage_gaps,
                          db_count(path, "SELECT COUNT(*) FROM coverage_gaps" W,
-                                topic));
+                                  topic));
         assert_int_equal(
-                s.coverage_records,
-                db_count(path,
-                       "SELECT coalesce(SUM(offset_hi - offset_lo + 1), 0) "
-                       "FROM coverage_gaps" W,
-                       topic));
+            s.coverage_records,
+            db_count(path,
+                     "SELECT coalesce(SUM(offset_hi - offset_lo + 1), 0) "
+                     "FROM coverage_gaps" W,
+                     topic));
 #undef W
         return pairs;
 }
@@ -198,7 +198,7 @@ static void test_counts_follow_the_ledger(void **state)
                         if (r == 2 && seq[part][p] > 0)
                                 seq[part][p]--; /* a duplicate */
                         observe_seq(tr, part, next[part]++, name,
-                                seq[part][p]++);
+                                    seq[part][p]++);
                         lp->next_offset = next[part];
                         lp->dirty = 1;
                 }
@@ -215,11 +215,12 @@ static void test_counts_follow_the_ledger(void **state)
         /* The mix did what it says: pairs expired (deleted), gaps were
          * open at some point and coverage gaps were stored. */
         assert_true(deleted);
-        assert_true(db_count(fx->a, "SELECT COUNT(*) FROM anomalies "
-                                     "WHERE kind = 'gap'",
-                           NULL) > 0);
-        assert_true(db_count(fx->a, "SELECT COUNT(*) FROM coverage_gaps",
-                           NULL) > 0);
+        assert_true(db_count(fx->a,
+                             "SELECT COUNT(*) FROM anomalies "
+                             "WHERE kind = 'gap'",
+                             NULL) > 0);
+        assert_true(
+            db_count(fx->a, "SELECT COUNT(*) FROM coverage_gaps", NULL) > 0);
         dedup_tracker_free(tr);
         ledger_close(lg);
 
@@ -227,13 +228,15 @@ static void test_counts_follow_the_ledger(void **state)
          * then the migration's own text run on it, which must count what
          * is there.  (Not by setting user_version back: migrations added
          * after this one would run twice.) */
-        db_exec(fx->a,
-                "BEGIN; DROP TABLE counts_topic; "
-                "DROP TABLE counts_topic_producer; DROP TABLE counts_producer; "
-                "DROP TABLE counts_all; COMMIT;");
-        assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM sqlite_schema "
-                                          "WHERE name LIKE 'counts%'",
-                                NULL),
+        db_exec(
+            fx->a,
+            "BEGIN; DROP TABLE counts_topic; "
+            "DROP TABLE counts_topic_producer; DROP TABLE counts_producer; "
+            "DROP TABLE counts_all; COMMIT;");
+        assert_int_equal(db_count(fx->a,
+                                  "SELECT COUNT(*) FROM sqlite_schema "
+                                  "WHERE name LIKE 'counts%'",
+                                  NULL),
                          0);
         {
                 const char *mig = NULL;
@@ -280,7 +283,7 @@ static void test_counts_rolled_back(void **state)
         /* The commit fails on its last write (a partition row), after
          * its pairs and open gap are written: nothing of it may count. */
         db_exec(fx->a, "CREATE TRIGGER fail BEFORE INSERT ON partitions "
-                          "BEGIN SELECT RAISE(ABORT, 'injected'); END");
+                       "BEGIN SELECT RAISE(ABORT, 'injected'); END");
         assert_int_equal(ledger_commit(lg, tr, parts, NPARTS, NULL, err,
                                        sizeof(err)),
                          -1);
@@ -341,7 +344,7 @@ static void test_counts_hint_wrong(void **state)
         assert_int_equal(check_counts(lg, fx->a, NULL), 4);
         assert_int_equal(check_counts(lg, fx->a, "orders"), 3);
         assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM open_gaps",
-                                NULL),
+                                  NULL),
                          1);
 
         /* Stored (committed once) but not in ledger b. */
@@ -354,9 +357,10 @@ static void test_counts_hint_wrong(void **state)
         assert_int_equal(check_counts(lgb, pathb, NULL), 3);
         assert_int_equal(check_counts(lgb, pathb, "orders"), 2);
         assert_int_equal(check_counts(lgb, pathb, "pay"), 1);
-        assert_int_equal(db_count(pathb, "SELECT last_seq FROM pairs WHERE "
-                                       "producer = 'a'",
-                                NULL),
+        assert_int_equal(db_count(pathb,
+                                  "SELECT last_seq FROM pairs WHERE "
+                                  "producer = 'a'",
+                                  NULL),
                          1);
         ledger_close(lgb);
         ledger_remove(pathb);
@@ -373,14 +377,15 @@ static void test_counts_hint_wrong(void **state)
         observe_seq(trn, 0, 11, "g", 9);
         commit_at(lg, trn, parts_n, 12);
         assert_int_equal(check_counts(lg, fx->a, NULL), 4);
-        assert_int_equal(db_count(fx->a, "SELECT last_seq FROM pairs WHERE "
-                                          "topic = 'orders' AND partition = 0 "
-                                          "AND producer = 'a'",
-                                NULL),
+        assert_int_equal(db_count(fx->a,
+                                  "SELECT last_seq FROM pairs WHERE "
+                                  "topic = 'orders' AND partition = 0 "
+                                  "AND producer = 'a'",
+                                  NULL),
                          7);
         /* g's stored gap went with the rewrite of its pair. */
         assert_int_equal(db_count(fx->a, "SELECT COUNT(*) FROM open_gaps",
-                                NULL),
+                                  NULL),
                          0);
         check_all(lg, fx->a);
         dedup_tracker_free(trn);
@@ -393,9 +398,9 @@ static void test_counts_hint_wrong(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_counts_follow_the_ledger),
-                T(test_counts_rolled_back),
-                T(test_counts_hint_wrong),
+            T(test_counts_follow_the_ledger),
+            T(test_counts_rolled_back),
+            T(test_counts_hint_wrong),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,8 +65,7 @@ static void test_group_one_cause(void **state)
         (void)state;
         evlog_init(l, sink, s, "b:9092");
         for (i = 0; i < 174; i++) {
-                ev = ev_make(DEDUP_KIND_FENCED, "orders", 0, 100 + i * 10,
-                             10);
+                ev = ev_make(DEDUP_KIND_FENCED, "orders", 0, 100 + i * 10, 10);
                 evlog_event(l, "demo", 2, &ev, 1000 + i * 10);
                 evlog_tick(l, 1000 + i * 10);
         }

@@ -17,8 +17,8 @@
 #include "../auditor/ledger/fingerprint.h"
 
 struct rec {
-        const char *key;   /* NULL: a null key */
-        const char *value; /* NULL: a null value */
+        const char *key;     /* NULL: a null key */
+        const char *value;   /* NULL: a null value */
         const char *hdrs[6]; /* name, value pairs; a NULL name ends them */
         int64_t offset, ts;
 };
@@ -33,9 +33,11 @@ static void fp_of(const struct rec *r, struct fingerprint *out)
         fingerprint_hasher_value(&h, r->value,
                                  r->value ? strlen(r->value) : 0);
         for (i = 0; i + 1 < 6 && r->hdrs[i]; i += 2)
-                fingerprint_hasher_header(
-                    &h, r->hdrs[i], strlen(r->hdrs[i]), r->hdrs[i + 1],
-                    r->hdrs[i + 1] ? strlen(r->hdrs[i + 1]) : 0);
+                fingerprint_hasher_header(&h, r->hdrs[i], strlen(r->hdrs[i]),
+                                          r->hdrs[i + 1],
+                                          r->hdrs[i + 1]
+                                              ? strlen(r->hdrs[i + 1])
+                                              : 0);
         fingerprint_hasher_final(&h, r->offset, r->ts, out);
 }
 
@@ -126,18 +128,18 @@ static void test_check_table(void **state)
             {"recreated, empty", 95, 0, 0, NOTHING, 0, FP_TRUNCATED},
             {"truncated to just below it", 95, 0, 95, NOTHING, 0,
              FP_TRUNCATED},
-            {"log start past it and end below the ledger", 95, 97, 98,
-             NOTHING, 0, FP_TRUNCATED},
+            {"log start past it and end below the ledger", 95, 97, 98, NOTHING,
+             0, FP_TRUNCATED},
             {"markers after it lost", 95, 0, 97, SAME, 0, FP_REWIND},
             {"truncated after it, rewritten", 95, 0, 150, OTHER, 0,
              FP_RECREATED},
         };
-        static const struct rec last = {"k", "v", {"eos.seq", "9", NULL}, 95,
-                                        5000};
-        static const struct rec other = {"k", "v", {"eos.seq", "0", NULL}, 95,
-                                         9000};
-        static const struct rec later = {"k", "v", {"eos.seq", "9", NULL}, 120,
-                                         5000};
+        static const struct rec last = {
+            "k", "v", {"eos.seq", "9", NULL}, 95, 5000};
+        static const struct rec other = {
+            "k", "v", {"eos.seq", "0", NULL}, 95, 9000};
+        static const struct rec later = {
+            "k", "v", {"eos.seq", "9", NULL}, 120, 5000};
         size_t i;
 
         (void)state;
@@ -224,12 +226,13 @@ static void test_topic_id(void **state)
         for (i = 0; i < sizeof(all) / sizeof(*all); i++) {
                 enum fingerprint_verdict v = all[i];
                 /* Another id: a recreated topic, whatever the log. */
-                assert_int_equal(
-                    fingerprint_with_topic_id(TOPIC_ID_CHANGED, v),
-                    FP_RECREATED);
+                assert_int_equal(fingerprint_with_topic_id(TOPIC_ID_CHANGED,
+                                                           v),
+                                 FP_RECREATED);
                 /* No id: the fingerprint alone. */
-                assert_int_equal(
-                    fingerprint_with_topic_id(TOPIC_ID_UNKNOWN, v), v);
+                assert_int_equal(fingerprint_with_topic_id(TOPIC_ID_UNKNOWN,
+                                                           v),
+                                 v);
                 /* The same id: never recreated; another record where the
                  * audit stopped is a log rewritten after a truncation. */
                 assert_int_equal(fingerprint_with_topic_id(TOPIC_ID_SAME, v),

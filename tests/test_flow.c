@@ -42,97 +42,208 @@ struct flow_case {
         struct want w;
 };
 
-#define S(p, o, t, i) {OP_SRC, p, o, t, i}
-#define K(p, o, t, i) {OP_SINK, p, o, t, i}
-#define FR(p, o) {OP_FRONTIER, p, o, 0, NULL}
-#define TICK {OP_TICK, 0, 0, 0, NULL}
-#define FIN(d) {OP_FINISH, 0, d, 0, NULL}
+#define S(p, o, t, i)                                                         \
+        {                                                                     \
+                OP_SRC, p, o, t, i                                            \
+        }
+#define K(p, o, t, i)                                                         \
+        {                                                                     \
+                OP_SINK, p, o, t, i                                           \
+        }
+#define FR(p, o)                                                              \
+        {                                                                     \
+                OP_FRONTIER, p, o, 0, NULL                                    \
+        }
+#define TICK                                                                  \
+        {                                                                     \
+                OP_TICK, 0, 0, 0, NULL                                        \
+        }
+#define FIN(d)                                                                \
+        {                                                                     \
+                OP_FINISH, 0, d, 0, NULL                                      \
+        }
 
 static const struct flow_case cases[] = {
-    {"one delivered", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+    {"one delivered",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), K(0, 0, 110, "a"), FR(0, 1)},
      {0, 1, 0, 0, 0, 0, 0, 0}},
-    {"not yet due stays pending", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+    {"not yet due stays pending",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "b"), K(0, 0, 110, "a"), FR(0, 1)},
      {1, 1, 0, 0, 0, 0, 0, 0}},
-    {"due without a copy is lost", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+    {"due without a copy is lost",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "b"), K(0, 0, 110, "a"), FR(0, 2)},
      {0, 1, 1, 0, 0, 0, 0, 0}},
     {"a frontier before the source makes it due on arrival",
-     DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {FR(1, 5), S(1, 3, 100, "x"), S(1, 5, 100, "y")},
      {1, 0, 1, 0, 0, 0, 0, 0}},
-    {"lost, then a late copy: delivered", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0,
+    {"lost, then a late copy: delivered",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
      0,
      {S(0, 0, 100, "a"), FR(0, 1), K(0, 9, 200, "a")},
      {0, 1, 0, 0, 0, 0, 0, 0}},
-    {"two copies: duplicated", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+    {"two copies: duplicated",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), K(0, 0, 110, "a"), K(1, 7, 120, "a"),
       K(1, 8, 130, "a")},
      {0, 0, 0, 1, 0, 0, 2, 0}},
-    {"sink before source, then the source", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0,
+    {"sink before source, then the source",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
      0,
      {K(0, 0, 110, "a"), S(0, 0, 100, "a"), FIN(0)},
      {0, 1, 0, 0, 0, 0, 0, 0}},
     {"sink-only at the end: unexpected, per sink record",
-     DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {K(0, 0, 110, "z"), K(0, 1, 110, "z"), K(0, 2, 110, "q"), FIN(0)},
      {0, 0, 0, 0, 0, 3, 0, 0}},
-    {"sink-only awaits until aged", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+    {"sink-only awaits until aged",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {K(0, 0, 110, "z")},
      {0, 0, 0, 0, 1, 0, 0, 0}},
     {"unexpected turns delivered when its source comes",
-     DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 0,
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {K(0, 0, 110, "z"), FIN(0), S(0, 4, 90, "z")},
      {0, 1, 0, 0, 0, 0, 0, 0}},
-    {"aged by source records", DEDUP_FLOW_EXACTLY_ONE, 1, 2, 0, 0,
+    {"aged by source records",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     2,
+     0,
+     0,
      {K(0, 0, 110, "z"), S(0, 0, 100, "a"), TICK, S(0, 1, 100, "b"), TICK},
      {2, 0, 0, 0, 0, 1, 0, 0}},
-    {"aged by time", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 50, 0,
+    {"aged by time",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     50,
+     0,
      {K(0, 0, 110, "z"), S(0, 0, 150, "a"), TICK, S(0, 1, 160, "b"), TICK},
      {2, 0, 0, 0, 0, 1, 0, 0}},
-    {"no frontier: due after N sink records", DEDUP_FLOW_EXACTLY_ONE, 0, 2,
-     0, 0,
+    {"no frontier: due after N sink records",
+     DEDUP_FLOW_EXACTLY_ONE,
+     0,
+     2,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "b"), K(0, 0, 110, "b"), TICK,
       K(0, 1, 110, "c"), TICK, S(0, 2, 100, "c")},
      {0, 2, 1, 0, 0, 0, 0, 0}},
-    {"no frontier: due after ms of sink time", DEDUP_FLOW_EXACTLY_ONE, 0, 0,
-     100, 0,
+    {"no frontier: due after ms of sink time",
+     DEDUP_FLOW_EXACTLY_ONE,
+     0,
+     0,
+     100,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 150, "b"), K(0, 0, 199, "x"), TICK,
       K(0, 1, 200, "y"), TICK},
      {1, 0, 1, 0, 2, 0, 0, 0}},
-    {"by frontier: sink progress makes nothing due", DEDUP_FLOW_EXACTLY_ONE,
-     1, 1, 0, 0,
+    {"by frontier: sink progress makes nothing due",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     1,
+     0,
+     0,
      {S(0, 0, 100, "a"), K(0, 0, 110, "x"), K(0, 1, 110, "y"), TICK},
      {1, 0, 0, 0, 2, 0, 0, 0}},
-    {"at-most-one: a filtered record is delivered", DEDUP_FLOW_AT_MOST_ONE,
-     1, 0, 0, 0,
+    {"at-most-one: a filtered record is delivered",
+     DEDUP_FLOW_AT_MOST_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "b"), K(0, 0, 110, "b"),
       K(0, 1, 110, "b"), FR(0, 2)},
      {0, 1, 0, 1, 0, 0, 1, 0}},
     {"at-least-one: fan-out is delivered, none is lost",
-     DEDUP_FLOW_AT_LEAST_ONE, 1, 0, 0, 0,
+     DEDUP_FLOW_AT_LEAST_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "b"), K(0, 0, 110, "a"),
       K(0, 1, 110, "a"), K(0, 2, 110, "a"), FR(0, 2)},
      {0, 1, 1, 0, 0, 0, 0, 0}},
-    {"a repeated source id is one entry", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0,
+    {"a repeated source id is one entry",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
      0,
      {S(0, 0, 100, "a"), S(0, 1, 100, "a"), K(0, 0, 110, "a"), FR(0, 2)},
      {0, 1, 0, 0, 0, 0, 0, 1}},
-    {"records without an id are not entries", DEDUP_FLOW_EXACTLY_ONE, 1, 0,
-     0, 0,
+    {"records without an id are not entries",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     0,
      {S(0, 0, 100, NULL), K(0, 0, 110, NULL), FR(0, 1), FIN(1)},
      {0, 0, 0, 0, 0, 0, 0, 0}},
-    {"finish with sources due: the rest is lost", DEDUP_FLOW_EXACTLY_ONE, 0,
-     0, 0, 0,
+    {"finish with sources due: the rest is lost",
+     DEDUP_FLOW_EXACTLY_ONE,
+     0,
+     0,
+     0,
+     0,
      {S(0, 0, 100, "a"), S(1, 0, 100, "b"), K(0, 0, 110, "a"), FIN(1)},
      {0, 1, 1, 0, 0, 0, 0, 0}},
-    {"retired when full: judged then", DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 2,
+    {"retired when full: judged then",
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     2,
      {S(0, 0, 100, "a"), K(0, 0, 110, "z"), S(0, 1, 100, "b"),
       S(0, 2, 100, "c")},
      {2, 0, 1, 0, 0, 1, 0, 0}},
     {"a copy after its id was retired: revived, duplicated",
-     DEDUP_FLOW_EXACTLY_ONE, 1, 0, 0, 1,
+     DEDUP_FLOW_EXACTLY_ONE,
+     1,
+     0,
+     0,
+     1,
      {S(0, 0, 100, "a"), K(0, 0, 110, "a"), S(0, 1, 100, "b"),
       K(0, 1, 120, "b"), K(0, 2, 130, "a"), FIN(0)},
      {0, 1, 0, 1, 0, 0, 1, 0}},
@@ -195,8 +306,7 @@ static void run_case(const struct flow_case *c)
                 print_error("case '%s': pending %llu delivered %llu lost %llu "
                             "duplicated %llu awaiting %llu unexpected %llu "
                             "dup_copies %llu repeats %llu\n",
-                            c->what,
-                            (unsigned long long)st.c.outcome[0],
+                            c->what, (unsigned long long)st.c.outcome[0],
                             (unsigned long long)st.c.outcome[1],
                             (unsigned long long)st.c.outcome[2],
                             (unsigned long long)st.c.outcome[3],
@@ -251,8 +361,9 @@ static void test_evidence(void **state)
         assert_int_equal(dedup_flow_source(fl, 3, 41, 1000, "order-7", 7), 0);
         assert_int_equal(dedup_flow_sink(fl, 5, 10, 1020, "order-7", 7), 0);
         assert_int_equal(dedup_flow_sink(fl, 6, 77, 1090, "order-7", 7), 0);
-        assert_int_equal(
-            dedup_flow_foreach(fl, DEDUP_FLOW_DUPLICATED, ev_cb, &e), 0);
+        assert_int_equal(dedup_flow_foreach(fl, DEDUP_FLOW_DUPLICATED, ev_cb,
+                                            &e),
+                         0);
         assert_int_equal(e.n, 1);
         assert_int_equal(e.v.src_part, 3);
         assert_int_equal(e.v.src_offset, 41);
@@ -291,8 +402,8 @@ static void test_latency(void **state)
                                  0);
                 /* a second copy does not count again */
                 if (i == 0)
-                        assert_int_equal(dedup_flow_sink(fl, 0, 200, 99999,
-                                                         id, strlen(id)),
+                        assert_int_equal(dedup_flow_sink(fl, 0, 200, 99999, id,
+                                                         strlen(id)),
                                          0);
         }
         dedup_flow_stats_get(fl, &st);
@@ -452,9 +563,9 @@ static void test_names(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_cases),    cmocka_unit_test(test_evidence),
-            cmocka_unit_test(test_latency),  cmocka_unit_test(test_restore),
-            cmocka_unit_test(test_bounded),  cmocka_unit_test(test_names),
+            cmocka_unit_test(test_cases),   cmocka_unit_test(test_evidence),
+            cmocka_unit_test(test_latency), cmocka_unit_test(test_restore),
+            cmocka_unit_test(test_bounded), cmocka_unit_test(test_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,11 +108,11 @@ static void commit(struct fx *fx, struct run *r)
                          0);
 }
 
-
 static void src(struct run *r, uint32_t part, int64_t off, const char *id)
 {
-        assert_int_equal(
-            dedup_flow_source(r->fl, part, off, 1000, id, strlen(id)), 0);
+        assert_int_equal(dedup_flow_source(r->fl, part, off, 1000, id,
+                                           strlen(id)),
+                         0);
 }
 
 static void sink(struct run *r, int64_t off, const char *id)
@@ -294,8 +294,8 @@ static void test_revive_committed(void **state)
         run_close(&r);
 
         run_open(fx, &r);
-        sink(&r, 1, "a"); /* from the ledger: delivered; d retired */
-        sink(&r, 2, "d"); /* from the retired list; z retired */
+        sink(&r, 1, "a");   /* from the ledger: delivered; d retired */
+        sink(&r, 2, "d");   /* from the retired list; z retired */
         src(&r, 2, 0, "z"); /* idem; a retired, delivered */
         commit(fx, &r);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
@@ -322,10 +322,10 @@ static void test_revive_committed(void **state)
         reopen(fx, &r, NULL);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.source_records, 5);
-        assert_int_equal(s.delivered, 3);   /* b, d, z */
-        assert_int_equal(s.duplicated, 1);  /* a */
+        assert_int_equal(s.delivered, 3);  /* b, d, z */
+        assert_int_equal(s.duplicated, 1); /* a */
         assert_int_equal(s.duplicate_copies, 1);
-        assert_int_equal(s.lost, 1);        /* c: a real loss */
+        assert_int_equal(s.lost, 1); /* c: a real loss */
         assert_int_equal(s.unexpected, 0);
         assert_int_equal(s.sink_records, 5);
         assert_int_equal(s.lat_count, 4);
@@ -422,7 +422,7 @@ static void test_sink_reborn(void **state)
         assert_int_equal(s.awaiting, 0);
         assert_int_equal(s.delivered, 2);
         reopen(fx, &r, NULL); /* the prior mark survives a restart */
-        sink(&r, 0, "a"); /* the new sink's offsets start again */
+        sink(&r, 0, "a");     /* the new sink's offsets start again */
         sink(&r, 1, "c");
         dedup_flow_frontier(r.fl, 1, 2);
         dedup_flow_frontier(r.fl, 2, 2);
@@ -430,7 +430,7 @@ static void test_sink_reborn(void **state)
         commit(fx, &r);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.source_records, 4);
-        assert_int_equal(s.delivered, 3); /* a, c, f */
+        assert_int_equal(s.delivered, 3);  /* a, c, f */
         assert_int_equal(s.duplicated, 1); /* b, in the old sink */
         assert_int_equal(s.duplicate_copies, 1);
         assert_int_equal(s.lost, 0);
@@ -451,9 +451,9 @@ static void test_retired_reborn(void **state)
         fx->max_ids = 1;
         run_open(fx, &r);
         src(&r, 1, 0, "a");
-        sink(&r, 0, "a"); /* delivered */
+        sink(&r, 0, "a");   /* delivered */
         src(&r, 1, 1, "b"); /* a retired, delivered */
-        sink(&r, 1, "z"); /* b retired, lost for now */
+        sink(&r, 1, "z");   /* b retired, lost for now */
         reopen(fx, &r, "out");
         sink(&r, 0, "a"); /* re-delivered into the new sink: its first copy */
         src(&r, 2, 0, "z"); /* z's copy went with the old sink: new entry */
@@ -463,8 +463,8 @@ static void test_retired_reborn(void **state)
         reopen(fx, &r, NULL);
         assert_int_equal(ledger_flow_summary(r.lg, &s, err, sizeof(err)), 0);
         assert_int_equal(s.duplicated, 0);
-        assert_int_equal(s.delivered, 1); /* a */
-        assert_int_equal(s.lost, 2);      /* b (old verdict), z (new) */
+        assert_int_equal(s.delivered, 1);  /* a */
+        assert_int_equal(s.lost, 2);       /* b (old verdict), z (new) */
         assert_int_equal(s.unexpected, 0); /* z awaited: dropped unjudged */
         run_close(&r);
 }
@@ -478,8 +478,8 @@ int main(void)
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_roundtrip, fx_setup,
                                             fx_teardown),
-            cmocka_unit_test_setup_teardown(test_lost_batch_replayed,
-                                            fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_lost_batch_replayed, fx_setup,
+                                            fx_teardown),
             cmocka_unit_test_setup_teardown(test_source_reborn, fx_setup,
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_sink_reborn, fx_setup,

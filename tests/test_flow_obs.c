@@ -59,8 +59,8 @@ static void flow_fill(struct ofx *fx, int bad)
         fc.by_frontier = 1;
         fl = dedup_flow_new(&fc);
         assert_non_null(fl);
-        assert_int_equal(ledger_flow_load(lg, fl, fx->parts, 3,
-                                          "exactly-one", err, sizeof(err)),
+        assert_int_equal(ledger_flow_load(lg, fl, fx->parts, 3, "exactly-one",
+                                          err, sizeof(err)),
                          0);
         assert_int_equal(dedup_flow_source(fl, 1, 0, 1000, "a", 1), 0);
         assert_int_equal(dedup_flow_source(fl, 1, 1, 1000, "b", 1), 0);
@@ -150,24 +150,33 @@ static void test_metrics_histogram_and_lag(void **state)
         req(fx->port, "GET", "/metrics", NULL, &r);
         assert_int_equal(r.status, 200);
         assert_line(r.body, "# TYPE eosaudit_flow_latency_seconds histogram");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"0.002\"} 0");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"0.005\"} 1");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"0.02\"} 1");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"0.05\"} 2");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"600\"} 2");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"+Inf\"} 2");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"0.002\"} 0");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"0.005\"} 1");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"0.02\"} 1");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"0.05\"} 2");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"600\"} 2");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"+Inf\"} 2");
         assert_line(r.body, "eosaudit_flow_latency_seconds_sum 0.043");
         assert_line(r.body, "eosaudit_flow_latency_seconds_count 2");
         assert_line(r.body, "eosaudit_flow_latency_max_seconds 0.040");
         /* Outcomes move both ways: no counter, and no gauge named
          * _total either (promtool check metrics refuses it). */
         assert_line(r.body, "# TYPE eosaudit_flow_records_total untyped");
-        assert_line(r.body, "eosaudit_flow_records_total{outcome=\"delivered\"} 2");
+        assert_line(r.body,
+                    "eosaudit_flow_records_total{outcome=\"delivered\"} 2");
         assert_line(r.body, "eosaudit_flow_records_total{outcome=\"lost\"} 1");
-        assert_line(r.body, "# TYPE eosaudit_flow_processor_lag_records gauge");
+        assert_line(r.body,
+                    "# TYPE eosaudit_flow_processor_lag_records gauge");
         assert_line(r.body, "eosaudit_flow_processor_lag_records 1234");
         /* The source is reported as a topic of its own. */
-        assert_non_null(strstr(r.body, "eosaudit_records_total{topic=\"in\"}"));
+        assert_non_null(
+            strstr(r.body, "eosaudit_records_total{topic=\"in\"}"));
         resp_free(&r);
 }
 
@@ -183,8 +192,10 @@ static void test_metrics_no_lag(void **state)
         req(fx->port, "GET", "/metrics", NULL, &r);
         assert_int_equal(r.status, 200);
         assert_null(strstr(r.body, "eosaudit_flow_processor_lag_records"));
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"2\"} 2");
-        assert_line(r.body, "eosaudit_flow_latency_seconds_bucket{le=\"5\"} 3");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"2\"} 2");
+        assert_line(r.body,
+                    "eosaudit_flow_latency_seconds_bucket{le=\"5\"} 3");
         assert_line(r.body, "eosaudit_flow_latency_seconds_count 3");
         resp_free(&r);
         j = get_json(fx->port, "/api/v1/flows", 200);
@@ -201,8 +212,7 @@ static void verdict_check(struct ofx *fx, const char *want)
         json_t *j, *t;
         char err[256];
 
-        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)),
-                         0);
+        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)), 0);
         /* The sink alone: the source here carries no eos.* headers, so
          * its own verdict is not_audited (the flow does not change a
          * source's verdict). */
@@ -240,11 +250,11 @@ static void verdict_check(struct ofx *fx, const char *want)
                 FILE *f = open_memstream(&text, &len);
 
                 assert_non_null(f);
-                assert_int_equal(
-                    report_summary_print(f, lg, flow_topics, 1,
-                                         &(struct report_opts){.sinks = 1},
-                                         err, sizeof(err)),
-                    0);
+                assert_int_equal(report_summary_print(f, lg, flow_topics, 1,
+                                                      &(struct report_opts){
+                                                          .sinks = 1},
+                                                      err, sizeof(err)),
+                                 0);
                 fclose(f);
                 assert_non_null(strstr(text, "topic out: 1 partitions (a "
                                              "flow's sink: judged by "
@@ -262,8 +272,9 @@ static void verdict_check(struct ofx *fx, const char *want)
         assert_non_null(j);
         assert_string_equal(json_string_value(json_object_get(j, "verdict")),
                             "not_audited");
-        assert_null(json_object_get(
-            json_array_get(json_object_get(j, "topics"), 0), "judged_by"));
+        assert_null(
+            json_object_get(json_array_get(json_object_get(j, "topics"), 0),
+                            "judged_by"));
         json_decref(j);
         ledger_close(lg);
         /* /api/v1/summary, narrowed to the sink: the same. */
@@ -343,8 +354,8 @@ static void test_state_without_sum(void **state)
         dedup_flow_config_defaults(&fc);
         fl = dedup_flow_new(&fc);
         assert_non_null(fl);
-        assert_int_equal(ledger_flow_load(lg, fl, fx->parts, 3,
-                                          "exactly-one", err, sizeof(err)),
+        assert_int_equal(ledger_flow_load(lg, fl, fx->parts, 3, "exactly-one",
+                                          err, sizeof(err)),
                          0);
         ledger_close(lg);
         dedup_flow_free(fl);
@@ -367,8 +378,8 @@ int main(void)
                                             ofx_teardown),
             cmocka_unit_test_setup_teardown(test_verdict_clean, ofx_setup,
                                             ofx_teardown),
-            cmocka_unit_test_setup_teardown(test_state_without_sum,
-                                            ofx_setup, ofx_teardown),
+            cmocka_unit_test_setup_teardown(test_state_without_sum, ofx_setup,
+                                            ofx_teardown),
         };
 
         log_set_level(LOG_ERROR);

@@ -45,13 +45,24 @@ static uint64_t rnd(void)
         return rnd_state;
 }
 
-static const int64_t offsets[] = {0, 1, 7, 1000, ((int64_t)1 << 31) - 1,
-                                  (int64_t)1 << 31, ((int64_t)1 << 32) + 5,
-                                  (int64_t)1 << 40, INT64_MAX - 2};
-static const int64_t times[] = {0, 1, -5, 1700000000000, 1700000000001,
+static const int64_t offsets[] = {0,
+                                  1,
+                                  7,
+                                  1000,
+                                  ((int64_t)1 << 31) - 1,
+                                  (int64_t)1 << 31,
+                                  ((int64_t)1 << 32) + 5,
+                                  (int64_t)1 << 40,
+                                  INT64_MAX - 2};
+static const int64_t times[] = {0,
+                                1,
+                                -5,
+                                1700000000000,
+                                1700000000001,
                                 1700000000000 + 30LL * 86400000,
                                 1700000000000 - 30LL * 86400000,
-                                (int64_t)1 << 61, -((int64_t)1 << 61),
+                                (int64_t)1 << 61,
+                                -((int64_t)1 << 61),
                                 INT64_MAX};
 static const uint32_t parts[] = {0, 1, 2, 11, 65534, 65535, 70000};
 
@@ -101,8 +112,7 @@ static void feed_sink(struct dedup_flow *fl, struct fixture *f, size_t k,
         struct model *m = &f->m[k];
 
         model_id(f, k);
-        assert_int_equal(dedup_flow_sink(fl, part, off, ts, m->id, m->len),
-                         0);
+        assert_int_equal(dedup_flow_sink(fl, part, off, ts, m->id, m->len), 0);
         f->sink_reads++;
         if (!m->seen) {
                 m->seen = 1;
@@ -225,8 +235,8 @@ static void test_rebase(void **state)
         assert_non_null(fl);
         f->next_seq = 1;
         for (k = 0; k < 100; k++)
-                feed_source(fl, f, k, 3, (int64_t)k, 1700000000000 +
-                                                         (int64_t)k);
+                feed_source(fl, f, k, 3, (int64_t)k,
+                            1700000000000 + (int64_t)k);
         assert_int_equal(fl->wide_live, 0);
         /* An offset 2^33 further on the same part: its base moves; the
          * first 100 are now below it. */
@@ -286,8 +296,8 @@ static void test_arena_wrap(void **state)
                 for (k = 0; k < NIDS; k++) {
                         f->m[k].len = 3 + (k * 13 + (size_t)round) % 43;
                         for (j = 0; j < f->m[k].len; j++)
-                                f->m[k].id[j] =
-                                    (unsigned char)(round * 31 + k + j);
+                                f->m[k].id[j] = (unsigned char)(round * 31 +
+                                                                k + j);
                         f->m[k].id[0] = (unsigned char)round; /* unique */
                         f->m[k].id[1] = (unsigned char)k;
                         f->m[k].id[2] = (unsigned char)(k >> 8);

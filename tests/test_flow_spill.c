@@ -112,8 +112,9 @@ static void do_sink(struct dedup_flow *fl, int i)
                                  0);
         if (i % 500 == 7) {
                 snprintf(id, sizeof(id), "x%d", i);
-                assert_int_equal(
-                    dedup_flow_sink(fl, 1, i, 1005 + i, id, strlen(id)), 0);
+                assert_int_equal(dedup_flow_sink(fl, 1, i, 1005 + i, id,
+                                                 strlen(id)),
+                                 0);
         }
 }
 
@@ -308,7 +309,7 @@ static void test_revive_uncommitted(void **state)
         assert_int_equal(dedup_flow_source(fl, 0, 1, 15, "z", 1), 0);
         assert_int_equal(dedup_flow_sink(fl, 0, 2, 40, "a", 1), 0);
         dedup_flow_stats_get(fl, &st);
-        assert_int_equal(st.c.outcome[DEDUP_FLOW_DELIVERED], 1); /* z */
+        assert_int_equal(st.c.outcome[DEDUP_FLOW_DELIVERED], 1);  /* z */
         assert_int_equal(st.c.outcome[DEDUP_FLOW_DUPLICATED], 1); /* a */
         assert_int_equal(st.c.duplicate_copies, 1);
         assert_int_equal(st.c.outcome[DEDUP_FLOW_LOST], 0);

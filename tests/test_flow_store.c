@@ -24,11 +24,11 @@
 #include "../auditor/ledger/ledger.h"
 #include "../auditor/ledger/ledger_flow.h"
 
-#define N_SRC 300  /* source records */
-#define LAG 40     /* the sink's copies trail the source by that many */
-#define MAX_IDS 6  /* the bounded runs' --flow-max-ids */
+#define N_SRC 300 /* source records */
+#define LAG 40    /* the sink's copies trail the source by that many */
+#define MAX_IDS 6 /* the bounded runs' --flow-max-ids */
 #define GEN_VIEWS 16
-#define EVERY 10   /* events per commit */
+#define EVERY 10 /* events per commit */
 #define CRASH_EXIT 42
 
 struct ev {
@@ -82,11 +82,11 @@ static void events_make(void)
 
 static void apply(struct dedup_flow *fl, const struct ev *e)
 {
-        int rc = e->sink ? dedup_flow_sink(fl, 0, e->off, 2000 + e->off, e->id,
-                                           strlen(e->id))
-                         : dedup_flow_source(fl, e->part, e->off,
-                                             1000 + e->off, e->id,
-                                             strlen(e->id));
+        int rc = e->sink
+                     ? dedup_flow_sink(fl, 0, e->off, 2000 + e->off, e->id,
+                                       strlen(e->id))
+                     : dedup_flow_source(fl, e->part, e->off, 1000 + e->off,
+                                         e->id, strlen(e->id));
         assert_int_equal(rc, 0);
 }
 
@@ -186,8 +186,8 @@ static int run_open(struct fx *fx, const char *path, struct run *r)
         r->fl = dedup_flow_new(&fc);
         if (!r->fl)
                 return -1;
-        return ledger_flow_load(r->lg, r->fl, fx->parts, 3, "exactly-one",
-                                err, sizeof(err));
+        return ledger_flow_load(r->lg, r->fl, fx->parts, 3, "exactly-one", err,
+                                sizeof(err));
 }
 
 static void run_close(struct run *r)

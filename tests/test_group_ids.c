@@ -52,7 +52,8 @@ static int parse1(const void *p, size_t len, struct gids_rec *r)
 static void test_encode_parse(void **state)
 {
         unsigned char b[GIDS_MAX];
-        struct gids_rec r = rec(7, "orders", 3, 123456789012LL, 1700000000000LL),
+        struct gids_rec r = rec(7, "orders", 3, 123456789012LL,
+                                1700000000000LL),
                         p;
         size_t len;
 
@@ -124,8 +125,9 @@ static void test_pack_round_trip(void **state)
                         r.seq = 10 * i;
                 }
                 sum += gids_entry_encode(e, &r);
-                assert_int_equal(
-                    gids_pack_add(&pk, e, gids_entry_encode(e, &r)), 0);
+                assert_int_equal(gids_pack_add(&pk, e,
+                                               gids_entry_encode(e, &r)),
+                                 0);
         }
         rec1 = gids_pack_finish(&pk, &len);
         assert_non_null(rec1);
@@ -229,8 +231,9 @@ static void test_pack_malformed(void **state)
                 r = rec((uint64_t)i, "orders", i, i, i);
                 r.producer = "p";
                 r.producer_len = 1;
-                assert_int_equal(
-                    gids_pack_add(&pk, e, gids_entry_encode(e, &r)), 0);
+                assert_int_equal(gids_pack_add(&pk, e,
+                                               gids_entry_encode(e, &r)),
+                                 0);
         }
         p = gids_pack_finish(&pk, &len);
         assert_true(len < sizeof(b));
@@ -308,7 +311,8 @@ static void test_window_bounds(void **state)
                 w = gids_window_new(10, 0);
                 assert_int_equal(gids_window_judge(w, 0, &a, &f), 0);
                 for (int i = 0; i < n; i++) {
-                        struct gids_rec o = rec(100 + (uint64_t)i, "t", 5, i, 1);
+                        struct gids_rec o = rec(100 + (uint64_t)i, "t", 5, i,
+                                                1);
                         assert_int_equal(gids_window_judge(w, 1, &o, &f), 0);
                 }
                 assert_int_equal(gids_window_judge(w, 2, &b, &f), n == 9);
@@ -384,8 +388,8 @@ static void test_window_rebuilt_equals_live(void **state)
 {
         enum { N = 20000, W = 700 };
         static struct gids_rec rs[N];
-        static int64_t at[N];    /* the offset of the record holding it */
-        static int first[N];     /* the first entry of that record */
+        static int64_t at[N]; /* the offset of the record holding it */
+        static int first[N];  /* the first entry of that record */
         static struct verdict live[N];
         static const char *topics[2] = {"ta", "tb"};
         int64_t o = 0, next_off[2][6] = {{0}};
@@ -397,7 +401,8 @@ static void test_window_rebuilt_equals_live(void **state)
                 int t, p, n = 1 + (int)(rnd() % 40), r0 = i;
                 if (rnd() % 4 == 0)
                         n = 1; /* a small pack, or a version-1 record */
-                o += 1 + (int64_t)(rnd() % 3 == 0) * (1 + (int64_t)(rnd() % 5));
+                o += 1 +
+                     (int64_t)(rnd() % 3 == 0) * (1 + (int64_t)(rnd() % 5));
                 for (; n-- && i < N; i++) {
                         t = (int)(rnd() % 2);
                         p = (int)(rnd() % 6);
@@ -438,18 +443,18 @@ static void test_window_rebuilt_equals_live(void **state)
                                         lo = first[cut - W / 2];
                                 w = gids_window_new(W, max_age);
                                 for (j = lo; j < cut; j++)
-                                        assert_true(gids_window_judge(
-                                                        w, at[j], &rs[j], &f) >=
-                                                    0);
+                                        assert_true(
+                                            gids_window_judge(w, at[j], &rs[j],
+                                                              &f) >= 0);
                                 for (j = cut; j < N; j++) {
                                         int rc = gids_window_judge(w, at[j],
                                                                    &rs[j], &f);
                                         if (shorter) {
                                                 differs |=
                                                     rc != live[j].found ||
-                                                    (rc && f.ids_offset !=
-                                                               live[j]
-                                                                   .ids_offset);
+                                                    (rc &&
+                                                     f.ids_offset !=
+                                                         live[j].ids_offset);
                                                 continue;
                                         }
                                         assert_int_equal(rc, live[j].found);

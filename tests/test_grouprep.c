@@ -66,16 +66,14 @@ static int feed(struct grouprep *g, const char *topic, int part,
         char key[300];
 
         snprintf(key, sizeof(key), "%s/%d", topic, part);
-        return grouprep_state(g, key, strlen(key), val,
-                              val ? strlen(val) : 0);
+        return grouprep_state(g, key, strlen(key), val, val ? strlen(val) : 0);
 }
 
 static int feed_state(struct grouprep *g, const char *topic, int part,
                       long long next, long long records, long long dup,
                       long long gap, long long missing, int npairs)
 {
-        char *s = state(topic, part, next, records, dup, gap, missing,
-                        npairs);
+        char *s = state(topic, part, next, records, dup, gap, missing, npairs);
         int rc = feed(g, topic, part, s);
 
         free(s);
@@ -225,8 +223,7 @@ static void test_malformed_state(void **unused)
         assert_int_equal(grouprep_state(g, NULL, 0, "{}", 2), 1);
         s = grouprep_snap_make(g, 1);
         assert_non_null(s);
-        assert_int_equal(s->state_malformed,
-                         sizeof(bad) / sizeof(bad[0]) + 6);
+        assert_int_equal(s->state_malformed, sizeof(bad) / sizeof(bad[0]) + 6);
         /* The good record stands, untouched. */
         assert_int_equal(grouprep_snap_sum(s, "t", &c, NULL, NULL), 1);
         assert_int_equal(c.records, 3);
@@ -277,8 +274,7 @@ static void test_real_export(void **unused)
         assert_int_equal(grouprep_state(g, "audited/0", 9, rec, len), 0);
         s = grouprep_snap_make(g, 1);
         assert_non_null(s);
-        assert_int_equal(grouprep_snap_sum(s, "audited", &c, &pairs, NULL),
-                         1);
+        assert_int_equal(grouprep_snap_sum(s, "audited", &c, &pairs, NULL), 1);
         assert_int_equal(c.records, 6);
         assert_int_equal(c.anomalies[DEDUP_KIND_DUPLICATE], 1);
         assert_int_equal(pairs, 1);
@@ -308,8 +304,7 @@ static void test_events(void **unused)
                          i, i % 2 ? "gap" : "duplicate",
                          i == 4 ? "{\"hex\":\"ff01\"}" : "\"p-a\"", i + 1,
                          100 + i);
-                assert_int_equal(grouprep_event(g, 0, 10 + i, ev,
-                                                strlen(ev)),
+                assert_int_equal(grouprep_event(g, 0, 10 + i, ev, strlen(ev)),
                                  0);
         }
         assert_int_equal(grouprep_event(g, 0, 20, "{\"kind\":\"gap\"}", 14),

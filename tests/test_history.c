@@ -95,13 +95,13 @@ static void observe(struct fx *fx, uint32_t part, int64_t seq)
         }
         dedup_tracker_observe(fx->tr, part,
                               fx->parts[part].next_offset < 0
-                                      ? 0
-                                      : fx->parts[part].next_offset,
+                                  ? 0
+                                  : fx->parts[part].next_offset,
                               &h);
-        fx->parts[part].next_offset =
-                (fx->parts[part].next_offset < 0 ? 0
-                                                 : fx->parts[part].next_offset) +
-                1;
+        fx->parts[part].next_offset = (fx->parts[part].next_offset < 0
+                                           ? 0
+                                           : fx->parts[part].next_offset) +
+                                      1;
         fx->parts[part].dirty = 1;
 }
 
@@ -179,8 +179,8 @@ static void test_history_follows_commits(void **state)
 
         for (i = 0; i < 10; i++)
                 observe(fx, 0, i);
-        observe(fx, 0, 9); /* duplicate */
-        observe(fx, 0, 9); /* duplicate */
+        observe(fx, 0, 9);  /* duplicate */
+        observe(fx, 0, 9);  /* duplicate */
         observe(fx, 0, 14); /* gap 10..13 */
         observe(fx, 0, 15); /* confirms it */
         observe(fx, 1, -1); /* untracked */
@@ -242,8 +242,8 @@ static void test_history_rollback_and_coverage(void **state)
         observe(fx, 0, 2);
         fx->parts[0].coverage_lo = 9; /* a bad range fails the commit */
         fx->parts[0].coverage_hi = 3;
-        assert_int_equal(ledger_commit(fx->lg, fx->tr, fx->parts, NPARTS,
-                                       NULL, err, sizeof(err)),
+        assert_int_equal(ledger_commit(fx->lg, fx->tr, fx->parts, NPARTS, NULL,
+                                       err, sizeof(err)),
                          -1);
         w = walk(fx, NULL, 0);
         assert_int_equal(w.sum.records, 2);
@@ -276,10 +276,10 @@ static void test_history_bounded(void **state)
                  "INSERT INTO history (minute_ms, topic, records) VALUES "
                  "(%lld, 'orders', 1000), (%lld, 'orders', 100), "
                  "(%lld, 'payments', 10)",
-                 (long long)(minute - (LEDGER_HISTORY_MINUTES + 2) *
-                                              (int64_t)60000),
-                 (long long)(minute - (LEDGER_HISTORY_MINUTES - 60) *
-                                              (int64_t)60000),
+                 (long long)(minute -
+                             (LEDGER_HISTORY_MINUTES + 2) * (int64_t)60000),
+                 (long long)(minute -
+                             (LEDGER_HISTORY_MINUTES - 60) * (int64_t)60000),
                  (long long)(minute - 60000));
         db_exec(fx->db, sql);
         w = walk(fx, NULL, 0);
@@ -291,9 +291,8 @@ static void test_history_bounded(void **state)
         w = walk(fx, NULL, 0);
         assert_int_equal(w.n, 3); /* the 7-day-old row went */
         assert_int_equal(w.sum.records, 111);
-        assert_int_equal(w.first_ms,
-                         minute - (LEDGER_HISTORY_MINUTES - 60) *
-                                          (int64_t)60000);
+        assert_int_equal(w.first_ms, minute - (LEDGER_HISTORY_MINUTES - 60) *
+                                                  (int64_t)60000);
         /* since_ms cuts the walk. */
         w = walk(fx, "payments", minute - 60000);
         assert_int_equal(w.n, 1);
@@ -303,13 +302,12 @@ static void test_history_bounded(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_history_follows_commits,
-                                                fx_setup, fx_teardown),
-                cmocka_unit_test_setup_teardown(
-                        test_history_rollback_and_coverage, fx_setup,
-                        fx_teardown),
-                cmocka_unit_test_setup_teardown(test_history_bounded,
-                                                fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_history_follows_commits,
+                                            fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_history_rollback_and_coverage,
+                                            fx_setup, fx_teardown),
+            cmocka_unit_test_setup_teardown(test_history_bounded, fx_setup,
+                                            fx_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,27 +58,27 @@ static void test_summary(void **state)
         /* lag: (100 - 7) + (100 - 4) + (100 - 6) */
         assert_int_equal(jint(j, "lag"), 283);
         assert_true(json_is_true(
-                json_object_get(json_object_get(j, "live"), "ready")));
+            json_object_get(json_object_get(j, "live"), "ready")));
         t = json_object_get(j, "topics");
         assert_int_equal(json_array_size(t), 2);
         for (i = 0; i < 2; i++) {
                 json_t *o = json_array_get(t, i);
-                assert_string_equal(
-                        json_string_value(json_object_get(o, "topic")),
-                        topics[i]);
-                assert_int_equal(jint(o, "records_total"),
-                                 fx->sum[i].records);
+                assert_string_equal(json_string_value(
+                                        json_object_get(o, "topic")),
+                                    topics[i]);
+                assert_int_equal(jint(o, "records_total"), fx->sum[i].records);
                 assert_int_equal(jint(o, "producers"), fx->sum[i].producers);
         }
         assert_int_equal(jint(json_array_get(t, 1), "lag"), 94);
         /* The verdicts the dashboard's banner shows. */
         assert_string_equal(json_string_value(json_object_get(j, "verdict")),
                             "anomalies");
-        assert_string_equal(json_string_value(json_object_get(
-                                json_array_get(t, 0), "verdict")),
+        assert_string_equal(json_string_value(
+                                json_object_get(json_array_get(t, 0),
+                                                "verdict")),
                             "anomalies");
-        assert_true(json_is_array(
-                json_object_get(json_array_get(t, 0), "warnings")));
+        assert_true(
+            json_is_array(json_object_get(json_array_get(t, 0), "warnings")));
         assert_int_equal(jint(json_array_get(t, 0), "ids_checked"), 4);
         /* The odd topic's window is empty: no oldest id. */
         assert_int_equal(jint(json_array_get(t, 1), "ids_checked"), 0);
@@ -101,8 +101,8 @@ static void test_summary(void **state)
 
 /* Walks every page of target (which ends in '?' or '&'), collecting the
  * items of field; returns how many, checks the order with cmp. */
-static size_t walk_pages(uint16_t port, const char *target,
-                         const char *field, json_t *all)
+static size_t walk_pages(uint16_t port, const char *target, const char *field,
+                         json_t *all)
 {
         char url[2048], cur[1200] = "";
         size_t pages = 0;
@@ -191,15 +191,22 @@ static void test_anomalies_redelivered(void **state)
                 const char *key;
                 json_int_t want;
         } ints[] = {
-                {1, "epoch", 0},           {1, "seq_lo", 0},
-                {1, "offset_lo", 0},       {1, "offset_hi", 0},
-                {1, "first_partition", 0}, {1, "first_offset", 0},
-                {1, "first_offset_hi", 0}, {1, "msgid_len", sizeof(ID1) - 1},
-                {1, "count", 1},
-                {0, "offset_lo", 5},       {0, "offset_hi", 5},
-                {0, "first_partition", 0}, {0, "first_offset", 1},
-                {0, "first_offset_hi", 1}, {0, "msgid_len", LONG_ID_LEN},
-                {0, "count", 1},
+            {1, "epoch", 0},
+            {1, "seq_lo", 0},
+            {1, "offset_lo", 0},
+            {1, "offset_hi", 0},
+            {1, "first_partition", 0},
+            {1, "first_offset", 0},
+            {1, "first_offset_hi", 0},
+            {1, "msgid_len", sizeof(ID1) - 1},
+            {1, "count", 1},
+            {0, "offset_lo", 5},
+            {0, "offset_hi", 5},
+            {0, "first_partition", 0},
+            {0, "first_offset", 1},
+            {0, "first_offset_hi", 1},
+            {0, "msgid_len", LONG_ID_LEN},
+            {0, "count", 1},
         };
         struct fx *fx = *state;
         json_t *j, *arr, *o;
@@ -211,12 +218,12 @@ static void test_anomalies_redelivered(void **state)
         assert_int_equal(json_array_size(arr), 2);
         json_array_foreach(arr, i, o)
         {
-                assert_string_equal(
-                        json_string_value(json_object_get(o, "kind")),
-                        "redelivered");
-                assert_string_equal(
-                        json_string_value(json_object_get(o, "topic")),
-                        T_PLAIN);
+                assert_string_equal(json_string_value(
+                                        json_object_get(o, "kind")),
+                                    "redelivered");
+                assert_string_equal(json_string_value(
+                                        json_object_get(o, "topic")),
+                                    T_PLAIN);
         }
         for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
                 o = find_partition(arr, ints[i].partition);
@@ -239,8 +246,8 @@ static void test_anomalies_redelivered(void **state)
         assert_null_field(o, "seq_lo");
         assert_true(json_is_string(json_object_get(o, "msgid")));
         long_id_hex(hex, sizeof(hex));
-        assert_string_equal(
-                json_string_value(json_object_get(o, "msgid_hex")), hex);
+        assert_string_equal(json_string_value(json_object_get(o, "msgid_hex")),
+                            hex);
         json_decref(j);
 
         /* Other kinds have the fields, null. */
@@ -260,8 +267,8 @@ static void test_anomalies_redelivered(void **state)
                      "/api/v1/anomalies?kind=redelivered&topic=" T_ODD_Q, 200);
         assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 0);
         json_decref(j);
-        j = get_json(fx->port,
-                     "/api/v1/anomalies?kind=redelivered&limit=1", 200);
+        j = get_json(fx->port, "/api/v1/anomalies?kind=redelivered&limit=1",
+                     200);
         assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 1);
         assert_true(json_is_integer(json_object_get(j, "next_cursor")));
         json_decref(j);
@@ -281,8 +288,8 @@ static void test_ids(void **state)
         assert_string_equal(json_string_value(json_object_get(j, "id")), ID1);
         assert_string_equal(json_string_value(json_object_get(j, "topic")),
                             T_PLAIN);
-        assert_string_equal(
-                json_string_value(json_object_get(j, "dedup_key")), "msgid");
+        assert_string_equal(json_string_value(json_object_get(j, "dedup_key")),
+                            "msgid");
         assert_true(json_is_true(json_object_get(j, "in_window")));
         o = json_object_get(j, "first");
         assert_int_equal(jint(o, "partition"), 0);
@@ -324,13 +331,13 @@ static void test_ids(void **state)
 
         /* Which topic (two are audited), which id. */
         j = get_json(fx->port, "/api/v1/ids/m-1", 400);
-        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
-                               "topic"));
+        assert_non_null(
+            strstr(json_string_value(json_object_get(j, "error")), "topic"));
         json_decref(j);
         json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=nope", 400));
         json_decref(get_json(fx->port, "/api/v1/ids/?topic=" T_PLAIN, 400));
-        json_decref(get_json(fx->port, "/api/v1/ids/m-1?topic=" T_PLAIN
-                                       "&limit=3",
+        json_decref(get_json(fx->port,
+                             "/api/v1/ids/m-1?topic=" T_PLAIN "&limit=3",
                              400));
         /* A NUL or a malformed escape is refused, not cut or kept as it
          * is (libmicrohttpd's decoding answered m-1 for m-1%00x, 200). */
@@ -340,9 +347,9 @@ static void test_ids(void **state)
                 snprintf(target, sizeof(target), "/api/v1/ids/%s?topic=%s",
                          bad[n], T_PLAIN);
                 j = get_json(fx->port, target, 400);
-                assert_non_null(strstr(
-                        json_string_value(json_object_get(j, "error")),
-                        "percent-encoding"));
+                assert_non_null(
+                    strstr(json_string_value(json_object_get(j, "error")),
+                           "percent-encoding"));
                 json_decref(j);
         }
         /* '+' is itself in a path. */
@@ -363,8 +370,8 @@ static void test_ids(void **state)
                 j = get_json(fx->port, big, n / 2 == 255 ? 404 : 400);
                 if (n / 2 == 256)
                         assert_non_null(strstr(
-                                json_string_value(json_object_get(j, "error")),
-                                "1 to 255 bytes"));
+                            json_string_value(json_object_get(j, "error")),
+                            "1 to 255 bytes"));
                 json_decref(j);
         }
 }
@@ -377,8 +384,8 @@ static void test_anomalies(void **state)
         size_t i, pages;
 
         /* Every anomaly, two a page, newest first, each id once. */
-        pages = walk_pages(fx->port, "/api/v1/anomalies?limit=2&",
-                           "anomalies", all);
+        pages = walk_pages(fx->port, "/api/v1/anomalies?limit=2&", "anomalies",
+                           all);
         assert_int_equal(json_array_size(all), fx->anomalies);
         assert_int_equal(pages, (fx->anomalies + 1) / 2);
         json_array_foreach(all, i, o)
@@ -391,9 +398,9 @@ static void test_anomalies(void **state)
                  * it; none for a coverage gap. */
                 if (strcmp(json_string_value(json_object_get(o, "kind")),
                            "coverage"))
-                        assert_non_null(strstr(
-                                json_string_value(json_object_get(o, "kcat")),
-                                "kcat -C -b BROKER -t "));
+                        assert_non_null(strstr(json_string_value(
+                                                   json_object_get(o, "kcat")),
+                                               "kcat -C -b BROKER -t "));
                 assert_non_null(json_object_get(o, "kcat_first"));
         }
         /* Hostile names come back exactly (invalid UTF-8 lossily, with the
@@ -402,9 +409,9 @@ static void test_anomalies(void **state)
         o = find_producer(all, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd bin\x01"
                                "\xef\xbf\xbd(");
         assert_non_null(o);
-        assert_string_equal(
-                json_string_value(json_object_get(o, "producer_hex")),
-                PBIN_HEX);
+        assert_string_equal(json_string_value(
+                                json_object_get(o, "producer_hex")),
+                            PBIN_HEX);
         assert_string_equal(json_string_value(json_object_get(o, "topic")),
                             T_ODD);
         json_decref(all);
@@ -413,9 +420,8 @@ static void test_anomalies(void **state)
         j = get_json(fx->port, "/api/v1/anomalies?kind=duplicate", 200);
         assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 4);
         json_array_foreach(json_object_get(j, "anomalies"), i, o)
-                assert_string_equal(
-                        json_string_value(json_object_get(o, "kind")),
-                        "duplicate");
+            assert_string_equal(json_string_value(json_object_get(o, "kind")),
+                                "duplicate");
         assert_true(json_is_null(json_object_get(j, "next_cursor")));
         json_decref(j);
         j = get_json(fx->port,
@@ -426,8 +432,7 @@ static void test_anomalies(void **state)
         j = get_json(fx->port, "/api/v1/anomalies?since=99999999999999", 200);
         assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 0);
         json_decref(j);
-        j = get_json(fx->port, "/api/v1/anomalies?since=0&kind=coverage",
-                     200);
+        j = get_json(fx->port, "/api/v1/anomalies?since=0&kind=coverage", 200);
         assert_int_equal(json_array_size(json_object_get(j, "anomalies")), 0);
         json_decref(j);
 }
@@ -458,31 +463,30 @@ static void test_producers_and_partitions(void **state)
                 json_array_foreach(all, i, e)
                 {
                         if (strcmp(json_string_value(
-                                           json_object_get(e, "producer")),
+                                       json_object_get(e, "producer")),
                                    P1))
                                 continue;
                         json_array_append(mine, e);
-                        in_plain += !strcmp(json_string_value(json_object_get(
-                                                    e, "topic")),
+                        in_plain += !strcmp(json_string_value(
+                                                json_object_get(e, "topic")),
                                             T_PLAIN);
                 }
                 assert_true(json_array_size(mine) >= 2);
-                assert_true(in_plain >= 1 &&
-                            in_plain < json_array_size(mine));
-                walk_pages(fx->port, "/api/v1/producers?limit=1&producer=" P1
-                                     "&",
+                assert_true(in_plain >= 1 && in_plain < json_array_size(mine));
+                walk_pages(fx->port,
+                           "/api/v1/producers?limit=1&producer=" P1 "&",
                            "producers", own);
                 assert_int_equal(json_array_size(own), json_array_size(mine));
                 json_array_foreach(mine, k, e)
-                        assert_true(json_equal(e, json_array_get(own, k)));
+                    assert_true(json_equal(e, json_array_get(own, k)));
                 json_decref(own);
                 j = get_json(fx->port,
                              "/api/v1/producers?topic=" T_PLAIN
                              "&producer=" P1,
                              200);
-                assert_int_equal(
-                        json_array_size(json_object_get(j, "producers")),
-                        in_plain);
+                assert_int_equal(json_array_size(
+                                     json_object_get(j, "producers")),
+                                 in_plain);
                 json_decref(j);
                 json_decref(mine);
         }
@@ -493,9 +497,9 @@ static void test_producers_and_partitions(void **state)
                           "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd bin\x01"
                           "\xef\xbf\xbd(");
         assert_non_null(o);
-        assert_string_equal(
-                json_string_value(json_object_get(o, "producer_hex")),
-                PBIN_HEX);
+        assert_string_equal(json_string_value(
+                                json_object_get(o, "producer_hex")),
+                            PBIN_HEX);
         json_decref(j);
 
         j = get_json(fx->port, "/api/v1/partitions", 200);
@@ -567,7 +571,7 @@ static void test_history(void **state)
         assert_int_equal(records, fx->sum[0].records + fx->sum[1].records);
         assert_int_equal(anomalous, want_anomalous);
         assert_int_equal(gaps, fx->sum[0].anomalies[DEDUP_KIND_GAP] +
-                                       fx->sum[1].anomalies[DEDUP_KIND_GAP]);
+                                   fx->sum[1].anomalies[DEDUP_KIND_GAP]);
         assert_int_equal(missing, fx->sum[0].missing + fx->sum[1].missing);
         assert_true(records > 0 && anomalous > 0);
         json_decref(j);
@@ -576,7 +580,7 @@ static void test_history(void **state)
                      200);
         records = 0;
         json_array_foreach(json_object_get(j, "points"), i, p)
-                records += jint(p, "records");
+            records += jint(p, "records");
         assert_int_equal(records, fx->sum[1].records);
         json_decref(j);
 
@@ -589,34 +593,36 @@ static void test_history(void **state)
 static void test_metrics(void **state)
 {
         static const char *const families[] = {
-                "eosaudit_ready gauge",
-                "eosaudit_build_info gauge", "eosaudit_records_total counter",
-                "eosaudit_anomalous_records_total counter",
-                "eosaudit_anomaly_events_total counter",
-                "eosaudit_missing_records_total counter",
-                "eosaudit_unaudited_offsets_total counter",
-                "eosaudit_recovered_records_total counter",
-                "eosaudit_unknown_records gauge",
-                "eosaudit_untracked_records_total counter",
-                "eosaudit_open_gaps gauge", "eosaudit_producers gauge",
-                "eosaudit_producer_partitions gauge",
-                "eosaudit_topic_streams gauge",
-                "eosaudit_ids_checked_total counter",
-                "eosaudit_id_window_ids gauge",
-                "eosaudit_consumer_lag_records gauge",
-                "eosaudit_record_latency_seconds histogram",
-                "eosaudit_ledger_commit_duration_seconds histogram",
+            "eosaudit_ready gauge",
+            "eosaudit_build_info gauge",
+            "eosaudit_records_total counter",
+            "eosaudit_anomalous_records_total counter",
+            "eosaudit_anomaly_events_total counter",
+            "eosaudit_missing_records_total counter",
+            "eosaudit_unaudited_offsets_total counter",
+            "eosaudit_recovered_records_total counter",
+            "eosaudit_unknown_records gauge",
+            "eosaudit_untracked_records_total counter",
+            "eosaudit_open_gaps gauge",
+            "eosaudit_producers gauge",
+            "eosaudit_producer_partitions gauge",
+            "eosaudit_topic_streams gauge",
+            "eosaudit_ids_checked_total counter",
+            "eosaudit_id_window_ids gauge",
+            "eosaudit_consumer_lag_records gauge",
+            "eosaudit_record_latency_seconds histogram",
+            "eosaudit_ledger_commit_duration_seconds histogram",
         };
         /* Redelivered records and the id windows, per topic. */
         static const char *const id_lines[] = {
-                "eosaudit_anomalous_records_total{topic=\"" T_PLAIN
-                "\",kind=\"redelivered\"} 2",
-                "eosaudit_anomalous_records_total{topic=\"" T_ODD_LABEL
-                "\",kind=\"redelivered\"} 0",
-                "eosaudit_ids_checked_total{topic=\"" T_PLAIN "\"} 4",
-                "eosaudit_ids_checked_total{topic=\"" T_ODD_LABEL "\"} 0",
-                "eosaudit_id_window_ids{topic=\"" T_PLAIN "\"} 2",
-                "eosaudit_id_window_ids{topic=\"" T_ODD_LABEL "\"} 0",
+            "eosaudit_anomalous_records_total{topic=\"" T_PLAIN
+            "\",kind=\"redelivered\"} 2",
+            "eosaudit_anomalous_records_total{topic=\"" T_ODD_LABEL
+            "\",kind=\"redelivered\"} 0",
+            "eosaudit_ids_checked_total{topic=\"" T_PLAIN "\"} 4",
+            "eosaudit_ids_checked_total{topic=\"" T_ODD_LABEL "\"} 0",
+            "eosaudit_id_window_ids{topic=\"" T_PLAIN "\"} 2",
+            "eosaudit_id_window_ids{topic=\"" T_ODD_LABEL "\"} 0",
         };
         struct fx *fx = *state;
         struct resp r;
@@ -639,10 +645,12 @@ static void test_metrics(void **state)
         /* Prometheus's own up{} says whether the process answers. */
         assert_null(strstr(r.body, "eosaudit_up"));
         assert_line(r.body, "eosaudit_ready 1");
-        assert_non_null(strstr(r.body, "eosaudit_build_info{version="
-                                       "\"9.9.9-test\",librdkafka_version=\""));
-        snprintf(line, sizeof(line), "eosaudit_records_total{topic=\"%s\"} "
-                                     "%llu",
+        assert_non_null(strstr(r.body,
+                               "eosaudit_build_info{version="
+                               "\"9.9.9-test\",librdkafka_version=\""));
+        snprintf(line, sizeof(line),
+                 "eosaudit_records_total{topic=\"%s\"} "
+                 "%llu",
                  T_PLAIN, (unsigned long long)fx->sum[0].records);
         assert_line(r.body, line);
         /* The odd topic, escaped. */
@@ -650,8 +658,9 @@ static void test_metrics(void **state)
                  "eosaudit_records_total{topic=\"" T_ODD_LABEL "\"} %llu",
                  (unsigned long long)fx->sum[1].records);
         assert_line(r.body, line);
-        assert_line(r.body, "eosaudit_anomalous_records_total{topic=\""
-                            T_ODD_LABEL "\",kind=\"duplicate\"} 2");
+        assert_line(r.body,
+                    "eosaudit_anomalous_records_total{topic=\"" T_ODD_LABEL
+                    "\",kind=\"duplicate\"} 2");
         /* One unit a family: gaps and coverage gaps are events, not
          * records; the old mixed family and malformed's copy are gone. */
         snprintf(line, sizeof(line),
@@ -662,8 +671,9 @@ static void test_metrics(void **state)
         assert_line(r.body, line);
         assert_line(r.body, "eosaudit_anomaly_events_total{topic=\"" T_PLAIN
                             "\",kind=\"coverage\"} 0");
-        assert_null(strstr(r.body, "eosaudit_anomalous_records_total{topic=\""
-                                   T_PLAIN "\",kind=\"gap\"}"));
+        assert_null(strstr(r.body,
+                           "eosaudit_anomalous_records_total{topic=\"" T_PLAIN
+                           "\",kind=\"gap\"}"));
         assert_null(strstr(r.body, "eosaudit_anomalies_total"));
         assert_null(strstr(r.body, "eosaudit_malformed_records_total"));
         for (i = 0; i < sizeof(id_lines) / sizeof(id_lines[0]); i++)
@@ -671,16 +681,23 @@ static void test_metrics(void **state)
         assert_line(r.body, "eosaudit_open_gaps{topic=\"" T_PLAIN "\"} 1");
         assert_line(r.body, "eosaudit_consumer_lag_records{topic=\"" T_PLAIN
                             "\",partition=\"1\"} 96");
-        assert_line(r.body, "eosaudit_record_latency_seconds_bucket{topic=\""
-                            T_ODD_LABEL "\",le=\"5\"} 0");
-        assert_line(r.body, "eosaudit_record_latency_seconds_bucket{topic=\""
-                            T_ODD_LABEL "\",le=\"10\"} 1");
-        assert_line(r.body, "eosaudit_record_latency_seconds_bucket{topic=\""
-                            T_ODD_LABEL "\",le=\"+Inf\"} 1");
-        assert_line(r.body, "eosaudit_record_latency_seconds_count{topic=\""
-                            T_ODD_LABEL "\"} 1");
-        assert_line(r.body,
-                    "eosaudit_ledger_commit_duration_seconds_count 1");
+        assert_line(
+            r.body,
+            "eosaudit_record_latency_seconds_bucket{topic=\"" T_ODD_LABEL
+            "\",le=\"5\"} 0");
+        assert_line(
+            r.body,
+            "eosaudit_record_latency_seconds_bucket{topic=\"" T_ODD_LABEL
+            "\",le=\"10\"} 1");
+        assert_line(
+            r.body,
+            "eosaudit_record_latency_seconds_bucket{topic=\"" T_ODD_LABEL
+            "\",le=\"+Inf\"} 1");
+        assert_line(
+            r.body,
+            "eosaudit_record_latency_seconds_count{topic=\"" T_ODD_LABEL
+            "\"} 1");
+        assert_line(r.body, "eosaudit_ledger_commit_duration_seconds_count 1");
         /* Producer names and message ids are never labels. */
         assert_null(strstr(r.body, "producer="));
         assert_null(strstr(r.body, "it's"));
@@ -709,8 +726,7 @@ static void test_report_text(void **state)
         size_t len = 0;
         FILE *f;
 
-        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)),
-                         0);
+        assert_int_equal(ledger_open_reader(&lg, fx->db, err, sizeof(err)), 0);
         f = open_memstream(&text, &len);
         assert_non_null(f);
         if (report_summary_print(f, lg, topics, 2,
@@ -812,8 +828,7 @@ static void test_report_kcat(void **state)
                          0);
         assert_string_equal(cmd, "kcat -C -b b1:9092,b2:9092 -t orders -p 2 "
                                  "-o 10 -c 3 -e -J");
-        assert_int_equal(report_kcat_format(&a, NULL, 1, cmd, sizeof(cmd)),
-                         0);
+        assert_int_equal(report_kcat_format(&a, NULL, 1, cmd, sizeof(cmd)), 0);
         assert_string_equal(cmd, "kcat -C -b BROKER -t orders -p 2 -o 4 -c 3 "
                                  "-e -J");
         a.kind = "redelivered";
@@ -889,8 +904,8 @@ static void test_group(void **state)
         assert_int_equal(jint(json_array_get(a, 0), "partition"), 1);
         assert_int_equal(jint(json_array_get(a, 0), "next_offset"), 4);
         m = json_array_get(json_object_get(j, "members"), 0);
-        assert_string_equal(
-            json_string_value(json_object_get(m, "member_id")), "rdkafka-1");
+        assert_string_equal(json_string_value(json_object_get(m, "member_id")),
+                            "rdkafka-1");
         assert_true(json_is_true(json_object_get(m, "self")));
         a = json_object_get(m, "assignment");
         assert_int_equal(json_array_size(a), 1);
@@ -913,18 +928,18 @@ static void test_group(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_healthz_readyz),
-                T(test_summary),
-                T(test_anomalies),
-                T(test_anomalies_redelivered),
-                T(test_ids),
-                T(test_producers_and_partitions),
-                T(test_metrics),
-                T(test_history),
-                T(test_report_text),
-                T(test_report_verdict),
-                T(test_report_kcat),
-                T(test_group),
+            T(test_healthz_readyz),
+            T(test_summary),
+            T(test_anomalies),
+            T(test_anomalies_redelivered),
+            T(test_ids),
+            T(test_producers_and_partitions),
+            T(test_metrics),
+            T(test_history),
+            T(test_report_text),
+            T(test_report_verdict),
+            T(test_report_kcat),
+            T(test_group),
         };
 
         /* libmicrohttpd's words on refused requests are expected here. */

@@ -16,36 +16,36 @@ static void test_bad_requests(void **state)
                 const char *target;
                 int status;
         } cases[] = {
-                {"/api/v1/anomalies?limit=0", 400},
-                {"/api/v1/anomalies?limit=1001", 400},
-                {"/api/v1/anomalies?limit=abc", 400},
-                {"/api/v1/anomalies?limit=-1", 400},
-                {"/api/v1/anomalies?limit=1e3", 400},
-                {"/api/v1/anomalies?limit=", 400},
-                {"/api/v1/anomalies?limit=1&limit=2", 400},
-                {"/api/v1/anomalies?since=yesterday", 400},
-                {"/api/v1/anomalies?since=99999999999999999999", 400},
-                {"/api/v1/anomalies?kind=expired", 400},
-                {"/api/v1/anomalies?kind=Duplicate", 400},
-                {"/api/v1/anomalies?kind=redelivered", 200},
-                {"/api/v1/anomalies?kind=Redelivered", 400},
-                {"/api/v1/anomalies?cursor=0", 400},
-                {"/api/v1/anomalies?cursor=12abc", 400},
-                {"/api/v1/anomalies?page=2", 400},
-                {"/api/v1/anomalies?topic=%zz", 400},
-                {"/api/v1/anomalies?topic=%00x", 400},
-                {"/api/v1/anomalies?topic=%4", 400},
-                {"/api/v1/producers?limit=10001", 400},
-                {"/api/v1/producers?cursor=zz", 400},
-                {"/api/v1/producers?cursor=6f.1", 400},
-                {"/api/v1/producers?since=1", 400},
-                {"/api/v1/partitions?limit=5", 400},
-                {"/api/v1/summary?kind=gap", 400},
-                {"/api/v1/nothing", 404},
-                {"/nothing", 404},
-                {"/api/v1/anomalies?limit=1000&kind=gap&since=0&cursor=5"
-                 "&topic=&producer=",
-                 200},
+            {"/api/v1/anomalies?limit=0", 400},
+            {"/api/v1/anomalies?limit=1001", 400},
+            {"/api/v1/anomalies?limit=abc", 400},
+            {"/api/v1/anomalies?limit=-1", 400},
+            {"/api/v1/anomalies?limit=1e3", 400},
+            {"/api/v1/anomalies?limit=", 400},
+            {"/api/v1/anomalies?limit=1&limit=2", 400},
+            {"/api/v1/anomalies?since=yesterday", 400},
+            {"/api/v1/anomalies?since=99999999999999999999", 400},
+            {"/api/v1/anomalies?kind=expired", 400},
+            {"/api/v1/anomalies?kind=Duplicate", 400},
+            {"/api/v1/anomalies?kind=redelivered", 200},
+            {"/api/v1/anomalies?kind=Redelivered", 400},
+            {"/api/v1/anomalies?cursor=0", 400},
+            {"/api/v1/anomalies?cursor=12abc", 400},
+            {"/api/v1/anomalies?page=2", 400},
+            {"/api/v1/anomalies?topic=%zz", 400},
+            {"/api/v1/anomalies?topic=%00x", 400},
+            {"/api/v1/anomalies?topic=%4", 400},
+            {"/api/v1/producers?limit=10001", 400},
+            {"/api/v1/producers?cursor=zz", 400},
+            {"/api/v1/producers?cursor=6f.1", 400},
+            {"/api/v1/producers?since=1", 400},
+            {"/api/v1/partitions?limit=5", 400},
+            {"/api/v1/summary?kind=gap", 400},
+            {"/api/v1/nothing", 404},
+            {"/nothing", 404},
+            {"/api/v1/anomalies?limit=1000&kind=gap&since=0&cursor=5"
+             "&topic=&producer=",
+             200},
         };
         struct fx *fx = *state;
         size_t i;
@@ -54,16 +54,16 @@ static void test_bad_requests(void **state)
                 json_t *j = get_json(fx->port, cases[i].target,
                                      cases[i].status);
                 if (cases[i].status != 200)
-                        assert_true(json_is_string(
-                                json_object_get(j, "error")));
+                        assert_true(
+                            json_is_string(json_object_get(j, "error")));
                 json_decref(j);
         }
 }
 
 static void test_methods(void **state)
 {
-        static const char *const methods[] = {"POST", "PUT", "DELETE",
-                                              "PATCH", "OPTIONS"};
+        static const char *const methods[] = {"POST", "PUT", "DELETE", "PATCH",
+                                              "OPTIONS"};
         struct fx *fx = *state;
         struct resp r, g;
         char allow[64], cl[32];
@@ -76,8 +76,8 @@ static void test_methods(void **state)
         for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
                 req(fx->port, methods[i], "/metrics", NULL, &r);
                 assert_int_equal(r.status, 405);
-                assert_non_null(resp_header(&r, "Allow", allow,
-                                            sizeof(allow)));
+                assert_non_null(
+                    resp_header(&r, "Allow", allow, sizeof(allow)));
                 assert_string_equal(allow, "GET, HEAD");
                 resp_free(&r);
         }
@@ -155,16 +155,16 @@ static void test_auth(void **state)
                 const char *path, *header;
                 int status;
         } cases[] = {
-                {"/metrics", NULL, 401},
-                {"/api/v1/summary", "Bearer s3cr3t-Token_4", 401},
-                {"/api/v1/summary", "Bearer s3cr3t-Token_422", 401},
-                {"/api/v1/summary", "Basic czNjcjN0LVRva2VuXzQy", 401},
-                {"/readyz", "Bearer", 401},
-                {"/api/v1/summary", "Bearer s3cr3t-Token_42", 200},
-                {"/metrics", "bearer s3cr3t-Token_42", 200},
-                /* Liveness and the page (it holds no data) stay open. */
-                {"/healthz", NULL, 200},
-                {"/", NULL, 200},
+            {"/metrics", NULL, 401},
+            {"/api/v1/summary", "Bearer s3cr3t-Token_4", 401},
+            {"/api/v1/summary", "Bearer s3cr3t-Token_422", 401},
+            {"/api/v1/summary", "Basic czNjcjN0LVRva2VuXzQy", 401},
+            {"/readyz", "Bearer", 401},
+            {"/api/v1/summary", "Bearer s3cr3t-Token_42", 200},
+            {"/metrics", "bearer s3cr3t-Token_42", 200},
+            /* Liveness and the page (it holds no data) stay open. */
+            {"/healthz", NULL, 200},
+            {"/", NULL, 200},
         };
         struct fx *fx = *state;
         struct http_server *hs = server_start(fx->db, fx->st, fx->token);
@@ -194,14 +194,16 @@ static void test_auth(void **state)
 static void test_start_errors(void **state)
 {
         static const char *const bad_listen[] = {
-                "127.0.0.1",     ":",            "[::1]80",
-                "127.0.0.1:",    "1.2.3.4:65536", "::1:80",
-                "example.com:80", "127.0.0.1:-1", "[::1:80",
-                "127.0.0.1:08x", "[]:80",        "",
+            "127.0.0.1",      ":",
+            "[::1]80",        "127.0.0.1:",
+            "1.2.3.4:65536",  "::1:80",
+            "example.com:80", "127.0.0.1:-1",
+            "[::1:80",        "127.0.0.1:08x",
+            "[]:80",          "",
         };
         static const char *const good_listen[] = {
-                "127.0.0.1:8080", "0.0.0.0:0", "[::1]:0", "[::]:65535",
-                "localhost:1",    ":80",      ":0",
+            "127.0.0.1:8080", "0.0.0.0:0", "[::1]:0", "[::]:65535",
+            "localhost:1",    ":80",       ":0",
         };
         struct fx *fx = *state;
         struct sockaddr_storage ss;
@@ -347,15 +349,9 @@ static void test_ipv6(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_bad_requests),
-                T(test_methods),
-                T(test_limits),
-                T(test_keep_alive),
-                T(test_auth),
-                T(test_start_errors),
-                T(test_not_ready),
-                T(test_per_ip_limit),
-                T(test_ipv6),
+            T(test_bad_requests), T(test_methods),      T(test_limits),
+            T(test_keep_alive),   T(test_auth),         T(test_start_errors),
+            T(test_not_ready),    T(test_per_ip_limit), T(test_ipv6),
         };
 
         /* libmicrohttpd's words on refused requests are expected here. */

@@ -13,8 +13,8 @@
 
 /* A state record of topic/partition, as partstate.c writes it. */
 static void put_state(struct grouprep *g, const char *topic, int part,
-                  long long next, long long records, long long dup,
-                  long long gap, long long missing)
+                      long long next, long long records, long long dup,
+                      long long gap, long long missing)
 {
         json_t *o = json_pack(
             "{s:i, s:s, s:i, s:I, s:i, s:[IIss], s:{s:I, s:I, s:I, s:I, s:I,"
@@ -35,14 +35,14 @@ static void put_state(struct grouprep *g, const char *topic, int part,
         an = json_object_get(json_object_get(o, "counts"), "anomalies");
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
                 if (!json_object_get(an, dedup_kind_name((enum dedup_kind)k)))
-                        json_object_set_new(
-                            an, dedup_kind_name((enum dedup_kind)k),
-                            json_integer(0));
+                        json_object_set_new(an,
+                                            dedup_kind_name(
+                                                (enum dedup_kind)k),
+                                            json_integer(0));
         s = json_dumps(o, JSON_COMPACT);
         assert_non_null(s);
         snprintf(key, sizeof(key), "%s/%d", topic, part);
-        assert_int_equal(grouprep_state(g, key, strlen(key), s, strlen(s)),
-                         0);
+        assert_int_equal(grouprep_state(g, key, strlen(key), s, strlen(s)), 0);
         free(s);
         json_decref(o);
 }
@@ -58,8 +58,8 @@ static void event(struct grouprep *g, int64_t offset, const char *topic,
                               "offset_lo", (json_int_t)offset, "offset_hi",
                               (json_int_t)offset, "first_offset",
                               (json_int_t)0, "count", (json_int_t)count,
-                              "when_ms", (json_int_t)(5000 + offset),
-                              "member", "eosaudit-g1-b");
+                              "when_ms", (json_int_t)(5000 + offset), "member",
+                              "eosaudit-g1-b");
         char *s = json_dumps(o, JSON_COMPACT);
 
         assert_non_null(s);
@@ -104,7 +104,8 @@ static void test_no_group(void **state)
         j = get_json(fx->port, "/api/v1/summary", 200);
         assert_string_equal(jstr(j, "scope"), "member");
         assert_int_equal(jint(j, "records_total"),
-                         (json_int_t)(fx->sum[0].records + fx->sum[1].records));
+                         (json_int_t)(fx->sum[0].records +
+                                      fx->sum[1].records));
         json_decref(j);
         j = get_json(fx->port, "/api/v1/summary?scope=member", 200);
         assert_string_equal(jstr(j, "scope"), "member");
@@ -141,7 +142,8 @@ static void test_group(void **state)
         json_decref(j);
         j = get_json(port, "/api/v1/summary?scope=member", 200);
         assert_int_equal(jint(j, "records_total"),
-                         (json_int_t)(fx->sum[0].records + fx->sum[1].records));
+                         (json_int_t)(fx->sum[0].records +
+                                      fx->sum[1].records));
         json_decref(j);
 
         assert_int_equal(grouprep_expect(g, T_PLAIN, 0), 0);
@@ -160,10 +162,10 @@ static void test_group(void **state)
         assert_string_equal(jstr(j, "scope"), "group");
         assert_int_equal(jint(j, "records_total"), 450);
         assert_int_equal(jint(j, "missing_records"), 12);
-        assert_int_equal(
-            json_integer_value(json_object_get(
-                json_object_get(j, "anomalies"), "duplicate")),
-            3);
+        assert_int_equal(json_integer_value(
+                             json_object_get(json_object_get(j, "anomalies"),
+                                             "duplicate")),
+                         3);
         assert_string_equal(jstr(j, "verdict"), "anomalies");
         assert_true(json_is_null(json_object_get(j, "producers")));
         assert_int_equal(jint(j, "lag"), 10);
@@ -191,7 +193,8 @@ static void test_group(void **state)
         j = get_json(port, "/api/v1/summary?scope=member", 200);
         assert_string_equal(jstr(j, "scope"), "member");
         assert_int_equal(jint(j, "records_total"),
-                         (json_int_t)(fx->sum[0].records + fx->sum[1].records));
+                         (json_int_t)(fx->sum[0].records +
+                                      fx->sum[1].records));
         json_decref(j);
 
         /* The group's events, newest first, a page at a time. */
@@ -227,14 +230,16 @@ static void test_group(void **state)
          * the group's in families of their own. */
         req(port, "GET", "/metrics", NULL, &r);
         assert_int_equal(r.status, 200);
-        assert_line(r.body, "eosaudit_group_records_total{topic=\"" T_PLAIN
-                            "\"} 400");
+        assert_line(r.body,
+                    "eosaudit_group_records_total{topic=\"" T_PLAIN "\"} 400");
         assert_line(r.body, "eosaudit_group_records_total{topic=\"" T_ODD_LABEL
                             "\"} 50");
-        assert_line(r.body, "eosaudit_group_anomalous_records_total{topic=\"" T_PLAIN
-                            "\",kind=\"duplicate\"} 3");
-        assert_line(r.body, "eosaudit_group_partitions_with_state{topic=\"" T_PLAIN
-                            "\"} 1");
+        assert_line(r.body,
+                    "eosaudit_group_anomalous_records_total{topic=\"" T_PLAIN
+                    "\",kind=\"duplicate\"} 3");
+        assert_line(r.body,
+                    "eosaudit_group_partitions_with_state{topic=\"" T_PLAIN
+                    "\"} 1");
         snprintf(line, sizeof(line),
                  "eosaudit_records_total{topic=\"%s\"} %llu", T_PLAIN,
                  (unsigned long long)fx->sum[0].records);
@@ -255,8 +260,8 @@ static void test_group(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_no_group),
-                T(test_group),
+            T(test_no_group),
+            T(test_group),
         };
 
         log_set_level(LOG_ERROR);

@@ -48,8 +48,8 @@ static void test_page(void **state)
         assert_int_equal(r.status, 200);
         assert_non_null(resp_header(&r, "Content-Type", type, sizeof(type)));
         assert_string_equal(type, "text/html; charset=utf-8");
-        assert_non_null(resp_header(&r, "Content-Security-Policy", csp,
-                                    sizeof(csp)));
+        assert_non_null(
+            resp_header(&r, "Content-Security-Policy", csp, sizeof(csp)));
         assert_non_null(strstr(csp, "connect-src 'self'"));
         /* The page served is http/index.html, byte for byte (the build
          * embeds it: see http/embed.sh). */
@@ -138,29 +138,30 @@ static void test_query_parse(void **state)
                                           8, err, sizeof(err)),
                          -1);
         assert_string_equal(err, "unknown parameter 'kind'");
-        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "limit=0",
-                                          7, err, sizeof(err)),
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "limit=0", 7,
+                                          err, sizeof(err)),
                          -1);
         assert_string_equal(err, "limit must be a number from 1 to 1000");
-        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "since=-1",
-                                          8, err, sizeof(err)),
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "since=-1", 8,
+                                          err, sizeof(err)),
                          -1);
         assert_string_equal(err, "since must be milliseconds since the "
                                  "epoch (a number from 0 to "
                                  "9223372036854775807)");
-        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "cursor=0",
-                                          8, err, sizeof(err)),
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "cursor=0", 8,
+                                          err, sizeof(err)),
                          -1);
         assert_string_equal(err, "cursor must be an anomaly id (a number "
                                  "from 1 to 9223372036854775807)");
         /* The kinds a filter takes, every one of them. */
-        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "kind=dup",
-                                          8, err, sizeof(err)),
+        assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES, "kind=dup", 8,
+                                          err, sizeof(err)),
                          -1);
-        assert_string_equal(err, "unknown kind 'dup' (duplicate, gap, "
-                                 "out_of_order, fenced, malformed, "
-                                 "redelivered, torn, aborted_read, gap_unknown, "
-                                 "truncated or coverage)");
+        assert_string_equal(err,
+                            "unknown kind 'dup' (duplicate, gap, "
+                            "out_of_order, fenced, malformed, "
+                            "redelivered, torn, aborted_read, gap_unknown, "
+                            "truncated or coverage)");
         /* A log truncated under the audit (docs/RUNBOOK.md). */
         assert_int_equal(http_query_parse(&q, HTTP_EP_ANOMALIES,
                                           "kind=truncated", 14, err,
@@ -240,9 +241,9 @@ static void test_status_ready_lag(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_query_parse),
-                T(test_status_ready_lag),
-                T(test_page),
+            T(test_query_parse),
+            T(test_status_ready_lag),
+            T(test_page),
         };
 
         /* libmicrohttpd's words on refused requests are expected here. */

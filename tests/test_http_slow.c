@@ -162,8 +162,8 @@ static void *slow_run(void *arg)
                         /* The server closing shows as EOF or a reset. */
                         if (recv(sl->fds[i], &b, 1, MSG_DONTWAIT) == 0 ||
                             send(sl->fds[i], &c, 1, MSG_NOSIGNAL) < 0) {
-                                sl->closed_after_ms[i] =
-                                    now_ms() - sl->opened_ms[i];
+                                sl->closed_after_ms[i] = now_ms() -
+                                                         sl->opened_ms[i];
                                 atomic_store(&sl->closed[i], 1);
                         }
                 }
@@ -173,8 +173,7 @@ static void *slow_run(void *arg)
         return NULL;
 }
 
-static void slow_start(struct slow *sl, pthread_t *th, uint16_t port,
-                       size_t n)
+static void slow_start(struct slow *sl, pthread_t *th, uint16_t port, size_t n)
 {
         size_t i;
 
@@ -280,9 +279,9 @@ static void test_keep_alive_not_cut(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_slow_clients_fill_server),
-                cmocka_unit_test(test_deadline_when_idle),
-                cmocka_unit_test(test_keep_alive_not_cut),
+            cmocka_unit_test(test_slow_clients_fill_server),
+            cmocka_unit_test(test_deadline_when_idle),
+            cmocka_unit_test(test_keep_alive_not_cut),
         };
 
         /* libmicrohttpd's and the watchdog's words are expected here. */

@@ -63,8 +63,7 @@ static void test_reader_needs_ledger(void **state)
         struct ledger *rd = NULL;
         char err[256] = "";
 
-        assert_int_equal(ledger_open_reader(&rd, fx->b, err, sizeof(err)),
-                         -1);
+        assert_int_equal(ledger_open_reader(&rd, fx->b, err, sizeof(err)), -1);
         assert_null(rd);
         assert_non_null(strstr(err, "cannot open ledger"));
 }
@@ -168,8 +167,7 @@ static void test_newer_schema_refused(void **state)
                  fx->a, ledger_migrations_cnt + 1, ledger_migrations_cnt);
         assert_int_equal(ledger_open(&lg, fx->a, err, sizeof(err)), -1);
         assert_string_equal(err, want);
-        assert_int_equal(ledger_open_reader(&lg, fx->a, err, sizeof(err)),
-                         -1);
+        assert_int_equal(ledger_open_reader(&lg, fx->a, err, sizeof(err)), -1);
         assert_string_equal(err, want);
         assert_null(lg);
         /* Refusing changed nothing. */
@@ -183,37 +181,37 @@ static void test_newer_schema_refused(void **state)
 
 /* One of each verdict on three parts; gaps stay open (batch 1 only). */
 static const struct rec mixed_log[] = {
-        /* part 0 is audited from its log start */
-        {1, 0, 0, P1, 0, 0},        /* ok */
-        {1, 0, 1, P1, 0, 1},        /* ok */
-        {1, 0, 2, P1, 0, 5},        /* gap 2..4 opened */
-        {1, 0, 3, P1, 0, 3},        /* out of order: gaps 2..2, 4..4 */
-        {1, 0, 4, P1, 0, 1},        /* duplicate of offset 1 */
-        {1, 0, 5, PQ, 0, 0},        /* ok */
-        {1, 0, 6, PQ, 1, 0},        /* new session */
-        {1, 0, 7, PQ, 0, 1},        /* fenced */
-        {1, 0, 8, P1, -1, -1},      /* malformed: no epoch, no seq */
-        {1, 0, 9, NULL, -1, -1},    /* untracked */
-        {1, 0, 10, PBIN, 3, 7},     /* from log start: gap 0..6 */
-        /* part 1 */
-        {1, 1, 100, P1, 2, 40},     /* baseline */
-        {1, 1, 101, P1, 2, 41},     /* ok */
-        {1, 1, 102, PBIN, 7, 9},    /* baseline */
-        /* part 2 */
-        {1, 2, 0, PQ, 0, 3},        /* baseline */
-        {1, 2, 1, PQ, 0, 3},        /* duplicate */
-        {1, 2, 2, PQ, 0, 4},        /* ok */
+    /* part 0 is audited from its log start */
+    {1, 0, 0, P1, 0, 0},     /* ok */
+    {1, 0, 1, P1, 0, 1},     /* ok */
+    {1, 0, 2, P1, 0, 5},     /* gap 2..4 opened */
+    {1, 0, 3, P1, 0, 3},     /* out of order: gaps 2..2, 4..4 */
+    {1, 0, 4, P1, 0, 1},     /* duplicate of offset 1 */
+    {1, 0, 5, PQ, 0, 0},     /* ok */
+    {1, 0, 6, PQ, 1, 0},     /* new session */
+    {1, 0, 7, PQ, 0, 1},     /* fenced */
+    {1, 0, 8, P1, -1, -1},   /* malformed: no epoch, no seq */
+    {1, 0, 9, NULL, -1, -1}, /* untracked */
+    {1, 0, 10, PBIN, 3, 7},  /* from log start: gap 0..6 */
+    /* part 1 */
+    {1, 1, 100, P1, 2, 40},  /* baseline */
+    {1, 1, 101, P1, 2, 41},  /* ok */
+    {1, 1, 102, PBIN, 7, 9}, /* baseline */
+    /* part 2 */
+    {1, 2, 0, PQ, 0, 3}, /* baseline */
+    {1, 2, 1, PQ, 0, 3}, /* duplicate */
+    {1, 2, 2, PQ, 0, 4}, /* ok */
 };
 #define MIXED_N (sizeof(mixed_log) / sizeof(mixed_log[0]))
 
 /* What happens next to a tracker; run on the original and the reloaded. */
 static const struct rec mixed_next[] = {
-        {2, 0, 11, P1, 0, 2},   /* fills gap 2..2 */
-        {2, 0, 12, P1, 0, 1},   /* duplicate of offset 1 (history) */
-        {2, 0, 13, PQ, 0, 9},   /* fenced */
-        {2, 0, 14, PBIN, 3, 3}, /* fills the gap */
-        {2, 1, 103, PBIN, 7, 9}, /* duplicate */
-        {2, 2, 3, PQ, 0, 2},    /* duplicate */
+    {2, 0, 11, P1, 0, 2},    /* fills gap 2..2 */
+    {2, 0, 12, P1, 0, 1},    /* duplicate of offset 1 (history) */
+    {2, 0, 13, PQ, 0, 9},    /* fenced */
+    {2, 0, 14, PBIN, 3, 3},  /* fills the gap */
+    {2, 1, 103, PBIN, 7, 9}, /* duplicate */
+    {2, 2, 3, PQ, 0, 2},     /* duplicate */
 };
 #define NEXT_N (sizeof(mixed_next) / sizeof(mixed_next[0]))
 
@@ -288,9 +286,9 @@ static void test_commit_load_roundtrip(void **state)
 
 /* A record of part with eos.pid, at time ts. */
 static enum dedup_verdict observe_pid(struct dedup_tracker *tr, uint32_t part,
-                                      int64_t offset,
-                                      const char *producer, int64_t pid,
-                                      int32_t epoch, int64_t seq, int64_t ts)
+                                      int64_t offset, const char *producer,
+                                      int64_t pid, int32_t epoch, int64_t seq,
+                                      int64_t ts)
 {
         struct dedup_hdrs h;
         char e[16], s[24], p[24];
@@ -354,9 +352,8 @@ static void test_pid_survives_restart(void **state)
                          DEDUP_V_FENCED);
         assert_int_equal(observe_pid(tr, 0, 6, "t1", 100, 32766, 1, 3003),
                          DEDUP_V_FENCED);
-        assert_int_equal(dedup_tracker_part_counts(tr, 0)
-                                 ->anomalies[DEDUP_KIND_FENCED],
-                         2);
+        assert_int_equal(
+            dedup_tracker_part_counts(tr, 0)->anomalies[DEDUP_KIND_FENCED], 2);
         dedup_tracker_free(tr);
         ledger_close(lg);
 }
@@ -411,11 +408,11 @@ static void test_fenced_evidence(void **state)
  * and no longer missing; the summary counts it as recovered.
  */
 static const struct rec late_log[] = {
-        {1, 0, 0, P1, 0, 0}, /* ok */
-        {1, 0, 1, P1, 0, 4}, /* gap 1..3, confirmed at the scan's end */
-        {2, 0, 2, P1, 0, 2}, /* after the restart: recovered */
-        {2, 0, 3, P1, 0, 2}, /* a duplicate of it */
-        {2, 0, 4, P1, 0, 5}, /* ok */
+    {1, 0, 0, P1, 0, 0}, /* ok */
+    {1, 0, 1, P1, 0, 4}, /* gap 1..3, confirmed at the scan's end */
+    {2, 0, 2, P1, 0, 2}, /* after the restart: recovered */
+    {2, 0, 3, P1, 0, 2}, /* a duplicate of it */
+    {2, 0, 4, P1, 0, 5}, /* ok */
 };
 
 static void test_late_record_after_restart(void **state)
@@ -448,11 +445,11 @@ static void test_late_record_after_restart(void **state)
         tr = reload(fx->a, &lg, parts);
         audit(tr, parts, late_log, n, 2, 2000);
         assert_int_equal(dedup_tracker_part_counts(tr, 0)
-                                 ->anomalies[DEDUP_KIND_OUT_OF_ORDER],
+                             ->anomalies[DEDUP_KIND_OUT_OF_ORDER],
                          1);
-        assert_int_equal(dedup_tracker_part_counts(tr, 0)
-                                 ->anomalies[DEDUP_KIND_DUPLICATE],
-                         1);
+        assert_int_equal(
+            dedup_tracker_part_counts(tr, 0)->anomalies[DEDUP_KIND_DUPLICATE],
+            1);
         commit_ok(lg, tr, parts);
         if (ledger_summary(lg, "orders", &s, err, sizeof(err)))
                 fail_msg("ledger_summary: %s", err);
@@ -475,12 +472,12 @@ static void test_late_record_after_restart(void **state)
  * that fills one is out_of_order and no longer unknown.
  */
 static const struct rec hole_log[] = {
-        {1, 0, 0, P1, 0, 0},   /* ok */
-        {1, 0, 1, P1, 0, 3},   /* gap 1..2 */
-        {1, 0, 50, P1, 0, 20}, /* offsets 2..49 deleted: 1..2 unknown;
+    {1, 0, 0, P1, 0, 0},   /* ok */
+    {1, 0, 1, P1, 0, 3},   /* gap 1..2 */
+    {1, 0, 50, P1, 0, 20}, /* offsets 2..49 deleted: 1..2 unknown;
                                   no false gap 4..19 */
-        {2, 0, 51, P1, 0, 1},  /* after the restart: found */
-        {2, 0, 52, P1, 0, 20}, /* still a duplicate */
+    {2, 0, 51, P1, 0, 1},  /* after the restart: found */
+    {2, 0, 52, P1, 0, 20}, /* still a duplicate */
 };
 
 static void test_coverage_keeps_state(void **state)
@@ -592,9 +589,10 @@ static void test_anomalies_and_summary(void **state)
         for (i = 1; i < s.n; i++)
                 assert_true(s.a[i - 1].id > s.a[i].id);
         {
-                static const char *const kinds[] = {
-                        "gap", "gap", "gap", "malformed", "fenced",
-                        "duplicate", "out_of_order"};
+                static const char *const kinds[] = {"gap",         "gap",
+                                                    "gap",         "malformed",
+                                                    "fenced",      "duplicate",
+                                                    "out_of_order"};
                 for (i = 0; i < s.n; i++)
                         assert_string_equal(s.kind[i], kinds[i]);
         }
@@ -647,8 +645,8 @@ static void test_anomalies_and_summary(void **state)
 
         /* Limit, topic filter, early stop. */
         memset(&s, 0, sizeof(s));
-        assert_int_equal(ledger_anomalies_foreach(rd, "orders", 2, seen_cb,
-                                                  &s, err, sizeof(err)),
+        assert_int_equal(ledger_anomalies_foreach(rd, "orders", 2, seen_cb, &s,
+                                                  err, sizeof(err)),
                          0);
         assert_int_equal(s.n, 2);
         memset(&s, 0, sizeof(s));
@@ -672,8 +670,8 @@ static void test_anomalies_and_summary(void **state)
                          0);
         assert_int_equal(s.n, 3);
         memset(&s, 0, sizeof(s));
-        assert_int_equal(ledger_anomalies_foreach(rd, "none", -1, seen_cb,
-                                                  &s, err, sizeof(err)),
+        assert_int_equal(ledger_anomalies_foreach(rd, "none", -1, seen_cb, &s,
+                                                  err, sizeof(err)),
                          0);
         assert_int_equal(s.n, 0);
 
@@ -713,18 +711,18 @@ static void test_anomalies_and_summary(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_open_reopen),
-                T(test_reader_needs_ledger),
-                T(test_lock),
-                T(test_unwritable_refused),
-                T(test_newer_schema_refused),
-                T(test_commit_load_roundtrip),
-                T(test_pid_survives_restart),
-                T(test_fenced_evidence),
-                T(test_late_record_after_restart),
-                T(test_coverage_keeps_state),
-                T(test_unknown_parts_keep_minus_one),
-                T(test_anomalies_and_summary),
+            T(test_open_reopen),
+            T(test_reader_needs_ledger),
+            T(test_lock),
+            T(test_unwritable_refused),
+            T(test_newer_schema_refused),
+            T(test_commit_load_roundtrip),
+            T(test_pid_survives_restart),
+            T(test_fenced_evidence),
+            T(test_late_record_after_restart),
+            T(test_coverage_keeps_state),
+            T(test_unknown_parts_keep_minus_one),
+            T(test_anomalies_and_summary),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,10 +12,10 @@
 static void test_coverage_gap(void **state)
 {
         static const struct rec log[] = {
-                {1, 0, 0, P1, 0, 0},
-                {1, 0, 1, P1, 0, 1},
-                {2, 0, 50, P1, 0, 70}, /* offsets 2..49 deleted */
-                {2, 0, 51, P1, 0, 71},
+            {1, 0, 0, P1, 0, 0},
+            {1, 0, 1, P1, 0, 1},
+            {2, 0, 50, P1, 0, 70}, /* offsets 2..49 deleted */
+            {2, 0, 51, P1, 0, 71},
         };
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
@@ -93,15 +93,15 @@ static void test_coverage_gap(void **state)
 static void test_expired_pair_deleted(void **state)
 {
         static const struct rec log[] = {
-                {1, 1, 0, P1, 0, 10},
-                {1, 1, 1, P1, 0, 15},   /* gap 11..14 stays open */
-                {1, 1, 2, PBIN, 0, 5},
-                {3, 1, 3, PBIN, 0, 6},  /* after P1 expired */
-                {4, 1, 4, PBIN, 0, 90}, /* expired and back in one batch */
-                /* Idle expiry runs on the records' time: records of
+            {1, 1, 0, P1, 0, 10},
+            {1, 1, 1, P1, 0, 15}, /* gap 11..14 stays open */
+            {1, 1, 2, PBIN, 0, 5},
+            {3, 1, 3, PBIN, 0, 6},  /* after P1 expired */
+            {4, 1, 4, PBIN, 0, 90}, /* expired and back in one batch */
+            /* Idle expiry runs on the records' time: records of
                  * another topic move it. */
-                {2, 2, 0, PQ, 0, 0},
-                {5, 2, 1, PQ, 0, 1},
+            {2, 2, 0, PQ, 0, 0},
+            {5, 2, 1, PQ, 0, 1},
         };
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
@@ -182,27 +182,27 @@ static void test_expired_pair_deleted(void **state)
 /* Two batches on three parts: batch 2 fills, confirms (grace 1500 ms,
  * batches 2000 ms apart), fences, duplicates, and finds a coverage gap. */
 static const struct rec crash_log[] = {
-        {1, 0, 0, P1, 0, 0},
-        {1, 0, 1, P1, 0, 1},
-        {1, 0, 2, P1, 0, 4},      /* gap 2..3 */
-        {1, 0, 3, PQ, 0, 0},
-        {1, 0, 4, P1, 0, 5},
-        {1, 0, 5, P1, 0, 1},      /* duplicate */
-        {1, 0, 6, PQ, -1, -1},    /* malformed */
-        {1, 1, 10, PBIN, 1, 100}, /* baseline */
-        {1, 1, 11, PBIN, 1, 101},
-        {1, 1, 12, PBIN, 1, 103}, /* gap 102..102 */
-        {1, 2, 0, NULL, -1, -1},  /* untracked */
-        {1, 2, 1, PQ, 0, 0},
-        {2, 0, 7, P1, 0, 2},      /* out of order; 3..3 confirmed */
-        {2, 0, 8, P1, 0, 6},
-        {2, 0, 9, PQ, 1, 0},      /* new session */
-        {2, 0, 10, PQ, 0, 1},     /* fenced */
-        {2, 0, 11, P1, 0, 6},     /* duplicate of offset 8 */
-        {2, 1, 13, PBIN, 1, 102}, /* out of order, gap closed */
-        {2, 1, 14, PBIN, 1, 104},
-        {2, 2, 5, PQ, 0, 7},      /* offsets 2..4 deleted: baseline */
-        {2, 2, 6, NULL, -1, -1},
+    {1, 0, 0, P1, 0, 0},
+    {1, 0, 1, P1, 0, 1},
+    {1, 0, 2, P1, 0, 4}, /* gap 2..3 */
+    {1, 0, 3, PQ, 0, 0},
+    {1, 0, 4, P1, 0, 5},
+    {1, 0, 5, P1, 0, 1},      /* duplicate */
+    {1, 0, 6, PQ, -1, -1},    /* malformed */
+    {1, 1, 10, PBIN, 1, 100}, /* baseline */
+    {1, 1, 11, PBIN, 1, 101},
+    {1, 1, 12, PBIN, 1, 103}, /* gap 102..102 */
+    {1, 2, 0, NULL, -1, -1},  /* untracked */
+    {1, 2, 1, PQ, 0, 0},
+    {2, 0, 7, P1, 0, 2}, /* out of order; 3..3 confirmed */
+    {2, 0, 8, P1, 0, 6},
+    {2, 0, 9, PQ, 1, 0},      /* new session */
+    {2, 0, 10, PQ, 0, 1},     /* fenced */
+    {2, 0, 11, P1, 0, 6},     /* duplicate of offset 8 */
+    {2, 1, 13, PBIN, 1, 102}, /* out of order, gap closed */
+    {2, 1, 14, PBIN, 1, 104},
+    {2, 2, 5, PQ, 0, 7}, /* offsets 2..4 deleted: baseline */
+    {2, 2, 6, NULL, -1, -1},
 };
 #define CRASH_N (sizeof(crash_log) / sizeof(crash_log[0]))
 #define CRASH_HOOK_EXIT 42
@@ -439,11 +439,9 @@ static void test_long_binary_producer(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_coverage_gap),
-                T(test_expired_pair_deleted),
-                T(test_crash_between_batches),
-                T(test_failed_commit_keeps_batch),
-                T(test_long_binary_producer),
+            T(test_coverage_gap),          T(test_expired_pair_deleted),
+            T(test_crash_between_batches), T(test_failed_commit_keeps_batch),
+            T(test_long_binary_producer),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

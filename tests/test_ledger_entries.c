@@ -57,8 +57,7 @@ static void test_narrow_round_trip(void **state)
                 assert_true(got.lo == ids[i].lo);
                 assert_true(got.hi == (ids[i].hi & DEDUP_WINDOW_HI_MASK));
                 assert_int_equal(part, parts[i % 3]);
-                assert_int_equal(off,
-                                 offs[i % 3] - (int64_t)(i % 3 == 2) * i);
+                assert_int_equal(off, offs[i % 3] - (int64_t)(i % 3 == 2) * i);
         }
 }
 
@@ -90,8 +89,8 @@ static void test_wide_round_trip(void **state)
         for (i = 0; i < 3; i++) {
                 ledger_entries_get(&v, i, &got, &part, &off);
                 assert_true(got.lo == i);
-                assert_true(got.hi == ((~(uint64_t)0 - i) &
-                                       DEDUP_WINDOW_HI_MASK));
+                assert_true(got.hi ==
+                            ((~(uint64_t)0 - i) & DEDUP_WINDOW_HI_MASK));
                 assert_int_equal(part, parts[i]);
                 assert_int_equal(off, offs[i]);
         }
@@ -168,8 +167,7 @@ static void test_find_sorted(void **state)
                         ledger_entries_put(blob, narrow, i, &ids[i],
                                            (int32_t)i, 1000 + (int64_t)i);
                 assert_int_equal(ledger_entries_view(
-                                         blob, ledger_entries_size(N, narrow),
-                                         &v),
+                                     blob, ledger_entries_size(N, narrow), &v),
                                  0);
                 for (i = 0; i < N; i++) {
                         /* Asked with all 128 bits, as a record's hash. */
@@ -222,11 +220,11 @@ static void test_chunk_bound(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_narrow_round_trip),
-                cmocka_unit_test(test_wide_round_trip),
-                cmocka_unit_test(test_view_refuses),
-                cmocka_unit_test(test_find_sorted),
-                cmocka_unit_test(test_chunk_bound),
+            cmocka_unit_test(test_narrow_round_trip),
+            cmocka_unit_test(test_wide_round_trip),
+            cmocka_unit_test(test_view_refuses),
+            cmocka_unit_test(test_find_sorted),
+            cmocka_unit_test(test_chunk_bound),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

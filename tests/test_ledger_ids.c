@@ -77,8 +77,9 @@ static void test_id_windows(void **state)
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
         struct ledger_anomaly a;
-        struct ledger_anomaly_filter f = {
-                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct ledger_anomaly_filter f = {.kind = "redelivered",
+                                          .since_ms = -1,
+                                          .limit = -1};
         struct ledger_summary sum;
         struct dedup_tracker *tr;
         struct ledger *lg;
@@ -88,7 +89,8 @@ static void test_id_windows(void **state)
         tr = reload(fx->a, &lg, parts);
         windows_ok(lg, tr, parts, "msgid");
         dedup_tracker_begin(tr, 1000);
-        assert_int_equal(observe_id(tr, parts, 0, 10, "m1"), DEDUP_V_UNTRACKED);
+        assert_int_equal(observe_id(tr, parts, 0, 10, "m1"),
+                         DEDUP_V_UNTRACKED);
         assert_int_equal(observe_id(tr, parts, 1, 5, "m2"), DEDUP_V_UNTRACKED);
         /* Another topic: another window. */
         assert_int_equal(observe_id(tr, parts, 2, 3, "m1"), DEDUP_V_UNTRACKED);
@@ -98,8 +100,8 @@ static void test_id_windows(void **state)
                          2);
         /* Narrow: a tag byte, then 22 bytes per id. */
         assert_int_equal(
-                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
-                2 + 3 * 22);
+            db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+            2 + 3 * 22);
         dedup_tracker_free(tr);
         ledger_close(lg);
 
@@ -143,10 +145,10 @@ static void test_id_windows(void **state)
         dedup_tracker_begin(tr, 3000);
         assert_int_equal(observe_id(tr, parts, 1, 7, "m1"), DEDUP_V_UNTRACKED);
         commit_ok(lg, tr, parts);
-        assert_int_equal(
-                db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE "
-                              "dedup_key = 'key' AND topic = 'orders'"),
-                1);
+        assert_int_equal(db_int(fx->a,
+                                "SELECT COUNT(*) FROM msgid_gens WHERE "
+                                "dedup_key = 'key' AND topic = 'orders'"),
+                         1);
         dedup_tracker_free(tr);
         ledger_close(lg);
 }
@@ -363,12 +365,10 @@ static void widen_batches(sqlite3 *db, int n)
         while (sqlite3_step(sel) == SQLITE_ROW) {
                 struct ledger_entries v;
                 assert_true(nrows < 64);
-                assert_int_equal(
-                        ledger_entries_view(sqlite3_column_blob(sel, 2),
-                                            (size_t)sqlite3_column_bytes(sel,
-                                                                         2),
-                                            &v),
-                        0);
+                assert_int_equal(ledger_entries_view(
+                                     sqlite3_column_blob(sel, 2),
+                                     (size_t)sqlite3_column_bytes(sel, 2), &v),
+                                 0);
                 assert_int_equal(v.size, LEDGER_ENTRY_NARROW);
                 rows[nrows].gen = sqlite3_column_int64(sel, 0);
                 rows[nrows].seq = sqlite3_column_int64(sel, 1);
@@ -499,8 +499,9 @@ static void id_windows_closed(struct fx *fx, int wide)
 {
         char dir[512];
         struct ledger_part parts[NPARTS];
-        struct ledger_anomaly_filter f = {
-                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct ledger_anomaly_filter f = {.kind = "redelivered",
+                                          .since_ms = -1,
+                                          .limit = -1};
         struct dedup_tracker *tr;
         struct ledger *lg;
         char id[16], err[256];
@@ -511,8 +512,7 @@ static void id_windows_closed(struct fx *fx, int wide)
         observe_new_ids(lg, tr, parts, 0, 1000, 10000, 170);
         commit_ok(lg, tr, parts);
         assert_int_equal(
-                db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"),
-                3);
+            db_int(fx->a, "SELECT COUNT(*) FROM msgid_gens WHERE closed"), 3);
         /* Closed: a narrow file each, none in chunks. */
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_chunks"),
                          0);
@@ -523,11 +523,10 @@ static void id_windows_closed(struct fx *fx, int wide)
         assert_int_equal(db_int(fx->a, "SELECT COUNT(*) FROM msgid_batches"),
                          1);
         assert_int_equal(
-                db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
-                1 + 100 * 22);
+            db_int(fx->a, "SELECT SUM(length(entries)) FROM msgid_batches"),
+            1 + 100 * 22);
         assert_int_equal(
-                db_int(fx->a, "SELECT COUNT(DISTINCT gen) FROM msgid_batches"),
-                1);
+            db_int(fx->a, "SELECT COUNT(DISTINCT gen) FROM msgid_batches"), 1);
         dedup_tracker_free(tr);
         ledger_close(lg);
         if (wide) {
@@ -622,8 +621,9 @@ static void test_id_windows_far(void **state)
         const int64_t base = (int64_t)1 << 48;
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
-        struct ledger_anomaly_filter f = {
-                .kind = "redelivered", .since_ms = -1, .limit = -1};
+        struct ledger_anomaly_filter f = {.kind = "redelivered",
+                                          .since_ms = -1,
+                                          .limit = -1};
         struct dedup_tracker *tr;
         struct ledger *lg;
         char id[16], err[256];
@@ -675,14 +675,13 @@ static void test_id_windows_far(void **state)
 static void test_topic_incarnation(void **state)
 {
         static const struct rec log[] = {
-                {1, 0, 0, P1, 0, 0},
-                {1, 0, 1, P1, 0, 1},
-                {1, 0, 2, P1, 0, 1}, /* a duplicate: incarnation 0 */
-                {1, 1, 0, P1, 0, 0},
-                {1, 2, 0, P1, 0, 0},
+            {1, 0, 0, P1, 0, 0}, {1, 0, 1, P1, 0, 1},
+            {1, 0, 2, P1, 0, 1}, /* a duplicate: incarnation 0 */
+            {1, 1, 0, P1, 0, 0}, {1, 2, 0, P1, 0, 0},
         };
         const struct fingerprint fp = {2, 77, 0x8000000000000005ULL, 6};
-        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0, NULL};
+        const struct ledger_incarnation_part why = {0, "recreated", 3,
+                                                    2, 0,           NULL};
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
         struct ledger_summary sum;
@@ -836,7 +835,8 @@ static void test_topic_incarnation(void **state)
  */
 static void test_id_files(void **state)
 {
-        const struct ledger_incarnation_part why = {0, "recreated", 3, 2, 0, NULL};
+        const struct ledger_incarnation_part why = {0, "recreated", 3,
+                                                    2, 0,           NULL};
         struct fx *fx = *state;
         struct ledger_part parts[NPARTS];
         struct dedup_tracker *tr;
@@ -893,8 +893,7 @@ static void test_id_files(void **state)
         bytes = db_int(fx->a, "SELECT file_bytes FROM msgid_gens WHERE gen = "
                               "(SELECT MIN(gen) FROM msgid_gens WHERE "
                               "file_bytes IS NOT NULL)");
-        snprintf(file, sizeof(file), "%s-ids/%lld.ids", fx->a,
-                 (long long)gen);
+        snprintf(file, sizeof(file), "%s-ids/%lld.ids", fx->a, (long long)gen);
         f = fopen(file, "rb");
         assert_non_null(f);
         assert_true(bytes <= (int64_t)sizeof(saved));
@@ -935,7 +934,11 @@ static void test_topic_id(void **state)
         struct fx *fx = *state;
         struct ledger *lg = open_ok(fx->a);
         struct ledger_incarnation_part why = {
-            0, "recreated", 10, 9, 0,
+            0,
+            "recreated",
+            10,
+            9,
+            0,
             "{\"how\":\"topic id\",\"topic_id\":\"B\",\"topic_id_was\":\"A\"}"};
         char id[LEDGER_TOPIC_ID_MAX], err[256];
         int64_t inc = -1;
@@ -1013,13 +1016,10 @@ static void test_topic_id(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_id_windows),
-                T(test_id_windows_closed),
-                T(test_id_windows_wide),
-                T(test_id_windows_far),
-                T(test_id_files),
-                T(test_topic_incarnation),
-                T(test_topic_id),
+            T(test_id_windows),      T(test_id_windows_closed),
+            T(test_id_windows_wide), T(test_id_windows_far),
+            T(test_id_files),        T(test_topic_incarnation),
+            T(test_topic_id),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,10 +44,10 @@ static struct dedup_tracker *topic_reload(const char *path,
 /* A record of producer's stream of epoch on part's topic, at the part's
  * next offset; scope NULL: a per-partition record instead. */
 static enum dedup_verdict tobserve_as(struct dedup_tracker *tr,
-                                      struct ledger_part *parts,
-                                      uint32_t part, const char *producer,
-                                      int32_t epoch, const char *scope,
-                                      int64_t seq, int64_t ts)
+                                      struct ledger_part *parts, uint32_t part,
+                                      const char *producer, int32_t epoch,
+                                      const char *scope, int64_t seq,
+                                      int64_t ts)
 {
         struct dedup_hdrs h;
         char num[32], ep[16];
@@ -90,8 +90,9 @@ static int dump_cb(void *opaque, const struct dedup_topic_view *v)
         assert_true(ls->n < 16);
         sb_printf(&b, "part %u producer ", v->part);
         sb_hex(&b, v->producer, v->producer_len);
-        sb_printf(&b, " epoch %d floor %lld base %lld next %lld last %lld "
-                      "records %llu words",
+        sb_printf(&b,
+                  " epoch %d floor %lld base %lld next %lld last %lld "
+                  "records %llu words",
                   (int)v->epoch, (long long)v->floor, (long long)v->base,
                   (long long)v->next, (long long)v->last_ms,
                   (unsigned long long)v->records);
@@ -135,7 +136,8 @@ static int64_t counts(struct dedup_tracker *tr, int what)
         uint32_t p;
 
         for (p = 0; p < NPARTS; p++) {
-                const struct dedup_counts *c = dedup_tracker_part_counts(tr, p);
+                const struct dedup_counts *c = dedup_tracker_part_counts(tr,
+                                                                         p);
                 n += what == 0   ? (int64_t)c->missing
                      : what == 1 ? (int64_t)c->anomalies[DEDUP_KIND_DUPLICATE]
                                  : (int64_t)c->recovered;
@@ -279,8 +281,7 @@ static void test_summary(void **state)
         dedup_tracker_begin(tr, T0 + 1000);
         assert_int_equal(tobserve(tr, parts, 0, P1, 0, T0), DEDUP_V_OK);
         assert_int_equal(tobserve(tr, parts, 1, P1, 1, T0 + 1), DEDUP_V_OK);
-        assert_int_equal(tobserve(tr, parts, 1, PBIN, 0, T0 + 2),
-                         DEDUP_V_OK);
+        assert_int_equal(tobserve(tr, parts, 1, PBIN, 0, T0 + 2), DEDUP_V_OK);
         assert_int_equal(tobserve(tr, parts, 2, PQ, 0, T0 + 3), DEDUP_V_OK);
         commit_ok(lg, tr, parts);
         summary_is(lg, "orders", 2, 0, 2);

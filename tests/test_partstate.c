@@ -197,7 +197,8 @@ static void counts_equal(struct dedup_tracker *a, struct dedup_tracker *b)
                                     dedup_tracker_part_counts(b, p),
                                     sizeof(struct dedup_counts));
         assert_int_equal(dedup_tracker_pairs(a), dedup_tracker_pairs(b));
-        assert_int_equal(dedup_tracker_open_gaps(a), dedup_tracker_open_gaps(b));
+        assert_int_equal(dedup_tracker_open_gaps(a),
+                         dedup_tracker_open_gaps(b));
 }
 
 /* Exports every part of from into to (after forgetting it there). */
@@ -261,14 +262,14 @@ static void test_round_trip(void **state)
                 counts_equal(a, fresh);
                 /* The stream has every kind it should exercise. */
                 assert_true(dedup_tracker_part_counts(a, 0)
-                                    ->anomalies[DEDUP_KIND_DUPLICATE] > 0);
+                                ->anomalies[DEDUP_KIND_DUPLICATE] > 0);
                 assert_true(dedup_tracker_part_counts(a, 1)
-                                    ->anomalies[DEDUP_KIND_GAP] > 0);
+                                ->anomalies[DEDUP_KIND_GAP] > 0);
                 assert_true(dedup_tracker_part_counts(a, 2)
-                                    ->anomalies[DEDUP_KIND_FENCED] > 0);
+                                ->anomalies[DEDUP_KIND_FENCED] > 0);
                 assert_true(dedup_tracker_part_counts(a, 0)->recovered > 0);
                 assert_true(dedup_tracker_part_counts(a, 1)
-                                    ->anomalies[DEDUP_KIND_OUT_OF_ORDER] > 0);
+                                ->anomalies[DEDUP_KIND_OUT_OF_ORDER] > 0);
                 dedup_tracker_free(a);
                 dedup_tracker_free(b);
                 dedup_tracker_free(fresh);
@@ -303,7 +304,8 @@ static void test_forget_import(void **state)
                             dedup_tracker_part_counts(b, 0),
                             sizeof(struct dedup_counts));
         lp_init(&lp, 1);
-        assert_int_equal(partstate_import(b, &lp, s, len, err, sizeof(err)), 0);
+        assert_int_equal(partstate_import(b, &lp, s, len, err, sizeof(err)),
+                         0);
         assert_int_equal(lp.next_offset, 99);
         free(s);
         counts_equal(a, b);
@@ -416,7 +418,8 @@ static void test_topic_id(void **state)
         /* Too small a buffer: an error, never a cut id. */
         assert_int_equal(partstate_topic_id(s, len, id, 22), -1);
         lp_init(&lp, 1);
-        assert_int_equal(partstate_import(b, &lp, s, len, err, sizeof(err)), 0);
+        assert_int_equal(partstate_import(b, &lp, s, len, err, sizeof(err)),
+                         0);
         assert_int_equal(lp.next_offset, 42);
         bad = edit(s, "\"topic_id\":\"", "\"topic_id\":7,\"x\":\"");
         assert_int_equal(partstate_topic_id(bad, strlen(bad), id, sizeof(id)),

@@ -40,22 +40,21 @@ static void test_murmur2_java_vectors(void **state)
                 int32_t java; /* Utils.murmur2(key.getBytes("UTF-8")) */
                 int32_t partition3;
         } cases[] = {
-                {"", 275646681, 0},
-                {"a", -1563381124, 1},
-                {"ab", 316155434, 2},
-                {"abc", 479470107, 0},
-                {"21", -973932308, 0},
-                {"foobar", -790332482, 0},
-                {"kafka", -798503068, 1},
-                {"a-little-bit-long-string", -985981536, 2},
-                {"a-little-bit-longer-string", -1486304829, 2},
-                {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
-                 -58897971, 2},
-                {"giberish123456789", -1890243828, 2},
-                {"producer-0", 894127558, 1},
-                {"producer-1", -1795407095, 0},
-                {"producer-999", 1224915650, 2},
-                {"p-12345", 1877954649, 0},
+            {"", 275646681, 0},
+            {"a", -1563381124, 1},
+            {"ab", 316155434, 2},
+            {"abc", 479470107, 0},
+            {"21", -973932308, 0},
+            {"foobar", -790332482, 0},
+            {"kafka", -798503068, 1},
+            {"a-little-bit-long-string", -985981536, 2},
+            {"a-little-bit-longer-string", -1486304829, 2},
+            {"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971, 2},
+            {"giberish123456789", -1890243828, 2},
+            {"producer-0", 894127558, 1},
+            {"producer-1", -1795407095, 0},
+            {"producer-999", 1224915650, 2},
+            {"p-12345", 1877954649, 0},
         };
         static const unsigned char high[] = {0xff, 0x80, 0x7f, 0x00, 0xc3};
         size_t i;
@@ -85,14 +84,15 @@ static void test_murmur2_matches_librdkafka(void **state)
                 int32_t cnt = 1 + i % 97;
 
                 for (j = 0; j < len; j++) {
-                        x = x * 6364136223846793005ull + 1442695040888963407ull;
+                        x = x * 6364136223846793005ull +
+                            1442695040888963407ull;
                         key[j] = (unsigned char)(x >> 56);
                 }
                 /* librdkafka's murmur2 partitioner never looks at rkt. */
                 assert_int_equal(producer_partition(key, len, cnt),
                                  rd_kafka_msg_partitioner_murmur2(
-                                         NULL, len ? key : (void *)"", len,
-                                         cnt, NULL, NULL));
+                                     NULL, len ? key : (void *)"", len, cnt,
+                                     NULL, NULL));
         }
 }
 
@@ -108,31 +108,31 @@ static void test_kconf_parse_numbers(void **state)
                 int rc;
                 int64_t want;
         } i64[] = {
-                {"0", 0, 10, 0, 0},
-                {"10", 0, 10, 0, 10},
-                {"11", 0, 10, -1, 0},
-                {"-1", -1, 10, 0, -1},
-                {"-1", 0, 10, -1, 0},
-                {"", 0, 10, -1, 0},
-                {" 1", 0, 10, -1, 0},
-                {"1 ", 0, 10, -1, 0},
-                {"+1", 0, 10, -1, 0},
-                {"1x", 0, 10, -1, 0},
-                {"0x10", 0, 100, -1, 0},
-                {"-", INT64_MIN, 0, -1, 0},
-                {"9223372036854775807", 0, INT64_MAX, 0, INT64_MAX},
-                {"9223372036854775808", 0, INT64_MAX, -1, 0},
+            {"0", 0, 10, 0, 0},
+            {"10", 0, 10, 0, 10},
+            {"11", 0, 10, -1, 0},
+            {"-1", -1, 10, 0, -1},
+            {"-1", 0, 10, -1, 0},
+            {"", 0, 10, -1, 0},
+            {" 1", 0, 10, -1, 0},
+            {"1 ", 0, 10, -1, 0},
+            {"+1", 0, 10, -1, 0},
+            {"1x", 0, 10, -1, 0},
+            {"0x10", 0, 100, -1, 0},
+            {"-", INT64_MIN, 0, -1, 0},
+            {"9223372036854775807", 0, INT64_MAX, 0, INT64_MAX},
+            {"9223372036854775808", 0, INT64_MAX, -1, 0},
         };
         static const struct {
                 const char *s;
                 int rc;
                 double want;
         } dbl[] = {
-                {"0", 0, 0},     {"1", 0, 1},       {"0.25", 0, 0.25},
-                {".5", 0, 0.5},  {"1e-1", 0, 0.1},  {"1.5", -1, 0},
-                {"-0.1", -1, 0}, {"nan", -1, 0},    {"inf", -1, 0},
-                {"0x1p-1", -1, 0}, {" 0.5", -1, 0}, {"0.5 ", -1, 0},
-                {"", -1, 0},     {"1e-400", -1, 0},
+            {"0", 0, 0},       {"1", 0, 1},       {"0.25", 0, 0.25},
+            {".5", 0, 0.5},    {"1e-1", 0, 0.1},  {"1.5", -1, 0},
+            {"-0.1", -1, 0},   {"nan", -1, 0},    {"inf", -1, 0},
+            {"0x1p-1", -1, 0}, {" 0.5", -1, 0},   {"0.5 ", -1, 0},
+            {"", -1, 0},       {"1e-400", -1, 0},
         };
         uint64_t u;
         double d;
@@ -154,13 +154,13 @@ static void test_kconf_parse_numbers(void **state)
                 if (dbl[i].rc == 0)
                         assert_true(d == dbl[i].want);
         }
-        assert_int_equal(kconf_parse_u64("18446744073709551615", 0,
-                                         UINT64_MAX, &u),
+        assert_int_equal(kconf_parse_u64("18446744073709551615", 0, UINT64_MAX,
+                                         &u),
                          0);
         assert_true(u == UINT64_MAX);
         assert_int_equal(kconf_parse_u64("-1", 0, UINT64_MAX, &u), -1);
-        assert_int_equal(kconf_parse_u64("18446744073709551616", 0,
-                                         UINT64_MAX, &u),
+        assert_int_equal(kconf_parse_u64("18446744073709551616", 0, UINT64_MAX,
+                                         &u),
                          -1);
 }
 
@@ -182,21 +182,21 @@ static void test_kconf_set(void **state)
                 int rc;
                 const char *err; /* a part of errstr on failure */
         } cases[] = {
-                {"linger.ms=7", 0, NULL},
-                /* The value is everything after the first '='. */
-                {"client.id=a=b", 0, NULL},
-                /* Secrets come from files, not from a command line. */
-                {"sasl.password=hunter2", -1, "from files only"},
-                {"ssl.key.password=x", -1, "from files only"},
-                {"security.protocol=sasl_ssl", 0, NULL},
-                /* A topic-level property goes to the default topic conf. */
-                {"message.timeout.ms=1234", 0, NULL},
-                {"linger.ms", -1, "expected key=value"},
-                {"=1", -1, "empty property name"},
-                {"no.such.thing=1", -1, "no.such.thing"},
-                /* librdkafka names the canonical property, not the
+            {"linger.ms=7", 0, NULL},
+            /* The value is everything after the first '='. */
+            {"client.id=a=b", 0, NULL},
+            /* Secrets come from files, not from a command line. */
+            {"sasl.password=hunter2", -1, "from files only"},
+            {"ssl.key.password=x", -1, "from files only"},
+            {"security.protocol=sasl_ssl", 0, NULL},
+            /* A topic-level property goes to the default topic conf. */
+            {"message.timeout.ms=1234", 0, NULL},
+            {"linger.ms", -1, "expected key=value"},
+            {"=1", -1, "empty property name"},
+            {"no.such.thing=1", -1, "no.such.thing"},
+            /* librdkafka names the canonical property, not the
                  * alias linger.ms. */
-                {"linger.ms=soon", -1, "Invalid value"},
+            {"linger.ms=soon", -1, "Invalid value"},
         };
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         char errstr[256];
@@ -241,12 +241,12 @@ static void test_kconf_file_load(void **state)
                 int rc;
                 const char *err; /* after "PATH" */
         } cases[] = {
-                {"# comment\n\n  linger.ms = 9 \r\n\tacks=all\n", 0, NULL},
-                {"linger.ms=9", 0, NULL}, /* no final newline */
-                {"", 0, NULL},
-                {"linger.ms=9\n\nbogus line\n", -1, ":3: expected key=value"},
-                {"# x\nno.such.thing=1\n", -1, ":2: "},
-                {"linger.ms=9\n = 4\n", -1, ":2: empty property name"},
+            {"# comment\n\n  linger.ms = 9 \r\n\tacks=all\n", 0, NULL},
+            {"linger.ms=9", 0, NULL}, /* no final newline */
+            {"", 0, NULL},
+            {"linger.ms=9\n\nbogus line\n", -1, ":3: expected key=value"},
+            {"# x\nno.such.thing=1\n", -1, ":2: "},
+            {"linger.ms=9\n = 4\n", -1, ":2: empty property name"},
         };
         char errstr[512];
         size_t i;
@@ -296,90 +296,112 @@ static void test_args(void **state)
                 int status;
                 const char *argv[14];
         } cases[] = {
-                {0, {"--help"}},
-                {2, {"-b", "127.0.0.1:1", "--producer", "p"}}, /* no -t */
-                {2, {"-b", "127.0.0.1:1", "-t", "t"}}, /* no --producer */
-                /* --producer defaults to the transactional id. */
-                {2, {"-b", "x", "-t", "t", "--transactional-id", "tx",
-                     "--state", "/tmp/s"}},
-                {2, {"-t", "t", "--producer", "p"}},   /* no brokers */
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-n", "-1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-n", "1k"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--size", "-1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--rate", "x"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--inject-gaps", "1.5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--inject-duplicates", "-0.1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--epoch",
-                     "2147483648"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--epoch",
-                     "2147483647", "--zombie"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--epoch", "1",
-                     "--state", "/tmp/s"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--abort-every", "2"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--txn-size", "5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--transactional-id", "x", "--abort-every", "1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--transactional-id", "x", "--epoch", "3"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--bogus"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-Z"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "extra"}},
-                {2, {"-b", "x", "-t", "t", "--producer"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-X",
-                     "no.such.property=1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-X", "acks"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-X",
-                     "transactional.id=x"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-F",
-                     "/nonexistent.properties"}},
-                /* librdkafka refuses acks=1 with idempotence at creation. */
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-q", "-X",
-                     "acks=1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from",
-                     "uuid"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from",
-                     ""}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from",
-                     "Key"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--msgid-header", ""}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--msgid-header", "eos.seq"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from",
-                     "none", "--msgid-header", "ce_id"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--msgid-header", "ce_id", "--msgid-from", "none"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "-1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "1k"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", " 5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", ""}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "9223372036854775808"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-replay", "5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "0", "--restart-replay", "5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "10", "--restart-replay", "-1"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "10", "--restart-replay",
-                     "1000001"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "10", "--restart-replay", "1.5"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every", "10", "--zombie"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p", "-n", "3",
-                     "--restart-every", "1", "--epoch", "2147483647"}},
-                {2, {"-b", "x", "-t", "t", "--producer", "p",
-                     "--restart-every"}},
+            {0, {"--help"}},
+            {2, {"-b", "127.0.0.1:1", "--producer", "p"}}, /* no -t */
+            {2, {"-b", "127.0.0.1:1", "-t", "t"}},         /* no --producer */
+            /* --producer defaults to the transactional id. */
+            {2,
+             {"-b", "x", "-t", "t", "--transactional-id", "tx", "--state",
+              "/tmp/s"}},
+            {2, {"-t", "t", "--producer", "p"}}, /* no brokers */
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "-n", "-1"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "-n", "1k"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--size", "-1"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--rate", "x"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--inject-gaps",
+              "1.5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--inject-duplicates",
+              "-0.1"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--epoch",
+              "2147483648"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--epoch", "2147483647",
+              "--zombie"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--epoch", "1",
+              "--state", "/tmp/s"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--abort-every", "2"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--txn-size", "5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--transactional-id",
+              "x", "--abort-every", "1"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--transactional-id",
+              "x", "--epoch", "3"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--bogus"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "-Z"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "extra"}},
+            {2, {"-b", "x", "-t", "t", "--producer"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "-X",
+              "no.such.property=1"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "-X", "acks"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "-X",
+              "transactional.id=x"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "-F",
+              "/nonexistent.properties"}},
+            /* librdkafka refuses acks=1 with idempotence at creation. */
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "-q", "-X", "acks=1"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from",
+              "uuid"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from", ""}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from", "Key"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-header", ""}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-header",
+              "eos.seq"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-from", "none",
+              "--msgid-header", "ce_id"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--msgid-header",
+              "ce_id", "--msgid-from", "none"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every",
+              "-1"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every",
+              "1k"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every",
+              " 5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", ""}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every",
+              "9223372036854775808"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-replay",
+              "5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", "0",
+              "--restart-replay", "5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", "10",
+              "--restart-replay", "-1"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", "10",
+              "--restart-replay", "1000001"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", "10",
+              "--restart-replay", "1.5"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "--restart-every", "10",
+              "--zombie"}},
+            {2,
+             {"-b", "x", "-t", "t", "--producer", "p", "-n", "3",
+              "--restart-every", "1", "--epoch", "2147483647"}},
+            {2, {"-b", "x", "-t", "t", "--producer", "p", "--restart-every"}},
         };
         size_t i;
 
@@ -406,7 +428,8 @@ static void test_args(void **state)
                         fputc('\n', stderr);
                         continue;
                 }
-                assert_int_equal(cmd_produce(argc, argv, &run), cases[i].status);
+                assert_int_equal(cmd_produce(argc, argv, &run),
+                                 cases[i].status);
         }
 }
 
@@ -457,44 +480,43 @@ static void test_opts_check_msgid_restart(void **state)
                 int zombie;
                 const char *err; /* NULL: accepted */
         } cases[] = {
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 0, 10, -1, 0,
-                 NULL},
-                {PRODUCER_MSGID_KEY, 0, "ce_id", 1000, 0, 10, -1, 0, NULL},
-                {PRODUCER_MSGID_KEY, 255, NULL, 1000, 0, 10, -1, 0, NULL},
-                {PRODUCER_MSGID_KEY, 256, NULL, 1000, 0, 10, -1, 0,
-                 "longer than 255"},
-                {PRODUCER_MSGID_INDEX, 0, "", 1000, 0, 10, -1, 0, "empty"},
-                {PRODUCER_MSGID_INDEX, 0, NULL, 1000, 0, 10, -1, 0, "empty"},
-                /* Unused without an id. */
-                {PRODUCER_MSGID_NONE, 0, NULL, 1000, 0, 10, -1, 0, NULL},
-                {PRODUCER_MSGID_KEY, 0, "eos.seq", 1000, 0, 10, -1, 0,
-                 "stamps itself"},
-                {PRODUCER_MSGID_INDEX, 0, "eos.epoch", 1000, 0, 10, -1, 0,
-                 "stamps itself"},
-                {PRODUCER_MSGID_KEY, 0, "eos.producer", 1000, 0, 10, -1, 0,
-                 "stamps itself"},
-                {PRODUCER_MSGID_KEY, 0, "eos.pid", 1000, 0, 10, -1, 0,
-                 "stamps itself"},
-                {(enum producer_msgid)7, 0, "eos.msgid", 1000, 0, 10, -1, 0,
-                 "key, index or none"},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 1, 0, -1, 0, NULL},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 1, 1000000, -1, 0,
-                 NULL},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, -1, 10, -1, 0,
-                 "--restart-every"},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, -1, -1, 0,
-                 "--restart-replay"},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, 1000001, -1, 0,
-                 "--restart-replay"},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, 10, -1, 1,
-                 "--zombie"},
-                /* 2 sessions from epoch 2147483646 fit, 3 do not. */
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 20, 10, 10,
-                 2147483646, 0, NULL},
-                {PRODUCER_MSGID_KEY, 0, "eos.msgid", 21, 10, 10,
-                 2147483646, 0, "past 2147483647"},
-                {PRODUCER_MSGID_INDEX, 0, "eos.msgid", INT64_MAX, 1, 10, 5,
-                 0, "past 2147483647"},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 0, 10, -1, 0, NULL},
+            {PRODUCER_MSGID_KEY, 0, "ce_id", 1000, 0, 10, -1, 0, NULL},
+            {PRODUCER_MSGID_KEY, 255, NULL, 1000, 0, 10, -1, 0, NULL},
+            {PRODUCER_MSGID_KEY, 256, NULL, 1000, 0, 10, -1, 0,
+             "longer than 255"},
+            {PRODUCER_MSGID_INDEX, 0, "", 1000, 0, 10, -1, 0, "empty"},
+            {PRODUCER_MSGID_INDEX, 0, NULL, 1000, 0, 10, -1, 0, "empty"},
+            /* Unused without an id. */
+            {PRODUCER_MSGID_NONE, 0, NULL, 1000, 0, 10, -1, 0, NULL},
+            {PRODUCER_MSGID_KEY, 0, "eos.seq", 1000, 0, 10, -1, 0,
+             "stamps itself"},
+            {PRODUCER_MSGID_INDEX, 0, "eos.epoch", 1000, 0, 10, -1, 0,
+             "stamps itself"},
+            {PRODUCER_MSGID_KEY, 0, "eos.producer", 1000, 0, 10, -1, 0,
+             "stamps itself"},
+            {PRODUCER_MSGID_KEY, 0, "eos.pid", 1000, 0, 10, -1, 0,
+             "stamps itself"},
+            {(enum producer_msgid)7, 0, "eos.msgid", 1000, 0, 10, -1, 0,
+             "key, index or none"},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 1, 0, -1, 0, NULL},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 1, 1000000, -1, 0,
+             NULL},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, -1, 10, -1, 0,
+             "--restart-every"},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, -1, -1, 0,
+             "--restart-replay"},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, 1000001, -1, 0,
+             "--restart-replay"},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 1000, 5, 10, -1, 1,
+             "--zombie"},
+            /* 2 sessions from epoch 2147483646 fit, 3 do not. */
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 20, 10, 10, 2147483646, 0,
+             NULL},
+            {PRODUCER_MSGID_KEY, 0, "eos.msgid", 21, 10, 10, 2147483646, 0,
+             "past 2147483647"},
+            {PRODUCER_MSGID_INDEX, 0, "eos.msgid", INT64_MAX, 1, 10, 5, 0,
+             "past 2147483647"},
         };
         char header[300];
         size_t i;
@@ -571,18 +593,15 @@ static void test_result_format(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_murmur2_java_vectors),
-                T(test_murmur2_matches_librdkafka),
-                T(test_kconf_parse_numbers),
-                T(test_kconf_set),
-                T(test_kconf_file_load),
-                T(test_args),
-                T(test_opts_check_name),
-                T(test_opts_check_msgid_restart),
-                T(test_result_format),
+            T(test_murmur2_java_vectors), T(test_murmur2_matches_librdkafka),
+            T(test_kconf_parse_numbers),  T(test_kconf_set),
+            T(test_kconf_file_load),      T(test_args),
+            T(test_opts_check_name),      T(test_opts_check_msgid_restart),
+            T(test_result_format),
         };
 
-        int failed = cmocka_run_group_tests_name("producer", tests, NULL, NULL);
+        int failed = cmocka_run_group_tests_name("producer", tests, NULL,
+                                                 NULL);
 
         return failed ? 1 : 0;
 }

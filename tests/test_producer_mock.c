@@ -19,8 +19,8 @@ static void test_mock_idempotent(void **state)
         mock_opts(&o, mock_topic());
         o.count = 20000;
         assert_int_equal(producer_run(&o, &res, errstr, sizeof(errstr)), 0);
-        fprintf(stderr, "mock: %" PRIu64 " records of 100 bytes in %" PRId64
-                        " ms\n",
+        fprintf(stderr,
+                "mock: %" PRIu64 " records of 100 bytes in %" PRId64 " ms\n",
                 res.delivered, res.elapsed_ms);
         assert_int_equal(res.delivered, 20000);
         assert_int_equal(res.records, 20000);
@@ -48,10 +48,10 @@ static void test_mock_injections(void **state)
                 uint64_t seed;
                 int64_t count;
         } cases[] = {
-                {0.05, 0.05, 42, 3000},
-                {0.5, 0, 7, 500},
-                {0, 0.5, 7, 500},
-                {1, 1, 3, 50}, /* every record: gap before, copy after */
+            {0.05, 0.05, 42, 3000},
+            {0.5, 0, 7, 500},
+            {0, 0.5, 7, 500},
+            {1, 1, 3, 50}, /* every record: gap before, copy after */
         };
         size_t i;
 
@@ -141,10 +141,10 @@ static void test_mock_state_file(void **state)
                 int32_t epoch; /* of the live session */
                 const char *after;
         } runs[] = {
-                {0, 0, "0\n"},
-                {0, 1, "1\n"},
-                {1, 3, "3\n"}, /* the zombie takes 2, the live one 3 */
-                {0, 4, "4\n"},
+            {0, 0, "0\n"},
+            {0, 1, "1\n"},
+            {1, 3, "3\n"}, /* the zombie takes 2, the live one 3 */
+            {0, 4, "4\n"},
         };
         char path[] = "/tmp/test_producer_state.XXXXXX";
         char errstr[512];
@@ -221,8 +221,7 @@ static void test_mock_transactional(void **state)
         assert_int_equal(res.aborted_transactions, 4);
         assert_true(res.aborted >= 200);
         assert_int_equal(res.records, 500);
-        assert_int_equal(res.delivered,
-                         res.records + res.duplicates_injected);
+        assert_int_equal(res.delivered, res.records + res.duplicates_injected);
 
         mock_read(o.topic, &rb);
         for (i = 0; i < rb.cnt; i++) {
@@ -362,15 +361,15 @@ static void test_mock_implicit_ack(void **state)
          * the next requests are in flight by then, and written. */
         for (b = 1; b <= 3; b++)
                 assert_int_equal(
-                        rd_kafka_mock_broker_push_request_error_rtts(
-                                mock, b, 0 /* Produce */, 1,
-                                RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                300),
-                        RD_KAFKA_RESP_ERR_NO_ERROR);
+                    rd_kafka_mock_broker_push_request_error_rtts(
+                        mock, b, 0 /* Produce */, 1,
+                        RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, 300),
+                    RD_KAFKA_RESP_ERR_NO_ERROR);
         assert_int_equal(producer_run(&o, &res, errstr, sizeof(errstr)), 0);
         mock_read(o.topic, &rb);
-        fprintf(stderr, "implicit ack: delivered %" PRIu64 ", unconfirmed %"
-                        PRIu64 ", in the log %zu\n",
+        fprintf(stderr,
+                "implicit ack: delivered %" PRIu64 ", unconfirmed %" PRIu64
+                ", in the log %zu\n",
                 res.delivered, res.unconfirmed, rb.cnt);
         /* Every record reported delivered is in the log; the others are
          * unconfirmed (here none is: the refused batch was never sent
@@ -385,15 +384,15 @@ static void test_mock_implicit_ack(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_mock_idempotent),
-                T(test_mock_injections),
-                T(test_mock_zombie_idempotent),
-                T(test_mock_state_file),
-                T(test_mock_transactional),
-                T(test_mock_zombie_transactional),
-                T(test_mock_stop),
-                T(test_mock_rate),
-                T(test_mock_implicit_ack),
+            T(test_mock_idempotent),
+            T(test_mock_injections),
+            T(test_mock_zombie_idempotent),
+            T(test_mock_state_file),
+            T(test_mock_transactional),
+            T(test_mock_zombie_transactional),
+            T(test_mock_stop),
+            T(test_mock_rate),
+            T(test_mock_implicit_ack),
         };
 
         int failed = cmocka_run_group_tests_name("producer against the mock "

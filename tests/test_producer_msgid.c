@@ -21,8 +21,8 @@ struct idaudit {
         uint64_t redelivered; /* copies in a higher epoch than the
                                  previous copy: cross-session repeats */
         size_t epoch_cnt;
-        int64_t epochs[IDAUDIT_EPOCHS];       /* ascending */
-        uint64_t replays[IDAUDIT_EPOCHS];     /* redelivered per epoch */
+        int64_t epochs[IDAUDIT_EPOCHS];   /* ascending */
+        uint64_t replays[IDAUDIT_EPOCHS]; /* redelivered per epoch */
 };
 
 /* One (partition, epoch) stream of seqs. */
@@ -109,8 +109,8 @@ static void idaudit(const struct readback *rb, int64_t count,
                             streams[j].epoch == r->epoch)
                                 st = &streams[j];
                 if (!st) {
-                        assert_true(stream_cnt < sizeof(streams) /
-                                                         sizeof(streams[0]));
+                        assert_true(stream_cnt <
+                                    sizeof(streams) / sizeof(streams[0]));
                         st = &streams[stream_cnt++];
                         memset(st, 0, sizeof(*st));
                         st->partition = r->partition;
@@ -149,9 +149,9 @@ static void idaudit(const struct readback *rb, int64_t count,
 static void test_mock_msgid_from(void **state)
 {
         static const enum producer_msgid cases[] = {
-                PRODUCER_MSGID_KEY,
-                PRODUCER_MSGID_INDEX,
-                PRODUCER_MSGID_NONE,
+            PRODUCER_MSGID_KEY,
+            PRODUCER_MSGID_INDEX,
+            PRODUCER_MSGID_NONE,
         };
         size_t i;
 
@@ -192,9 +192,9 @@ static void test_mock_msgid_header(void **state)
                 enum producer_msgid from;
                 const char *header;
         } cases[] = {
-                {PRODUCER_MSGID_KEY, "ce_id"},
-                {PRODUCER_MSGID_INDEX, "x-request-id"},
-                {PRODUCER_MSGID_KEY, "eos.msgid"},
+            {PRODUCER_MSGID_KEY, "ce_id"},
+            {PRODUCER_MSGID_INDEX, "x-request-id"},
+            {PRODUCER_MSGID_KEY, "eos.msgid"},
         };
         size_t i;
 
@@ -270,31 +270,30 @@ static void test_mock_restart(void **state)
         static const struct {
                 const char *txid; /* NULL: idempotent */
                 int64_t count, every, replay;
-                int64_t epoch;    /* --epoch, -1 none */
-                int state;        /* --state (a fresh file) */
+                int64_t epoch; /* --epoch, -1 none */
+                int state;     /* --state (a fresh file) */
                 double dup;
                 int64_t txn_size, abort_every;
                 enum producer_msgid from;
         } cases[] = {
-                /* 3 restarts, 10 replayed after each. */
-                {NULL, 100, 30, 10, -1, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
-                /* Replays reach back past the last restart; duplicates
+            /* 3 restarts, 10 replayed after each. */
+            {NULL, 100, 30, 10, -1, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
+            /* Replays reach back past the last restart; duplicates
                  * (same session) stay apart from replays. */
-                {NULL, 50, 7, 20, -1, 0, 0.2, 0, 0, PRODUCER_MSGID_INDEX},
-                /* New sessions only; --epoch 5 goes up by one. */
-                {NULL, 40, 10, 0, 5, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
-                /* Never more replays than records delivered; --state
+            {NULL, 50, 7, 20, -1, 0, 0.2, 0, 0, PRODUCER_MSGID_INDEX},
+            /* New sessions only; --epoch 5 goes up by one. */
+            {NULL, 40, 10, 0, 5, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
+            /* Never more replays than records delivered; --state
                  * takes an epoch per session. */
-                {NULL, 30, 10, 1000, -1, 1, 0, 0, 0, PRODUCER_MSGID_KEY},
-                /* -n a multiple of N: no restart after the last record. */
-                {NULL, 20, 10, 5, -1, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
-                /* Transactional: the last transaction commits first. */
-                {"tx-restart-1", 120, 50, 15, -1, 0, 0, 20, 0,
-                 PRODUCER_MSGID_KEY},
-                /* Aborted transactions with replays in them replay them
+            {NULL, 30, 10, 1000, -1, 1, 0, 0, 0, PRODUCER_MSGID_KEY},
+            /* -n a multiple of N: no restart after the last record. */
+            {NULL, 20, 10, 5, -1, 0, 0, 0, 0, PRODUCER_MSGID_KEY},
+            /* Transactional: the last transaction commits first. */
+            {"tx-restart-1", 120, 50, 15, -1, 0, 0, 20, 0, PRODUCER_MSGID_KEY},
+            /* Aborted transactions with replays in them replay them
                  * again in their retry. */
-                {"tx-restart-2", 100, 40, 30, -1, 0, 0, 15, 2,
-                 PRODUCER_MSGID_INDEX},
+            {"tx-restart-2", 100, 40, 30, -1, 0, 0, 15, 2,
+             PRODUCER_MSGID_INDEX},
         };
         size_t i;
 
@@ -336,15 +335,14 @@ static void test_mock_restart(void **state)
                                               sizeof(errstr)),
                                  0);
                 for (k = 1; k <= restarts; k++)
-                        want += replays_at(cases[i].every, cases[i].replay,
-                                           k);
+                        want += replays_at(cases[i].every, cases[i].replay, k);
                 assert_int_equal(res.failed, 0);
                 assert_int_equal(res.records, (uint64_t)cases[i].count);
                 assert_int_equal(res.restarts, restarts);
                 assert_int_equal(res.redelivered_injected, want);
-                assert_int_equal(res.delivered,
-                                 res.records + res.duplicates_injected +
-                                         res.redelivered_injected);
+                assert_int_equal(res.delivered, res.records +
+                                                    res.duplicates_injected +
+                                                    res.redelivered_injected);
                 if (cases[i].dup > 0)
                         assert_true(res.duplicates_injected > 0);
 
@@ -424,8 +422,7 @@ static void test_mock_restart_lost(void **state)
         for (n = 0; n < o.count; n++) {
                 int len = snprintf(key, sizeof(key), "tp-%" PRId64, n);
 
-                if (producer_partition(key, (size_t)len, MOCK_PARTITIONS) ==
-                    2)
+                if (producer_partition(key, (size_t)len, MOCK_PARTITIONS) == 2)
                         lost++;
                 else if (n < 20) /* replayed at the restart after 10, 20 */
                         want++;
@@ -452,10 +449,10 @@ static void test_mock_restart_lost(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                T(test_mock_msgid_from),
-                T(test_mock_msgid_header),
-                T(test_mock_restart),
-                T(test_mock_restart_lost),
+            T(test_mock_msgid_from),
+            T(test_mock_msgid_header),
+            T(test_mock_restart),
+            T(test_mock_restart_lost),
         };
 
         int failed = cmocka_run_group_tests_name("producer against the mock "

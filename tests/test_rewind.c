@@ -41,51 +41,106 @@ struct rw_case {
         uint64_t records, duplicate, out_of_order, gap, missing;
 };
 
-#define R(p, e, s, o) {p, e, s, o, DEDUP_V_OK}
-#define A(p, e, s, o, v) {p, e, s, o, DEDUP_V_##v}
+#define R(p, e, s, o)                                                         \
+        {                                                                     \
+                p, e, s, o, DEDUP_V_OK                                        \
+        }
+#define A(p, e, s, o, v)                                                      \
+        {                                                                     \
+                p, e, s, o, DEDUP_V_##v                                       \
+        }
 
 static const struct rw_case cases[] = {
     {"the tail re-sent lands again: no duplicate, no out_of_order",
      {R("p", 0, 0, 0), R("p", 0, 1, 1), R("p", 0, 2, 2), R("p", 0, 3, 3),
       R("p", 0, 4, 4)},
-     3, {{"p", 1, 0, 3, 2, 2}}, 1,
+     3,
+     {{"p", 1, 0, 3, 2, 2}},
+     1,
      {A("p", 0, 3, 3, OK), A("p", 0, 4, 4, OK), A("p", 0, 5, 5, OK)},
-     1, 6, 0, 0, 0, 0},
+     1,
+     6,
+     0,
+     0,
+     0,
+     0},
     {"the tail never comes back: the next seq opens a gap, missing",
      {R("p", 0, 0, 0), R("p", 0, 1, 1), R("p", 0, 2, 2), R("p", 0, 3, 3),
       R("p", 0, 4, 4)},
-     3, {{"p", 1, 0, 3, 2, 2}}, 1,
+     3,
+     {{"p", 1, 0, 3, 2, 2}},
+     1,
      {A("p", 0, 5, 3, GAP_OPENED), A("p", 0, 6, 4, OK)},
-     1, 5, 0, 0, 1, 2},
+     1,
+     5,
+     0,
+     0,
+     1,
+     2},
     {"without a rewind the same new log reads as duplicates",
      {R("p", 0, 0, 0), R("p", 0, 1, 1), R("p", 0, 2, 2), R("p", 0, 3, 3),
       R("p", 0, 4, 4)},
-     3, {{NULL, 0, 0, 0, 0, 0}}, 0,
+     3,
+     {{NULL, 0, 0, 0, 0, 0}},
+     0,
      {A("p", 0, 3, 3, DUPLICATE), A("p", 0, 4, 4, DUPLICATE),
       A("p", 0, 5, 5, OK)},
-     1, 8, 2, 0, 0, 0},
+     1,
+     8,
+     2,
+     0,
+     0,
+     0},
     {"two producers interleaved, one of them untouched",
      {R("a", 0, 0, 0), R("b", 0, 0, 1), R("a", 0, 1, 2), R("b", 0, 1, 3),
       R("a", 0, 2, 4), R("a", 0, 3, 5)},
-     3, {{"a", 1, 0, 2, 1, 2}, {"b", 1, 0, 1, 0, 1}}, 2,
+     3,
+     {{"a", 1, 0, 2, 1, 2}, {"b", 1, 0, 1, 0, 1}},
+     2,
      {A("b", 0, 1, 3, OK), A("a", 0, 3, 4, GAP_OPENED), A("b", 0, 2, 5, OK)},
-     1, 6, 0, 0, 1, 1},
+     1,
+     6,
+     0,
+     0,
+     1,
+     1},
     {"a new session in the truncated tail goes back to the old epoch",
      {R("p", 0, 0, 0), R("p", 0, 1, 1), R("p", 1, 0, 2), R("p", 1, 1, 3)},
-     1, {{"p", 1, 0, 1, 0, 3}}, 1,
+     1,
+     {{"p", 1, 0, 1, 0, 3}},
+     1,
      {A("p", 0, 1, 1, OK), A("p", 1, 0, 2, OK), A("p", 1, 1, 3, OK)},
-     1, 4, 0, 0, 0, 0},
+     1,
+     4,
+     0,
+     0,
+     0,
+     0},
     {"a gap opened inside the truncated tail is dropped with it",
      {R("p", 0, 0, 0), R("p", 0, 1, 1), R("p", 0, 5, 2), R("p", 0, 6, 3)},
-     2, {{"p", 1, 0, 5, 1, 2}}, 1,
+     2,
+     {{"p", 1, 0, 5, 1, 2}},
+     1,
      {A("p", 0, 2, 2, OK), A("p", 0, 3, 3, OK), A("p", 0, 4, 4, OK),
       A("p", 0, 5, 5, OK), A("p", 0, 6, 6, OK)},
-     1, 7, 0, 0, 0, 0},
+     1,
+     7,
+     0,
+     0,
+     0,
+     0},
     {"a producer first seen in the tail: its seqs come back as holes",
      {R("a", 0, 0, 0), R("a", 0, 1, 1), R("n", 0, 7, 2), R("n", 0, 8, 3)},
-     2, {{"n", 1, 0, 7, 6, 2}}, 1,
+     2,
+     {{"n", 1, 0, 7, 6, 2}},
+     1,
      {A("n", 0, 9, 2, GAP_OPENED)},
-     1, 3, 0, 0, 1, 2},
+     1,
+     3,
+     0,
+     0,
+     1,
+     2},
 };
 
 static void feed(struct dedup_tracker *tr, const struct rec *r, int check,
@@ -105,8 +160,9 @@ static void feed(struct dedup_tracker *tr, const struct rec *r, int check,
                 dedup_hdrs_feed(&h, "eos.seq", 7, s, strlen(s));
                 v = dedup_tracker_observe(tr, 0, r->offset, &h);
                 if (check && v != r->want) {
-                        fprintf(stderr, "%s: %s %d/%lld at %lld: verdict %d, "
-                                        "want %d\n",
+                        fprintf(stderr,
+                                "%s: %s %d/%lld at %lld: verdict %d, "
+                                "want %d\n",
                                 what, r->producer, (int)r->epoch,
                                 (long long)r->seq, (long long)r->offset,
                                 (int)v, (int)r->want);
@@ -189,8 +245,9 @@ static void rewind_cases(int handover)
                 if (c->confirm)
                         dedup_tracker_confirm_all(tr);
                 k = dedup_tracker_part_counts(tr, 0);
-                fprintf(stderr, "# %s%s: records %llu dup %llu ooo %llu "
-                                "gap %llu missing %llu\n",
+                fprintf(stderr,
+                        "# %s%s: records %llu dup %llu ooo %llu "
+                        "gap %llu missing %llu\n",
                         c->what, handover ? " (handed over)" : "",
                         (unsigned long long)k->records,
                         (unsigned long long)k->anomalies[DEDUP_KIND_DUPLICATE],

@@ -226,8 +226,8 @@ static void test_view_copy(void **state)
         g->nmembers = 2;
         g->members[0].member_id = strdup("m-0");
         good_blob(&x, &end);
-        assert_int_equal(status_assignment_parse(x.b, x.n, &g->members[0],
-                                                 err, sizeof(err)),
+        assert_int_equal(status_assignment_parse(x.b, x.n, &g->members[0], err,
+                                                 sizeof(err)),
                          0);
         g->members[1].member_id = strdup("m-1");
         g->members[1].self = 1;

@@ -75,15 +75,42 @@ struct topic_case {
 #define DUP DEDUP_V_DUPLICATE
 #define FEN DEDUP_V_FENCED
 
-#define R(part, epoch, seq, ts, want) {REC, part, "p", epoch, seq, ts, want, 0, 0, 0, 0}
-#define RN(part, prod, epoch, seq, ts, want) {REC, part, prod, epoch, seq, ts, want, 0, 0, 0, 0}
-#define PR(part, seq, ts, want) {PREC, part, "q", 0, seq, ts, want, 0, 0, 0, 0}
-#define AT(part) {ATEND, part, NULL, 0, 0, 0, OK, 0, 0, 0, 0}
-#define OP(op) {op, 0, NULL, 0, 0, 0, OK, 0, 0, 0, 0}
-#define ADV(ts) {ADVANCE, 0, NULL, 0, 0, ts, OK, 0, 0, 0, 0}
-#define HOLE_(part) {HOLE, part, NULL, 0, 0, 0, OK, 0, 0, 0, 0}
-#define CHK(m, d, o, f) {CHECK, 0, NULL, 0, 0, 0, OK, m, d, o, f}
-#define EV(kind, part, lo, hi, count, fp, fo) {1, kind, part, lo, hi, count, fp, fo}
+#define R(part, epoch, seq, ts, want)                                         \
+        {                                                                     \
+                REC, part, "p", epoch, seq, ts, want, 0, 0, 0, 0              \
+        }
+#define RN(part, prod, epoch, seq, ts, want)                                  \
+        {                                                                     \
+                REC, part, prod, epoch, seq, ts, want, 0, 0, 0, 0             \
+        }
+#define PR(part, seq, ts, want)                                               \
+        {                                                                     \
+                PREC, part, "q", 0, seq, ts, want, 0, 0, 0, 0                 \
+        }
+#define AT(part)                                                              \
+        {                                                                     \
+                ATEND, part, NULL, 0, 0, 0, OK, 0, 0, 0, 0                    \
+        }
+#define OP(op)                                                                \
+        {                                                                     \
+                op, 0, NULL, 0, 0, 0, OK, 0, 0, 0, 0                          \
+        }
+#define ADV(ts)                                                               \
+        {                                                                     \
+                ADVANCE, 0, NULL, 0, 0, ts, OK, 0, 0, 0, 0                    \
+        }
+#define HOLE_(part)                                                           \
+        {                                                                     \
+                HOLE, part, NULL, 0, 0, 0, OK, 0, 0, 0, 0                     \
+        }
+#define CHK(m, d, o, f)                                                       \
+        {                                                                     \
+                CHECK, 0, NULL, 0, 0, 0, OK, m, d, o, f                       \
+        }
+#define EV(kind, part, lo, hi, count, fp, fo)                                 \
+        {                                                                     \
+                1, kind, part, lo, hi, count, fp, fo                          \
+        }
 
 /* What a restart keeps: every stream (deep copies) and every counter. */
 struct saved {
@@ -136,8 +163,9 @@ static struct dedup_tracker *tracker_new(const struct topic_case *c)
         tr = dedup_tracker_new(&conf);
         assert_non_null(tr);
         for (p = 0; p < NPARTS; p++) {
-                assert_int_equal(
-                    dedup_tracker_part_add(tr, p, c->from_log_start), 0);
+                assert_int_equal(dedup_tracker_part_add(tr, p,
+                                                        c->from_log_start),
+                                 0);
                 assert_int_equal(dedup_tracker_part_set_topic(tr, p, 0), 0);
         }
         dedup_tracker_begin(tr, NOW);
@@ -179,14 +207,27 @@ static uint64_t total(struct dedup_tracker *tr, int what)
         uint32_t p;
 
         for (p = 0; p < NPARTS; p++) {
-                const struct dedup_counts *k = dedup_tracker_part_counts(tr, p);
+                const struct dedup_counts *k = dedup_tracker_part_counts(tr,
+                                                                         p);
                 switch (what) {
-                case 0: n += k->missing; break;
-                case 1: n += k->anomalies[DEDUP_KIND_DUPLICATE]; break;
-                case 2: n += k->anomalies[DEDUP_KIND_OUT_OF_ORDER]; break;
-                case 3: n += k->anomalies[DEDUP_KIND_FENCED]; break;
-                case 4: n += k->recovered; break;
-                default: n += k->unknown; break;
+                case 0:
+                        n += k->missing;
+                        break;
+                case 1:
+                        n += k->anomalies[DEDUP_KIND_DUPLICATE];
+                        break;
+                case 2:
+                        n += k->anomalies[DEDUP_KIND_OUT_OF_ORDER];
+                        break;
+                case 3:
+                        n += k->anomalies[DEDUP_KIND_FENCED];
+                        break;
+                case 4:
+                        n += k->recovered;
+                        break;
+                default:
+                        n += k->unknown;
+                        break;
                 }
         }
         return n;
@@ -252,7 +293,8 @@ static void run_case(const struct topic_case *c)
                         continue;
                 case CHECK:
                         if (total(tr, 0) != s->missing ||
-                            total(tr, 1) != s->dups || total(tr, 2) != s->ooo ||
+                            total(tr, 1) != s->dups ||
+                            total(tr, 2) != s->ooo ||
                             total(tr, 3) != s->fenced)
                                 fail_msg("%s: step %zu: missing %llu dups "
                                          "%llu ooo %llu fenced %llu",
@@ -289,8 +331,8 @@ static void run_case(const struct topic_case *c)
         events_note(tr, c, found);
         for (e = 0; e < 2 && c->ev[e].set; e++)
                 if (!found[e])
-                        fail_msg("%s: no %s event [%lld, %lld] x%llu",
-                                 c->what, dedup_kind_name(c->ev[e].kind),
+                        fail_msg("%s: no %s event [%lld, %lld] x%llu", c->what,
+                                 dedup_kind_name(c->ev[e].kind),
                                  (long long)c->ev[e].seq_lo,
                                  (long long)c->ev[e].seq_hi,
                                  (unsigned long long)c->ev[e].count);
@@ -299,26 +341,39 @@ static void run_case(const struct topic_case *c)
 }
 
 static const struct topic_case cases[] = {
-    {"spread over the parts in order: clean", 1, 0,
+    {"spread over the parts in order: clean",
+     1,
+     0,
      {R(0, 0, 0, T0, OK), R(1, 0, 1, T0 + 1, OK), R(2, 0, 2, T0 + 2, OK),
       R(0, 0, 3, T0 + 3, OK), R(2, 0, 4, T0 + 4, OK), OP(CONFIRM),
       CHK(0, 0, 0, 0)},
-     0, 0, {{0}}},
-    {"no per-part order: a lower seq after a higher one is no anomaly", 1, 0,
+     0,
+     0,
+     {{0}}},
+    {"no per-part order: a lower seq after a higher one is no anomaly",
+     1,
+     0,
      {R(0, 0, 2, T0, OK), R(0, 0, 0, T0, OK), R(1, 0, 3, T0, OK),
       R(0, 0, 1, T0, OK), OP(CONFIRM), CHK(0, 0, 0, 0)},
-     0, 0, {{0}}},
-    {"a seq late on a slow part is not missing", 1, 0,
+     0,
+     0,
+     {{0}}},
+    {"a seq late on a slow part is not missing",
+     1,
+     0,
      {R(0, 0, 0, T0, OK), R(0, 0, 2, T0 + 2, OK), R(0, 0, 3, T0 + 3, OK),
       R(0, 0, 5, T0 + 5, OK), AT(0), AT(2),
       /* part 1 holds seqs 1 and 4, not read yet: long past the grace,
        * still nothing is missing */
-      ADV(T0 + 100 * GRACE), OP(TICK), CHK(0, 0, 0, 0),
-      R(1, 0, 1, T0 + 1, OK), OP(TICK), CHK(0, 0, 0, 0),
-      R(1, 0, 4, T0 + 4, OK), AT(1), OP(TICK), OP(CONFIRM),
-      CHK(0, 0, 0, 0)},
-     0, 0, {{0}}},
-    {"a gap is confirmed only when every part is past it", 1, 0,
+      ADV(T0 + 100 * GRACE), OP(TICK), CHK(0, 0, 0, 0), R(1, 0, 1, T0 + 1, OK),
+      OP(TICK), CHK(0, 0, 0, 0), R(1, 0, 4, T0 + 4, OK), AT(1), OP(TICK),
+      OP(CONFIRM), CHK(0, 0, 0, 0)},
+     0,
+     0,
+     {{0}}},
+    {"a gap is confirmed only when every part is past it",
+     1,
+     0,
      {R(0, 0, 0, T0, OK), R(0, 0, 2, T0 + 2, OK), R(1, 0, 3, T0 + 3, OK),
       AT(2), ADV(T0 + 10 * GRACE), OP(TICK), CHK(0, 0, 0, 0),
       /* part 0 at its end: part 1 still holds the time back */
@@ -329,62 +384,97 @@ static const struct topic_case cases[] = {
       /* seq 1 comes after all: recovered, on the part it was counted on
        * (seq 2's: part 0, offset 1) */
       R(2, 0, 1, T0 + 1, OOO), CHK(0, 0, 1, 0), OP(CONFIRM)},
-     1, 0,
+     1,
+     0,
      {EV(DEDUP_KIND_GAP, 0, 1, 1, 1, 0, -2),
       EV(DEDUP_KIND_OUT_OF_ORDER, 2, 1, 1, 1, 0, 1)}},
-    {"the end of a scan confirms what no part showed", 1, 0,
-     {R(0, 0, 0, T0, OK), R(1, 0, 3, T0, OK), OP(CONFIRM),
-      CHK(2, 0, 0, 0)},
-     0, 0, {EV(DEDUP_KIND_GAP, 1, 1, 2, 2, 0, -2)}},
-    {"a duplicate across parts names the first copy", 1, 0,
+    {"the end of a scan confirms what no part showed",
+     1,
+     0,
+     {R(0, 0, 0, T0, OK), R(1, 0, 3, T0, OK), OP(CONFIRM), CHK(2, 0, 0, 0)},
+     0,
+     0,
+     {EV(DEDUP_KIND_GAP, 1, 1, 2, 2, 0, -2)}},
+    {"a duplicate across parts names the first copy",
+     1,
+     0,
      {R(0, 0, 0, T0, OK), R(1, 0, 1, T0, OK), R(0, 0, 2, T0, OK),
-      R(2, 0, 1, T0, DUP), R(2, 0, 2, T0, DUP), CHK(0, 2, 0, 0),
-      OP(CONFIRM)},
-     0, 0,
+      R(2, 0, 1, T0, DUP), R(2, 0, 2, T0, DUP), CHK(0, 2, 0, 0), OP(CONFIRM)},
+     0,
+     0,
      {EV(DEDUP_KIND_DUPLICATE, 2, 1, 1, 1, 1, 0),
       EV(DEDUP_KIND_DUPLICATE, 2, 2, 2, 1, 0, 1)}},
-    {"a duplicate on the same part, after a restart", 1, 0,
-     {R(0, 0, 0, T0, OK), R(1, 0, 1, T0, OK), R(1, 0, 3, T0, OK),
-      OP(RESTART), R(1, 0, 1, T0, DUP), R(2, 0, 2, T0, OK), OP(CONFIRM),
-      CHK(0, 1, 0, 0)},
-     0, 0, {EV(DEDUP_KIND_DUPLICATE, 1, 1, 1, 1, 1, 0)}},
-    {"a restart keeps the holes open and their times", 1, 0,
+    {"a duplicate on the same part, after a restart",
+     1,
+     0,
+     {R(0, 0, 0, T0, OK), R(1, 0, 1, T0, OK), R(1, 0, 3, T0, OK), OP(RESTART),
+      R(1, 0, 1, T0, DUP), R(2, 0, 2, T0, OK), OP(CONFIRM), CHK(0, 1, 0, 0)},
+     0,
+     0,
+     {EV(DEDUP_KIND_DUPLICATE, 1, 1, 1, 1, 1, 0)}},
+    {"a restart keeps the holes open and their times",
+     1,
+     0,
      {R(0, 0, 0, T0, OK), R(0, 0, 2, T0 + 2, OK), AT(0), AT(2),
       ADV(T0 + 10 * GRACE), OP(TICK), OP(RESTART),
       /* the read positions are not kept: part 0 and 2 say again */
       OP(TICK), CHK(0, 0, 0, 0), AT(0), AT(2), R(1, 0, 1, T0 + 1, OK),
       R(1, 0, 4, T0 + 4, OK), AT(1), ADV(T0 + 20 * GRACE), OP(TICK),
       CHK(1, 0, 0, 0), OP(CONFIRM), CHK(1, 0, 0, 0)},
-     0, 0, {EV(DEDUP_KIND_GAP, 1, 3, 3, 1, 0, -2)}},
-    {"a lower epoch read late is counted, written late is fenced", 1, 0,
-     {R(0, 0, 0, T0, OK), R(0, 1, 0, T0 + 100, OK),
-      R(1, 0, 1, T0 + 50, OK), R(2, 0, 2, T0 + 200, FEN),
-      R(0, 1, 1, T0 + 201, OK), OP(CONFIRM), CHK(0, 0, 0, 1)},
-     0, 0, {EV(DEDUP_KIND_FENCED, 2, 2, 2, 1, 0, 1)}},
-    {"not from the log start: below the first seq is a baseline", 0, 0,
+     0,
+     0,
+     {EV(DEDUP_KIND_GAP, 1, 3, 3, 1, 0, -2)}},
+    {"a lower epoch read late is counted, written late is fenced",
+     1,
+     0,
+     {R(0, 0, 0, T0, OK), R(0, 1, 0, T0 + 100, OK), R(1, 0, 1, T0 + 50, OK),
+      R(2, 0, 2, T0 + 200, FEN), R(0, 1, 1, T0 + 201, OK), OP(CONFIRM),
+      CHK(0, 0, 0, 1)},
+     0,
+     0,
+     {EV(DEDUP_KIND_FENCED, 2, 2, 2, 1, 0, 1)}},
+    {"not from the log start: below the first seq is a baseline",
+     0,
+     0,
      {R(0, 0, 10, T0, OK), R(1, 0, 5, T0, BASE), R(1, 0, 11, T0, OK),
-      R(2, 0, 13, T0, OK), R(2, 0, 10, T0, DUP), OP(CONFIRM),
-      CHK(1, 1, 0, 0)},
-     0, 0, {EV(DEDUP_KIND_GAP, 2, 12, 12, 1, 0, -2)}},
-    {"past the window the lowest seqs are settled early", 1, 64,
+      R(2, 0, 13, T0, OK), R(2, 0, 10, T0, DUP), OP(CONFIRM), CHK(1, 1, 0, 0)},
+     0,
+     0,
+     {EV(DEDUP_KIND_GAP, 2, 12, 12, 1, 0, -2)}},
+    {"past the window the lowest seqs are settled early",
+     1,
+     64,
      {R(0, 0, 0, T0, OK), R(0, 0, 200, T0, OK), CHK(191, 0, 0, 0),
       R(1, 0, 100, T0, OOO), R(1, 0, 195, T0, OK), OP(CONFIRM),
       CHK(190 + 7, 0, 1, 0)},
-     1, 0, {{0}}},
-    {"a coverage hole: what no part showed is unknown", 1, 0,
-     {R(0, 0, 0, T0, OK), R(0, 0, 3, T0, OK), HOLE_(1),
-      R(1, 0, 1, T0, OOO), OP(CONFIRM), CHK(0, 0, 1, 0)},
-     0, 1, {{0}}},
-    {"per-partition streams beside them are untouched", 1, 0,
+     1,
+     0,
+     {{0}}},
+    {"a coverage hole: what no part showed is unknown",
+     1,
+     0,
+     {R(0, 0, 0, T0, OK), R(0, 0, 3, T0, OK), HOLE_(1), R(1, 0, 1, T0, OOO),
+      OP(CONFIRM), CHK(0, 0, 1, 0)},
+     0,
+     1,
+     {{0}}},
+    {"per-partition streams beside them are untouched",
+     1,
+     0,
      {PR(0, 0, T0, OK), R(0, 0, 0, T0, OK), PR(0, 1, T0, OK),
-      R(1, 0, 1, T0, OK), PR(0, 1, T0, DUP), OP(CONFIRM),
-      CHK(0, 1, 0, 0)},
-     0, 0, {{0}}},
-    {"producers and epochs are streams of their own", 1, 0,
+      R(1, 0, 1, T0, OK), PR(0, 1, T0, DUP), OP(CONFIRM), CHK(0, 1, 0, 0)},
+     0,
+     0,
+     {{0}}},
+    {"producers and epochs are streams of their own",
+     1,
+     0,
      {RN(0, "a", 0, 0, T0, OK), RN(1, "b", 0, 0, T0, OK),
       RN(2, "a", 0, 1, T0, OK), RN(2, "b", 0, 1, T0, OK),
       RN(0, "b", 0, 1, T0, DUP), OP(CONFIRM), CHK(0, 1, 0, 0)},
-     0, 0, {{0}}},
+     0,
+     0,
+     {{0}}},
 };
 
 static void test_cases(void **state)

@@ -264,8 +264,8 @@ static void events_scan(struct run *r, const struct want_ev *w)
         for (i = 0; i < n; i++) {
                 if (ev[i].kind == DEDUP_KIND_TORN)
                         r->torn_events++;
-                if (!w->set || ev[i].kind != w->kind || ev[i].part != w->part ||
-                    ev[i].seq_lo != w->txn ||
+                if (!w->set || ev[i].kind != w->kind ||
+                    ev[i].part != w->part || ev[i].seq_lo != w->txn ||
                     ev[i].first_offset != w->first_offset)
                         continue;
                 assert_int_equal(ev[i].count, w->count);
@@ -348,19 +348,17 @@ static void case_check(const struct txn_case *c, struct run *r)
         uint32_t p;
 
         for (p = 0; p < MPART; p++) {
-                const struct dedup_counts *k =
-                        dedup_tracker_part_counts(r->tr, p);
+                const struct dedup_counts *k = dedup_tracker_part_counts(r->tr,
+                                                                         p);
                 if (k->anomalies[DEDUP_KIND_TORN] != c->torn[p])
-                        fail_msg("%s: part %u torn %llu, want %llu", c->what,
-                                 p,
-                                 (unsigned long long)
-                                     k->anomalies[DEDUP_KIND_TORN],
-                                 (unsigned long long)c->torn[p]);
+                        fail_msg(
+                            "%s: part %u torn %llu, want %llu", c->what, p,
+                            (unsigned long long)k->anomalies[DEDUP_KIND_TORN],
+                            (unsigned long long)c->torn[p]);
                 ab += k->anomalies[DEDUP_KIND_ABORTED_READ];
         }
         if (ab != c->aborted_read || r->torn_events != c->torn_events ||
-            dedup_txn_pending(r->tr) != c->pending ||
-            (c->ev.set && !r->found))
+            dedup_txn_pending(r->tr) != c->pending || (c->ev.set && !r->found))
                 fail_msg("%s: aborted_read %llu (want %llu), torn events %zu "
                          "(want %zu), pending %zu (want %zu), event %s",
                          c->what, (unsigned long long)ab,
@@ -415,8 +413,7 @@ static int store_put(void *opaque, const struct dedup_txn_view *v)
         for (i = 0; i < s->n; i++)
                 if (s->rows[i].v.epoch == v->epoch &&
                     s->rows[i].v.txn == v->txn &&
-                    !memcmp(s->rows[i].producer, v->producer,
-                            v->producer_len))
+                    !memcmp(s->rows[i].producer, v->producer, v->producer_len))
                         break;
         if (v->removed) {
                 assert_true(i < s->n); /* only what was stored is removed */
@@ -490,8 +487,8 @@ static void test_restore(void **state)
 
         /* The last record of txn 1 completes it: removed from the store. */
         {
-                static const struct step last = {
-                    REC, 0, "p", 0, 1, T0, 11, {0}, {{0}}, 0, 0};
+                static const struct step last = {REC, 0,   "p",   0, 1, T0,
+                                                 11,  {0}, {{0}}, 0, 0};
                 step_run(&r, &last);
         }
         store_commit(&s, r.tr);
@@ -500,8 +497,8 @@ static void test_restore(void **state)
 
         /* A record of the aborted txn 5 is still an aborted read. */
         {
-                static const struct step ab = {
-                    REC, 1, "p", 0, 5, T0, 21, {0}, {{0}}, 0, 1};
+                static const struct step ab = {REC, 1,   "p",   0, 5, T0,
+                                               21,  {0}, {{0}}, 0, 1};
                 step_run(&r, &ab);
         }
         k = dedup_tracker_part_counts(r.tr, 1);
@@ -589,8 +586,8 @@ static void test_ledger_restart(void **state)
             {REC, 0, "p", 3, 2, T0, 30, {0}, {{0}}, 0, 0},
         };
         static const struct step after[] = {
-            {REC, 1, "p", 3, 1, T0, 11, {0}, {{0}}, 0, 0},  /* completes 1 */
-            {REC, 0, "p", 3, 9, T0, 31, {0}, {{0}}, 0, 1},  /* aborted 9 */
+            {REC, 1, "p", 3, 1, T0, 11, {0}, {{0}}, 0, 0}, /* completes 1 */
+            {REC, 0, "p", 3, 9, T0, 31, {0}, {{0}}, 0, 1}, /* aborted 9 */
             {MAN, MPART, "p", 3, 2, T0, 8, {1, 0, 0}, {{0}}, 0, 0},
         };
         char path[] = "/tmp/eosaudit-txn-XXXXXX";

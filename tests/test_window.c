@@ -161,10 +161,12 @@ static void store_commit(struct store *s, struct dedup_tracker *tr)
                 }
                 s->rows[s->n++] = rows[i];
         }
-        assert_int_equal(dedup_tracker_gens_dirty_foreach(tr, store_gen_put, s),
+        assert_int_equal(dedup_tracker_gens_dirty_foreach(tr, store_gen_put,
+                                                          s),
                          0);
         s->closed = 0;
-        assert_int_equal(dedup_tracker_gens_closed_foreach(tr, store_closed, s),
+        assert_int_equal(dedup_tracker_gens_closed_foreach(tr, store_closed,
+                                                           s),
                          0);
         /* The count the audit commits on covers every generation written
          * sorted (and dropped ones besides). */
@@ -212,13 +214,13 @@ static struct dedup_tracker *tracker_from(struct store *s, uint64_t max_ids,
                 const struct dedup_gen_view *g = store_gen(s, s->rows[i].gen);
                 assert_non_null(g);
                 if (g->closed)
-                        assert_int_equal(dedup_tracker_id_restore(
-                                                 tr, 0, s->rows[i].gen,
-                                                 &s->rows[i].id),
-                                         0);
+                        assert_int_equal(
+                            dedup_tracker_id_restore(tr, 0, s->rows[i].gen,
+                                                     &s->rows[i].id),
+                            0);
                 else
                         assert_int_equal(
-                                dedup_tracker_row_restore(tr, &s->rows[i]), 0);
+                            dedup_tracker_row_restore(tr, &s->rows[i]), 0);
         }
         dedup_tracker_set_id_lookup(tr, store_lookup, s);
         return tr;
@@ -340,13 +342,13 @@ static void test_cross_session(void **state)
         assert_int_equal(ev->producer_len, 1);
         assert_memory_equal(ev->producer, "p", 1);
         assert_int_equal(dedup_tracker_part_counts(tr, 0)
-                                 ->anomalies[DEDUP_KIND_REDELIVERED],
+                             ->anomalies[DEDUP_KIND_REDELIVERED],
                          3);
         assert_int_equal(dedup_tracker_part_counts(tr, 0)->ids, 14);
         /* Nothing else was called an anomaly. */
         assert_int_equal(
-                dedup_tracker_part_counts(tr, 0)->anomalies[DEDUP_KIND_DUPLICATE],
-                0);
+            dedup_tracker_part_counts(tr, 0)->anomalies[DEDUP_KIND_DUPLICATE],
+            0);
         dedup_tracker_free(tr);
         free(s.rows);
 }
@@ -695,7 +697,9 @@ static void test_restore_checks(void **state)
 {
         struct store s = {0};
         struct dedup_tracker *tr = tracker_from(&s, 1000, 0, 1);
-        struct dedup_gen_view g = {.window = 0, .gen = 5, .ids = 1,
+        struct dedup_gen_view g = {.window = 0,
+                                   .gen = 5,
+                                   .ids = 1,
                                    .closed = 1};
         struct dedup_id id = {1, 2};
 

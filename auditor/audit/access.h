@@ -20,7 +20,6 @@
 
 #include <librdkafka/rdkafka.h>
 
-
 /* What the client was doing when it was refused. */
 enum access_op {
         ACCESS_OP_CONNECT,          /* authentication, TLS: no resource */
@@ -55,7 +54,7 @@ struct access_watch {
         pthread_mutex_t lock;
         rd_kafka_resp_err_t err; /* the first refusal seen, or 0 */
         char reason[512];
-        int group_warned;        /* the group warning was logged */
+        int group_warned; /* the group warning was logged */
 };
 
 void access_watch_init(struct access_watch *w);

@@ -73,10 +73,10 @@ int audit_dedup_key_parse(const char *spec, enum audit_id_source *src,
 struct audit_conf {
         const char *const *topics;
         size_t topic_cnt;
-        const char *db_path;     /* ledger file; must be set */
-        int follow;              /* 0: scan to the start watermarks and stop */
+        const char *db_path; /* ledger file; must be set */
+        int follow;          /* 0: scan to the start watermarks and stop */
         struct dedup_config dedup;
-        const char *dedup_key;   /* --dedup-key, as given; "msgid" default */
+        const char *dedup_key; /* --dedup-key, as given; "msgid" default */
         int64_t commit_interval_ms; /* ledger commit at least this often */
         uint64_t commit_records;    /* ... or after this many records */
         int64_t kafka_commit_interval_ms; /* lag-visibility commits */
@@ -86,7 +86,7 @@ struct audit_conf {
         int64_t stall_timeout_ms; /* scan: give up on a partition whose
                                      position stays below its start
                                      watermark (an open transaction) */
-        int progress;            /* scan: progress line on stderr */
+        int progress;             /* scan: progress line on stderr */
         audit_event_cb *on_event;
         /* Called about once a second from the loop (after the batch's
          * events), e.g. to end quiet groups of events; may be NULL. */
@@ -199,8 +199,7 @@ void audit_conf_defaults(struct audit_conf *c);
  */
 int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
                          size_t errstr_size);
-int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
-                      size_t errstr_size);
+int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr, size_t errstr_size);
 
 /*
  * Connects with kconf (ownership passes to the audit on success and on

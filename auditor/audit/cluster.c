@@ -105,8 +105,8 @@ ssize_t audit_consume(struct audit *a, int timeout_ms,
                 if (n < 0)
                         n = 0;
         }
-        m = rd_kafka_consume_batch_queue(a->rkqu, n ? 0 : timeout_ms,
-                                         msgs + n, max - (size_t)n);
+        m = rd_kafka_consume_batch_queue(a->rkqu, n ? 0 : timeout_ms, msgs + n,
+                                         max - (size_t)n);
         if (m < 0)
                 return n ? n : m;
         return n + m;

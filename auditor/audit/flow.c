@@ -82,7 +82,8 @@ static int group_read(struct audit *a, int64_t *pend, int *committed)
         }
         /* The group commits where it reads: on the sources' cluster. */
         rk = a->rk_src ? a->rk_src : a->rk;
-        req = rd_kafka_ListConsumerGroupOffsets_new(a->conf.processor_group, l);
+        req = rd_kafka_ListConsumerGroupOffsets_new(a->conf.processor_group,
+                                                    l);
         opt = rd_kafka_AdminOptions_new(
             rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
@@ -137,8 +138,8 @@ out:
         return rc;
 }
 
-static const struct audit_frontier frontier_group = {
-    "the processor group", NULL, group_read, NULL};
+static const struct audit_frontier frontier_group = {"the processor group",
+                                                     NULL, group_read, NULL};
 
 /*
  * Reads the processor's committed offsets on every source partition into
@@ -165,10 +166,9 @@ static int frontier_read(struct audit *a)
                 if (role == AUDIT_FLOW_SOURCE) {
                         err = rd_kafka_query_watermark_offsets(
                             audit_rk_of(a, a->parts[p].topic),
-                            a->parts[p].topic, a->parts[p].partition, &lo,
-                            &hi, AUDIT_META_TIMEOUT_MS);
-                        if (!err && a->fls.pend[p] >= 0 &&
-                            hi > a->fls.pend[p])
+                            a->parts[p].topic, a->parts[p].partition, &lo, &hi,
+                            AUDIT_META_TIMEOUT_MS);
+                        if (!err && a->fls.pend[p] >= 0 && hi > a->fls.pend[p])
                                 lag += hi - a->fls.pend[p];
                         else if (!err && a->fls.pend[p] < 0)
                                 lag += hi - lo;
@@ -180,9 +180,11 @@ static int frontier_read(struct audit *a)
                 }
                 if (role != AUDIT_FLOW_SINK)
                         continue;
-                err = rd_kafka_query_watermark_offsets(
-                    a->rk, a->parts[p].topic, a->parts[p].partition, &lo, &hi,
-                    AUDIT_META_TIMEOUT_MS);
+                err = rd_kafka_query_watermark_offsets(a->rk,
+                                                       a->parts[p].topic,
+                                                       a->parts[p].partition,
+                                                       &lo, &hi,
+                                                       AUDIT_META_TIMEOUT_MS);
                 if (err) {
                         log_warn("flow: cannot read watermarks of %s [%d]: "
                                  "%s",
@@ -409,14 +411,14 @@ static rd_kafka_t *flow_rk(const struct audit *a, int role)
 
 static void side_hold(struct audit *a, int role)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            (int)a->nparts);
         uint32_t p;
 
         for (p = 0; p < a->nparts; p++) {
                 struct audit_rt *rt = &a->rt[p];
-                if (a->rt[p].flow_role != role || rt->done ||
-                    rt->paused || rt->eof)
+                if (a->rt[p].flow_role != role || rt->done || rt->paused ||
+                    rt->eof)
                         continue;
                 rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
                                                   a->parts[p].partition);
@@ -443,8 +445,8 @@ static void side_hold(struct audit *a, int role)
  * skipping offsets around a pause or a resume): no seek. */
 static void side_free(struct audit *a, int64_t now)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            (int)a->nparts);
         rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
         uint32_t p;
 
@@ -460,8 +462,8 @@ static void side_free(struct audit *a, int64_t now)
                                                   a->parts[p].partition);
         }
         if (l->cnt)
-                err = rd_kafka_resume_partitions(
-                    flow_rk(a, a->fls.held_role), l);
+                err = rd_kafka_resume_partitions(flow_rk(a, a->fls.held_role),
+                                                 l);
         if (err)
                 log_warn("flow: cannot resume the partitions let go after "
                          "pacing: %s",

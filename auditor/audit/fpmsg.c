@@ -23,8 +23,8 @@ void audit_fingerprint_msg(const rd_kafka_message_t *rkm,
                 const char *name;
                 const void *val;
                 size_t size, i;
-                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
-                                                     &size);
+                for (i = 0;
+                     !rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
                      i++)
                         fingerprint_hasher_header(&h, name, strlen(name), val,
                                                   val ? size : 0);

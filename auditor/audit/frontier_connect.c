@@ -38,9 +38,9 @@
 struct frontier_connect {
         rd_kafka_t *rk;
         rd_kafka_queue_t *rkqu;
-        int32_t nparts;    /* of the offsets topic */
-        int64_t *next;     /* per its partition: the next offset to read */
-        int64_t *copied;   /* per audit part: last offset copied + 1; -1 */
+        int32_t nparts;  /* of the offsets topic */
+        int64_t *next;   /* per its partition: the next offset to read */
+        int64_t *copied; /* per audit part: last offset copied + 1; -1 */
 };
 
 /* The part of source topic/partition, or UINT32_MAX. */
@@ -205,8 +205,9 @@ static int fc_read(struct audit *a, int64_t *pend, int *committed)
                         left++;
         }
         while (left && clock_mono_ms() < until) {
-                ssize_t n = rd_kafka_consume_batch_queue(
-                    fc->rkqu, 100, msgs, sizeof(msgs) / sizeof(*msgs));
+                ssize_t n = rd_kafka_consume_batch_queue(fc->rkqu, 100, msgs,
+                                                         sizeof(msgs) /
+                                                             sizeof(*msgs));
                 ssize_t i;
                 for (i = 0; i < n; i++) {
                         rd_kafka_message_t *m = msgs[i];

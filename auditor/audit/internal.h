@@ -85,8 +85,8 @@ struct audit_topic {
         uint32_t *part_of; /* partition -> part index; partitions found
                               later (refresh.c) get parts at the end */
         int32_t npart;
-        int compacted;  /* cleanup.policy includes compact */
-        int flow_role;  /* AUDIT_FLOW_* */
+        int compacted; /* cleanup.policy includes compact */
+        int flow_role; /* AUDIT_FLOW_* */
         /* Its topic id (topic_id.c): the ledger's, or the first the
          * brokers gave; "" none yet.  id_said: that none can be had was
          * logged. */
@@ -98,10 +98,10 @@ enum { AUDIT_FLOW_NONE = 0, AUDIT_FLOW_SINK, AUDIT_FLOW_SOURCE };
 
 /* Per-part state that is not persisted. */
 struct audit_rt {
-        int64_t end;         /* scan: high watermark at start */
+        int64_t end; /* scan: high watermark at start */
         int64_t last_progress_ms;
-        int eof;             /* at the end of what is readable now */
-        int done;            /* scan: nothing more to audit */
+        int eof;  /* at the end of what is readable now */
+        int done; /* scan: nothing more to audit */
         int paused;
         int fp_stale;        /* parts[].fp.offset is set, its hash not yet
                                 (audit_fingerprint_batch) */
@@ -139,8 +139,8 @@ extern const struct audit_frontier audit_frontier_connect;
 /* The flow audit's state beside its engine (flow.c). */
 struct audit_flow_state {
         const struct audit_frontier *fr; /* NULL: due by flow.due_* */
-        const char *fr_name;     /* the group or the topic it reads */
-        void *fr_state;          /* the frontier's own (fr->open) */
+        const char *fr_name;             /* the group or the topic it reads */
+        void *fr_state;                  /* the frontier's own (fr->open) */
         const char **all_topics; /* sinks, then sources: what is read */
         int64_t *pend;           /* per part, of the frontier being read:
                                     source: the group's committed offset;
@@ -148,10 +148,10 @@ struct audit_flow_state {
         int pending;             /* a frontier waits for the sinks */
         int64_t last_read_ms;
         struct audit_flow_info info;
-        uint64_t said[3];        /* lost, duplicated, unexpected logged */
-        uint64_t early0;         /* retired lost + unexpected at load */
-        int early_said;          /* the bound's warning was given */
-        int held_role;           /* AUDIT_FLOW_*: the side held back */
+        uint64_t said[3]; /* lost, duplicated, unexpected logged */
+        uint64_t early0;  /* retired lost + unexpected at load */
+        int early_said;   /* the bound's warning was given */
+        int held_role;    /* AUDIT_FLOW_*: the side held back */
         int64_t said_ms;
 };
 
@@ -165,7 +165,7 @@ struct audit_txn_state {
 
 /* Figures of the run so far (the progress log line). */
 struct audit_stats {
-        uint64_t records;       /* records read in this run */
+        uint64_t records; /* records read in this run */
         uint64_t commits;
         int64_t last_commit_us;
         uint32_t partitions;
@@ -188,11 +188,11 @@ struct audit {
         struct ledger_part *parts;
         struct audit_rt *rt;
         uint32_t nparts;
-        uint32_t parts_cap;  /* allocated parts and rt */
-        int64_t last_meta_ms; /* last look for new partitions */
+        uint32_t parts_cap;               /* allocated parts and rt */
+        int64_t last_meta_ms;             /* last look for new partitions */
         const rd_kafka_topic_t *last_rkt; /* cache for topic lookup */
         size_t last_topic;
-        size_t events_seen; /* events already passed to on_event */
+        size_t events_seen;   /* events already passed to on_event */
         uint64_t uncommitted; /* records since the last ledger commit */
         int64_t last_commit_ms, last_kafka_commit_ms, last_tick_ms;
         int64_t last_progress_print_ms, started_ms;
@@ -200,14 +200,14 @@ struct audit {
         int commit_failing;
         struct status_view view; /* what status_publish() copies */
         int64_t last_publish_ms;
-        int brokers_up;          /* from librdkafka statistics */
+        int brokers_up; /* from librdkafka statistics */
         enum audit_id_source id_src;
-        const char *id_header;   /* AUDIT_ID_HEADER: points into conf */
+        const char *id_header; /* AUDIT_ID_HEADER: points into conf */
         size_t id_header_len;
         struct access_watch watch; /* refusals from error_cb */
-        int refused;             /* the fatal error was a refusal */
-        int group_refused;       /* no lag commits any more (refusal.c) */
-        int64_t rec_lag_ms;      /* wall clock minus the last record's
+        int refused;               /* the fatal error was a refusal */
+        int group_refused;         /* no lag commits any more (refusal.c) */
+        int64_t rec_lag_ms;        /* wall clock minus the last record's
                                     timestamp, when it was read */
         /* The flow audit (flow.c): its engine (NULL: none), and its
          * state. */
@@ -269,7 +269,7 @@ int audit_drain(struct audit *a, char *errstr, size_t errstr_size);
  * be copied. */
 struct audit_rec {
         struct dedup_hdrs h;
-        uint32_t part;  /* AUDIT_REC_NONE: an error or no part of ours */
+        uint32_t part; /* AUDIT_REC_NONE: an error or no part of ours */
         uint32_t topic;
         unsigned char id_buf[AUDIT_VALUE_HASH_LEN];
 };
@@ -282,8 +282,8 @@ void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
 void audit_record_prefetch(const struct audit *a, const struct audit_rec *r);
 /* The verdict of rkm, parsed into r (NULL: parsed here). */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm,
-                   struct audit_rec *r, int64_t now, int *fatal,
-                   char *errstr, size_t errstr_size);
+                   struct audit_rec *r, int64_t now, int *fatal, char *errstr,
+                   size_t errstr_size);
 struct ledger_part *audit_part_of(struct audit *a,
                                   const rd_kafka_message_t *rkm);
 /* The fingerprint of rkm (fingerprint.h). */
@@ -332,8 +332,7 @@ int audit_topic_ids_check(struct audit *a, const char *only, char *errstr,
 /* refusal.c: the handle's error_cb and offset_commit_cb (opaque: the
  * audit); the group warning for err (a refusal) on the audit's group;
  * rd_kafka_metadata() that a refusal ends early. */
-void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
-                    void *opaque);
+void audit_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque);
 void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                      rd_kafka_topic_partition_list_t *offsets, void *opaque);
 void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err);
@@ -352,8 +351,7 @@ rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_t *rk,
 int audit_cluster_open(struct audit *a, char *errstr, size_t errstr_size);
 rd_kafka_t *audit_rk_of(const struct audit *a, const char *topic);
 rd_kafka_topic_partition_list_t *
-audit_cluster_split(const struct audit *a,
-                    rd_kafka_topic_partition_list_t *l);
+audit_cluster_split(const struct audit *a, rd_kafka_topic_partition_list_t *l);
 ssize_t audit_consume(struct audit *a, int timeout_ms,
                       rd_kafka_message_t **msgs, size_t max);
 void audit_cluster_close(struct audit *a);
@@ -388,7 +386,6 @@ int audit_mode_failed(struct audit *a, char *errstr, size_t errstr_size);
  * every part's next offset (a failure changes nothing). */
 void audit_kafka_commit(struct audit *a);
 
-
 /* trunc_note.c: what a truncation seen while the loop runs leaves for
  * trunc_detect.c, made by audit_trunc_init() (a->trunc). */
 struct audit_trunc {
@@ -419,8 +416,8 @@ int audit_trunc_run(struct audit *a, int64_t now, audit_commit_fn *commit,
 /* Whether err is librdkafka's report of a truncated log (KIP-320;
  * librdkafka >= 2.1), and its handling: lp noted for audit_trunc_run(). */
 int audit_trunc_signal(rd_kafka_resp_err_t err);
-int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
-                       char *errstr, size_t errstr_size);
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp, char *errstr,
+                       size_t errstr_size);
 int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
                        const char *how, char *errstr, size_t errstr_size);
 /* trunc_unaudit.c: audit_trunc_note() after the engine's verdict v on a
@@ -434,8 +431,7 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
                         const char *how, char *errstr, size_t errstr_size);
 
 /* view.c */
-int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
-                   void *opaque);
+int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
 void audit_publish(struct audit *a, int64_t now);
 int audit_view_init(struct audit *a);
 /* Adds part lp (the last one) to the live figures; -1 on OOM. */

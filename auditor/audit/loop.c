@@ -71,9 +71,9 @@ static unsigned audit_threads(const struct audit *a)
          * only takes CPU from it and from the consumer (BENCHMARKS.md,
          * section 1: 1 -> 2 threads x0.99 with ids, x0.83 without). */
         cores = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-        return cores < 1 ? 1 : cores > AUDIT_THREADS_MAX
-                                   ? AUDIT_THREADS_MAX
-                                   : (unsigned)cores;
+        return cores < 1                   ? 1
+               : cores > AUDIT_THREADS_MAX ? AUDIT_THREADS_MAX
+                                           : (unsigned)cores;
 }
 
 static void audit_report_events(struct audit *a)
@@ -276,7 +276,7 @@ static void audit_read_ahead(struct audit *a, struct audit_ahead *ahead,
         while (*nahead < AUDIT_AHEAD_MAX && held < AUDIT_AHEAD_BYTES &&
                !__atomic_load_n(&a->commit_done, __ATOMIC_ACQUIRE)) {
                 struct audit_ahead *ah =
-                        &ahead[(head + *nahead) % AUDIT_AHEAD_MAX];
+                    &ahead[(head + *nahead) % AUDIT_AHEAD_MAX];
                 ssize_t n, k;
 
                 if (!ah->msgs)
@@ -383,8 +383,7 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         nahead--;
                         preparsed = 1;
                 } else {
-                        n = a->mode->consume(a, 100, msgs,
-                                             AUDIT_BATCH_MAX);
+                        n = a->mode->consume(a, 100, msgs, AUDIT_BATCH_MAX);
                         if (n < 0)
                                 n = 0;
                         now = clock_wall_ms();
@@ -422,7 +421,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                         if (preparsed) {
                                 if (k + AUDIT_PREFETCH_AHEAD < n) {
                                         audit_record_prefetch(
-                                            a, &recs[k + AUDIT_PREFETCH_AHEAD]);
+                                            a,
+                                            &recs[k + AUDIT_PREFETCH_AHEAD]);
                                         /* audit_message() reads the
                                          * message (offset, partition). */
                                         __builtin_prefetch(
@@ -435,7 +435,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                                     (size_t)k +
                                                         AUDIT_PREFETCH_AHEAD))
                                         audit_record_prefetch(
-                                            a, &recs[k + AUDIT_PREFETCH_AHEAD]);
+                                            a,
+                                            &recs[k + AUDIT_PREFETCH_AHEAD]);
                         }
                         audit_message(a, msgs[k],
                                       pooled || preparsed ? &recs[k] : NULL,
@@ -466,8 +467,8 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                 }
                 if (!fatal && audit_mode_failed(a, errstr, errstr_size))
                         fatal = 1;
-                if (!fatal && audit_trunc_run(a, now, audit_commit, errstr,
-                                    errstr_size))
+                if (!fatal &&
+                    audit_trunc_run(a, now, audit_commit, errstr, errstr_size))
                         fatal = 1;
                 if (fatal)
                         break;
@@ -482,8 +483,9 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                          * replay) read the same as live ones.  A backlog
                          * still runs on its records' time alone. */
                         if (a->conf.follow && audit_caught_up(a))
-                                dedup_tracker_clock_advance(
-                                    a->tr, now - a->rec_lag_ms);
+                                dedup_tracker_clock_advance(a->tr,
+                                                            now -
+                                                                a->rec_lag_ms);
                         dedup_tracker_tick(a->tr);
                         a->last_tick_ms = now;
                         if (a->conf.on_tick)

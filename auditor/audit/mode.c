@@ -14,8 +14,8 @@ int audit_mode_failed(struct audit *a, char *errstr, size_t errstr_size)
 
 void audit_kafka_commit(struct audit *a)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            (int)a->nparts);
         rd_kafka_topic_partition_list_t *src = NULL;
         rd_kafka_resp_err_t err;
         uint32_t i;
@@ -44,8 +44,8 @@ out:
 }
 
 /* Every part positioned from the ledger and assigned, all owned. */
-static int single_start(struct audit *a, audit_commit_fn *commit,
-                        char *errstr, size_t errstr_size)
+static int single_start(struct audit *a, audit_commit_fn *commit, char *errstr,
+                        size_t errstr_size)
 {
         uint32_t i;
 
@@ -66,7 +66,8 @@ static ssize_t single_consume(struct audit *a, int timeout_ms,
 
 static void single_after_commit(struct audit *a, int64_t now)
 {
-        if (now - a->last_kafka_commit_ms >= a->conf.kafka_commit_interval_ms) {
+        if (now - a->last_kafka_commit_ms >=
+            a->conf.kafka_commit_interval_ms) {
                 audit_kafka_commit(a);
                 a->last_kafka_commit_ms = now;
         }

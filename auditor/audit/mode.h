@@ -67,8 +67,7 @@ struct audit_mode {
         int (*tick)(struct audit *a, int64_t now, char *errstr,
                     size_t errstr_size);
         /* 1 with errstr when the mode failed for good (the loop stops). */
-        int (*failed)(const struct audit *a, char *errstr,
-                      size_t errstr_size);
+        int (*failed)(const struct audit *a, char *errstr, size_t errstr_size);
         /* The last batch's commit failed but the ledger did not: 1 when
          * that loses nothing (said why), 0 when it is an error. */
         int (*last_commit_lost)(struct audit *a);

@@ -27,9 +27,9 @@ static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
 
                 rd_kafka_t *rk = audit_rk_of(a, lp->topic);
 
-                err = rd_kafka_query_watermark_offsets(
-                    rk, lp->topic, lp->partition, lo, hi,
-                    AUDIT_META_TIMEOUT_MS);
+                err = rd_kafka_query_watermark_offsets(rk, lp->topic,
+                                                       lp->partition, lo, hi,
+                                                       AUDIT_META_TIMEOUT_MS);
                 if (err != RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
                     ++tries > 10)
                         break;
@@ -64,8 +64,8 @@ static int audit_watermarks(struct audit *a, const struct ledger_part *lp,
  * become a coverage gap.  A log that now ends below the ledger's next
  * offset was truncated: 1 while the loop runs (audit_trunc_beyond()).
  */
-int audit_position(struct audit *a, struct ledger_part *lp,
-                   char *errstr, size_t errstr_size)
+int audit_position(struct audit *a, struct ledger_part *lp, char *errstr,
+                   size_t errstr_size)
 {
         struct audit_rt *rt = &a->rt[lp->part];
         int64_t lo, hi;
@@ -124,8 +124,8 @@ int audit_assign_list(struct audit *a, rd_kafka_topic_partition_list_t *l,
 
 int audit_assign(struct audit *a, char *errstr, size_t errstr_size)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            (int)a->nparts);
         uint32_t i;
 
         for (i = 0; i < a->nparts; i++) {
@@ -163,8 +163,8 @@ void audit_mark_done(struct audit *a, struct ledger_part *lp)
 }
 
 /* The fetch position fell outside the log: records were deleted. */
-int audit_out_of_range(struct audit *a, struct ledger_part *lp,
-                       char *errstr, size_t errstr_size)
+int audit_out_of_range(struct audit *a, struct ledger_part *lp, char *errstr,
+                       size_t errstr_size)
 {
         rd_kafka_topic_partition_list_t *l;
         rd_kafka_error_t *error;
@@ -173,8 +173,8 @@ int audit_out_of_range(struct audit *a, struct ledger_part *lp,
         if (rc)
                 return rc < 0 ? -1 : 0; /* 1: a truncation, handled later */
         l = rd_kafka_topic_partition_list_new(1);
-        rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)->offset =
-            lp->next_offset;
+        rd_kafka_topic_partition_list_add(l, lp->topic, lp->partition)
+            ->offset = lp->next_offset;
         error = rd_kafka_seek_partitions(audit_rk_of(a, lp->topic), l,
                                          AUDIT_META_TIMEOUT_MS);
         rd_kafka_topic_partition_list_destroy(l);

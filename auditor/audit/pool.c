@@ -24,13 +24,13 @@ struct pool_job {
 struct audit_pool {
         pthread_mutex_t mu;
         pthread_cond_t cv;
-        pthread_cond_t done_cv;  /* a chunk is done, for a caller that
+        pthread_cond_t done_cv; /* a chunk is done, for a caller that
                                     sleeps in pool_wait_chunks() */
-        _Atomic int sleeping;    /* the caller sleeps (or is about to) */
+        _Atomic int sleeping;   /* the caller sleeps (or is about to) */
         pthread_t *th;
         unsigned nth;
-        int stop;                /* under mu */
-        struct pool_job job;     /* under mu; gen 0: none yet */
+        int stop;            /* under mu */
+        struct pool_job job; /* under mu; gen 0: none yet */
         size_t done_cap;
         /* job.gen << 32 | the next chunk to claim */
         _Atomic uint64_t next;

@@ -57,7 +57,8 @@ static void audit_value_hash(const rd_kafka_message_t *rkm,
                       &kh);
         dedup_id_hash(rkm->payload ? rkm->payload : "",
                       rkm->payload ? rkm->len : 0, &vh);
-        frame[0] = (unsigned char)((rkm->key ? 1 : 0) | (rkm->payload ? 2 : 0));
+        frame[0] = (unsigned char)((rkm->key ? 1 : 0) |
+                                   (rkm->payload ? 2 : 0));
         le64_put(frame + 1, kh.lo);
         le64_put(frame + 9, kh.hi);
         le64_put(frame + 17, vh.lo);
@@ -70,8 +71,7 @@ static void audit_value_hash(const rd_kafka_message_t *rkm,
 /* Points h->id at the record's identity per --dedup-key (the header case
  * is handled while the headers are read). */
 static void audit_identity(const struct audit *a,
-                           const rd_kafka_message_t *rkm,
-                           struct dedup_hdrs *h,
+                           const rd_kafka_message_t *rkm, struct dedup_hdrs *h,
                            unsigned char buf[AUDIT_VALUE_HASH_LEN])
 {
         switch (a->id_src) {
@@ -110,12 +110,13 @@ void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
         r->topic = (uint32_t)t;
         r->part = a->topics[t].part_of[rkm->partition];
         dedup_hdrs_init(h);
-        if (rd_kafka_message_headers(rkm, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (rd_kafka_message_headers(rkm, &hdrs) ==
+            RD_KAFKA_RESP_ERR_NO_ERROR) {
                 const char *name;
                 const void *val;
                 size_t size, i, name_len;
-                for (i = 0; !rd_kafka_header_get_all(hdrs, i, &name, &val,
-                                                     &size);
+                for (i = 0;
+                     !rd_kafka_header_get_all(hdrs, i, &name, &val, &size);
                      i++) {
                         name_len = strlen(name);
                         dedup_hdrs_feed(h, name, name_len, val, size);
@@ -147,8 +148,8 @@ void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
 }
 
 static void audit_record(struct audit *a, struct ledger_part *lp,
-                         const rd_kafka_message_t *rkm,
-                         struct audit_rec *r, int64_t now)
+                         const rd_kafka_message_t *rkm, struct audit_rec *r,
+                         int64_t now)
 {
         struct audit_rt *rt = &a->rt[lp->part];
         struct dedup_hdrs *h = &r->h;
@@ -186,9 +187,8 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
         if (a->conf.status) {
                 int64_t ts = rd_kafka_message_timestamp(rkm, NULL);
                 if (ts > 0 && ts <= now)
-                        status_hist_observe(
-                            &a->view.topics[r->topic].latency,
-                            (double)(now - ts) / 1000.0);
+                        status_hist_observe(&a->view.topics[r->topic].latency,
+                                            (double)(now - ts) / 1000.0);
         }
         lp->next_offset = rkm->offset + 1;
         /* Hashed once per batch, for the last record only. */
@@ -205,8 +205,8 @@ static void audit_record(struct audit *a, struct ledger_part *lp,
 }
 
 void audit_message(struct audit *a, rd_kafka_message_t *rkm,
-                   struct audit_rec *r, int64_t now, int *fatal,
-                   char *errstr, size_t errstr_size)
+                   struct audit_rec *r, int64_t now, int *fatal, char *errstr,
+                   size_t errstr_size)
 {
         struct ledger_part *lp;
         struct audit_rec own;
@@ -266,8 +266,9 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                 return;
         }
         if (access_line(errstr, errstr_size, rkm->err, ACCESS_OP_READ_TOPIC,
-                        lp ? lp->topic
-                           : rkm->rkt ? rd_kafka_topic_name(rkm->rkt) : NULL,
+                        lp         ? lp->topic
+                        : rkm->rkt ? rd_kafka_topic_name(rkm->rkt)
+                                   : NULL,
                         rd_kafka_message_errstr(rkm))) {
                 a->refused = 1;
                 *fatal = 1;
@@ -284,7 +285,6 @@ void audit_message(struct audit *a, rd_kafka_message_t *rkm,
         /* Transport errors and the like: librdkafka retries by itself. */
         log_debug("consumer: %s", rd_kafka_message_errstr(rkm));
 }
-
 
 void audit_fingerprint_batch(struct audit *a, rd_kafka_message_t **msgs,
                              size_t n)

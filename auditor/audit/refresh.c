@@ -31,15 +31,13 @@ static int audit_parts_grow(struct audit *a)
         if (!rt)
                 return -1;
         a->rt = rt;
-        memset(a->rt + a->parts_cap, 0,
-               (cap - a->parts_cap) * sizeof(*a->rt));
+        memset(a->rt + a->parts_cap, 0, (cap - a->parts_cap) * sizeof(*a->rt));
         if (a->fls.pend) { /* the flow audit's frontier, per part */
                 int64_t *pend = realloc(a->fls.pend, cap * sizeof(*pend));
                 if (!pend)
                         return -1;
                 a->fls.pend = pend;
-                memset(pend + a->nparts, 0,
-                       (cap - a->nparts) * sizeof(*pend));
+                memset(pend + a->nparts, 0, (cap - a->nparts) * sizeof(*pend));
         }
         a->parts_cap = cap;
         return 0;
@@ -87,8 +85,8 @@ oom:
 
 /* Adds partition p (the topic's next) of topic t as a new part,
  * positioned at its log start. */
-static int audit_part_new(struct audit *a, size_t t, int32_t p,
-                          char *errstr, size_t errstr_size)
+static int audit_part_new(struct audit *a, size_t t, int32_t p, char *errstr,
+                          size_t errstr_size)
 {
         struct ledger_part *lp;
 
@@ -115,8 +113,9 @@ int audit_refresh(struct audit *a, int64_t now, char *errstr,
         for (t = 0; t < a->ntopics; t++) {
                 const struct rd_kafka_metadata *md = NULL;
                 rd_kafka_t *rk = audit_rk_of(a, a->topics[t].name);
-                rd_kafka_topic_t *rkt =
-                    rd_kafka_topic_new(rk, a->topics[t].name, NULL);
+                rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk,
+                                                           a->topics[t].name,
+                                                           NULL);
                 rd_kafka_resp_err_t err;
                 int32_t p, cnt;
 
@@ -131,8 +130,9 @@ int audit_refresh(struct audit *a, int64_t now, char *errstr,
                                   a->topics[t].name,
                                   rd_kafka_err2str(
                                       err ? err
-                                      : md->topic_cnt ? md->topics[0].err
-                                                      : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC));
+                                      : md->topic_cnt
+                                          ? md->topics[0].err
+                                          : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC));
                         if (md)
                                 rd_kafka_metadata_destroy(md);
                         continue;

@@ -10,8 +10,7 @@
 
 /* Client-level errors: a refusal (bad credentials, TLS) is kept for the
  * loop to stop on; librdkafka would only log it and retry forever. */
-void audit_error_cb(rd_kafka_t *rk, int err, const char *reason,
-                    void *opaque)
+void audit_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
         struct audit *a = opaque;
 
@@ -34,8 +33,8 @@ void audit_group_refused(struct audit *a, rd_kafka_resp_err_t err)
         size_t gsz = sizeof(group);
 
         a->group_refused = 1;
-        if (rd_kafka_conf_get(rd_kafka_conf(a->rk), "group.id", group,
-                              &gsz) != RD_KAFKA_CONF_OK)
+        if (rd_kafka_conf_get(rd_kafka_conf(a->rk), "group.id", group, &gsz) !=
+            RD_KAFKA_CONF_OK)
                 group[0] = '\0';
         access_watch_group(&a->watch, err, group);
 }
@@ -48,8 +47,7 @@ void audit_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         int i;
 
         (void)rk;
-        for (i = 0; !access_err_is_refusal(err) && offsets &&
-                    i < offsets->cnt;
+        for (i = 0; !access_err_is_refusal(err) && offsets && i < offsets->cnt;
              i++)
                 err = offsets->elems[i].err;
         if (!access_err_is_refusal(err))
@@ -83,9 +81,9 @@ rd_kafka_resp_err_t audit_metadata(struct audit *a, rd_kafka_t *rk,
                 /* Nothing is assigned yet: only events come back. */
                 while ((rkm = rd_kafka_consumer_poll(rk, 0))) {
                         if (rkm->err)
-                                access_watch_note(
-                                    &a->watch, rkm->err,
-                                    rd_kafka_message_errstr(rkm));
+                                access_watch_note(&a->watch, rkm->err,
+                                                  rd_kafka_message_errstr(
+                                                      rkm));
                         rd_kafka_message_destroy(rkm);
                 }
                 if (access_watch_line(&a->watch, line, sizeof(line)) ||

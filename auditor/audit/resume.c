@@ -36,8 +36,8 @@ struct audit_probe {
 static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
                              char *errstr, size_t errstr_size)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new((int)a->nparts);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            (int)a->nparts);
         rd_kafka_message_t *msgs[256];
         rd_kafka_resp_err_t err;
         int64_t deadline = clock_mono_us() + AUDIT_RESUME_FETCH_MS * 1000LL;
@@ -63,20 +63,21 @@ static int audit_probe_fetch(struct audit *a, struct audit_probe *pr,
                 ssize_t k;
                 for (k = 0; k < n; k++) {
                         rd_kafka_message_t *m = msgs[k];
-                        struct ledger_part *lp =
-                            m->rkt ? audit_part_of(a, m) : NULL;
+                        struct ledger_part *lp = m->rkt ? audit_part_of(a, m)
+                                                        : NULL;
                         struct audit_probe *q = lp ? &pr[lp->part] : NULL;
                         if (q && q->want && !q->resolved) {
                                 if (!m->err && m->offset >= lp->fp.offset) {
                                         q->p.found = 1;
                                         audit_fingerprint_msg(m, &q->p.rec);
                                         q->resolved = 1;
-                                } else if (m->err ==
-                                               RD_KAFKA_RESP_ERR__PARTITION_EOF ||
-                                           m->err ==
-                                               RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
-                                           m->err ==
-                                               RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                                } else if (
+                                    m->err ==
+                                        RD_KAFKA_RESP_ERR__PARTITION_EOF ||
+                                    m->err ==
+                                        RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
+                                    m->err ==
+                                        RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
                                         /* Nothing readable at or after
                                          * it: gone. */
                                         q->resolved = 1;
@@ -130,8 +131,8 @@ static int audit_incarnate(struct audit *a, size_t t,
                 why[n].detail = detail;
                 n++;
         }
-        rc = n ? ledger_topic_incarnate(a->lg, a->topics[t].name, why, n,
-                                        &inc, errstr, errstr_size)
+        rc = n ? ledger_topic_incarnate(a->lg, a->topics[t].name, why, n, &inc,
+                                        errstr, errstr_size)
                : 0;
         if (!rc && n)
                 log_warn("topic '%s' is not the log the ledger knows "
@@ -177,8 +178,8 @@ static int audit_resume_ids(struct audit *a, const struct audit_topic_id *now,
 /* Stores each topic's id for its current incarnation (the new one, if
  * one began); topics[].id follows. */
 static int audit_resume_ids_put(struct audit *a,
-                                const struct audit_topic_id *now,
-                                char *errstr, size_t errstr_size)
+                                const struct audit_topic_id *now, char *errstr,
+                                size_t errstr_size)
 {
         int64_t now_ms = clock_wall_ms();
         size_t t;
@@ -211,10 +212,10 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
         size_t nt = a->ntopics ? a->ntopics : 1;
         struct audit_probe *pr = calloc(a->nparts ? a->nparts : 1,
                                         sizeof(*pr));
-        enum fingerprint_verdict *v =
-            calloc(a->nparts ? a->nparts : 1, sizeof(*v));
-        enum topic_id_verdict *ptv =
-            calloc(a->nparts ? a->nparts : 1, sizeof(*ptv));
+        enum fingerprint_verdict *v = calloc(a->nparts ? a->nparts : 1,
+                                             sizeof(*v));
+        enum topic_id_verdict *ptv = calloc(a->nparts ? a->nparts : 1,
+                                            sizeof(*ptv));
         enum topic_id_verdict *tv = calloc(nt, sizeof(*tv));
         struct audit_topic_id *now = calloc(nt, sizeof(*now));
         uint32_t i;
@@ -246,8 +247,7 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                         continue;
                 err = rd_kafka_query_watermark_offsets(
                     audit_rk_of(a, lp->topic), lp->topic, lp->partition,
-                    &pr[i].p.lo,
-                    &pr[i].p.hi, AUDIT_META_TIMEOUT_MS);
+                    &pr[i].p.lo, &pr[i].p.hi, AUDIT_META_TIMEOUT_MS);
                 if (err) {
                         snprintf(errstr, errstr_size,
                                  "cannot read watermarks of %s [%d]: %s",
@@ -266,11 +266,9 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                 struct ledger_part *lp = &a->parts[i];
                 if (ptv[i] == TOPIC_ID_CHANGED) {
                         /* Said once for the topic (audit_resume_ids). */
-                        v[i] = lp->next_offset >= 0 &&
-                                       (lp->fp.offset >= 0 ||
-                                        lp->next_offset > 0)
-                                   ? fingerprint_with_topic_id(ptv[i],
-                                                               FP_NONE)
+                        v[i] = lp->next_offset >= 0 && (lp->fp.offset >= 0 ||
+                                                        lp->next_offset > 0)
+                                   ? fingerprint_with_topic_id(ptv[i], FP_NONE)
                                    : FP_NONE;
                         continue;
                 }
@@ -317,11 +315,10 @@ int audit_resume_check(struct audit *a, int *reload, char *errstr,
                                  "%lld next: %s",
                                  lp->topic, (int)lp->partition,
                                  (long long)lp->fp.offset,
-                                 !pr[i].want ? "outside the log"
+                                 !pr[i].want      ? "outside the log"
                                  : !pr[i].p.found ? "gone"
                                                   : "another record",
-                                 (long long)pr[i].p.lo,
-                                 (long long)pr[i].p.hi,
+                                 (long long)pr[i].p.lo, (long long)pr[i].p.hi,
                                  (long long)lp->next_offset,
                                  fingerprint_verdict_name(v[i]));
                 } else if (v[i] == FP_REWIND) {

@@ -15,16 +15,16 @@
  * configuration that lacks one.
  */
 static const char *const audit_kconf_required[][2] = {
-        /* Kafka's committed offsets are written by the audit alone, from
+    /* Kafka's committed offsets are written by the audit alone, from
          * the ledger, for lag tools (never read back). */
-        {"enable.auto.commit", "false"},
-        {"enable.auto.offset.store", "false"},
-        /* The end of a partition moves a scan past transaction markers
+    {"enable.auto.commit", "false"},
+    {"enable.auto.offset.store", "false"},
+    /* The end of a partition moves a scan past transaction markers
          * and tells it where to stop. */
-        {"enable.partition.eof", "true"},
-        /* Offsets deleted before they were audited must come back as an
+    {"enable.partition.eof", "true"},
+    /* Offsets deleted before they were audited must come back as an
          * error, which becomes a coverage gap, never as a silent jump. */
-        {"auto.offset.reset", "error"},
+    {"auto.offset.reset", "error"},
 };
 
 #define AUDIT_KCONF_REQUIRED_CNT                                              \
@@ -43,9 +43,8 @@ static int audit_kconf_get(const rd_kafka_conf_t *conf, const char *key,
 {
         size_t n = size;
 
-        return rd_kafka_conf_get(conf, key, buf, &n) == RD_KAFKA_CONF_OK
-                       ? 0
-                       : -1;
+        return rd_kafka_conf_get(conf, key, buf, &n) == RD_KAFKA_CONF_OK ? 0
+                                                                         : -1;
 }
 
 /* Sets the required settings; with warn, says which user value each one
@@ -103,13 +102,11 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
          */
         if (kconf_put(conf, "queued.min.messages", "150000", errstr,
                       errstr_size) ||
-            kconf_put(conf, "queued.max.messages.kbytes", "8192",
-                      errstr, errstr_size) ||
+            kconf_put(conf, "queued.max.messages.kbytes", "8192", errstr,
+                      errstr_size) ||
             kconf_put(conf, "fetch.max.bytes",
-                      AUDIT_STR(AUDIT_FETCH_MAX_BYTES),
-                      errstr, errstr_size) ||
-            kconf_put(conf, "fetch.wait.max.ms", "100", errstr,
-                      errstr_size))
+                      AUDIT_STR(AUDIT_FETCH_MAX_BYTES), errstr, errstr_size) ||
+            kconf_put(conf, "fetch.wait.max.ms", "100", errstr, errstr_size))
                 return -1;
         if (kconf_put(conf, "fetch.queue.backoff.ms", "50", errstr,
                       errstr_size))
@@ -120,8 +117,7 @@ int audit_kconf_defaults(rd_kafka_conf_t *conf, char *errstr,
         return audit_kconf_required_set(conf, 0, errstr, errstr_size);
 }
 
-int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
-                      size_t errstr_size)
+int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr, size_t errstr_size)
 {
         char val[64], mmb[32];
         int64_t v;
@@ -136,8 +132,7 @@ int audit_kconf_apply(rd_kafka_conf_t *conf, char *errstr,
             !audit_kconf_get(conf, "message.max.bytes", mmb, sizeof(mmb)) &&
             !kconf_parse_i64(mmb, 0, INT64_MAX, &v) &&
             v > AUDIT_FETCH_MAX_BYTES &&
-            kconf_put(conf, "fetch.max.bytes", mmb, errstr,
-                      errstr_size))
+            kconf_put(conf, "fetch.max.bytes", mmb, errstr, errstr_size))
                 return -1;
         if (!audit_kconf_get(conf, "isolation.level", val, sizeof(val)) &&
             strcmp(val, "read_committed"))

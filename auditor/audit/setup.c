@@ -127,8 +127,7 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                 }
                 err = audit_metadata(a, rk, rkt, &md);
                 rd_kafka_topic_destroy(rkt);
-                if (err && access_watch_line(&a->watch, errstr,
-                                             errstr_size)) {
+                if (err && access_watch_line(&a->watch, errstr, errstr_size)) {
                         a->refused = 1;
                         return -1;
                 }
@@ -156,8 +155,9 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                 }
                 if (md->topic_cnt != 1 || md->topics[0].err ||
                     md->topics[0].partition_cnt <= 0) {
-                        rd_kafka_resp_err_t terr =
-                            md->topic_cnt ? md->topics[0].err : err;
+                        rd_kafka_resp_err_t terr = md->topic_cnt
+                                                       ? md->topics[0].err
+                                                       : err;
                         snprintf(errstr, errstr_size,
                                  "topic '%s' not found: %s", name,
                                  terr ? rd_kafka_err2str(terr)
@@ -171,8 +171,8 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                         goto oom;
                 }
                 a->topics[t].npart = md->topics[0].partition_cnt;
-                a->topics[t].part_of = calloc(
-                    (size_t)a->topics[t].npart, sizeof(uint32_t));
+                a->topics[t].part_of = calloc((size_t)a->topics[t].npart,
+                                              sizeof(uint32_t));
                 if (!a->topics[t].part_of) {
                         rd_kafka_metadata_destroy(md);
                         goto oom;
@@ -192,8 +192,8 @@ static int audit_discover(struct audit *a, const char *brokers, char *errstr,
                 int32_t p;
                 for (p = 0; p < a->topics[t].npart; p++) {
                         a->topics[t].part_of[p] = total;
-                        audit_part_init(&a->parts[total], a->topics[t].name,
-                                        p, total);
+                        audit_part_init(&a->parts[total], a->topics[t].name, p,
+                                        total);
                         total++;
                 }
         }
@@ -213,8 +213,8 @@ static int audit_compacted(struct audit *a, const char *topic)
         rd_kafka_t *rk = audit_rk_of(a, topic);
         rd_kafka_ConfigResource_t *res =
             rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
-        rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(
-            rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+        rd_kafka_AdminOptions_t *opt =
+            rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
         rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
         rd_kafka_event_t *ev = NULL;
         const rd_kafka_DescribeConfigs_result_t *r;
@@ -232,15 +232,14 @@ static int audit_compacted(struct audit *a, const char *topic)
         if (!r || rd_kafka_event_error(ev)) {
                 log_warn("cannot read the configuration of topic '%s' (%s): "
                          "assuming it is not compacted",
-                         topic, ev ? rd_kafka_event_error_string(ev)
-                                   : "timed out");
+                         topic,
+                         ev ? rd_kafka_event_error_string(ev) : "timed out");
                 goto out;
         }
         rs = rd_kafka_DescribeConfigs_result_resources(r, &n);
-        if (n == 1 &&
-            access_line(line, sizeof(line),
-                        rd_kafka_ConfigResource_error(rs[0]),
-                        ACCESS_OP_DESCRIBE_CONFIGS, topic, NULL)) {
+        if (n == 1 && access_line(line, sizeof(line),
+                                  rd_kafka_ConfigResource_error(rs[0]),
+                                  ACCESS_OP_DESCRIBE_CONFIGS, topic, NULL)) {
                 log_warn("%s; assuming it is not compacted", line);
                 goto out;
         }
@@ -294,8 +293,8 @@ static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
                                  "out of memory for the id window of %s "
                                  "(--id-window %llu)",
                                  a->topics[t].name,
-                                 (unsigned long long)a->conf.dedup.window
-                                     .max_ids);
+                                 (unsigned long long)
+                                     a->conf.dedup.window.max_ids);
                         goto out;
                 }
                 names[t] = a->topics[t].name;
@@ -307,8 +306,9 @@ static int audit_windows(struct audit *a, char *errstr, size_t errstr_size)
                 if (filters && bytes)
                         (void)madvise(filters, bytes, MADV_HUGEPAGE);
                 for (p = 0; p < a->topics[t].npart; p++)
-                        dedup_tracker_part_set_window(
-                            a->tr, a->topics[t].part_of[p], windows[t]);
+                        dedup_tracker_part_set_window(a->tr,
+                                                      a->topics[t].part_of[p],
+                                                      windows[t]);
         }
         rc = ledger_windows_load(a->lg, a->tr, names, windows, a->ntopics,
                                  a->parts, a->nparts, a->conf.dedup_key,
@@ -346,10 +346,8 @@ static int audit_load(struct audit *a, char *errstr, size_t errstr_size)
         for (t = 0; t < a->ntopics; t++)
                 for (p = 0; p < a->topics[t].npart; p++)
                         if (dedup_tracker_part_set_topic(
-                                a->tr, a->topics[t].part_of[p],
-                                (uint32_t)t)) {
-                                snprintf(errstr, errstr_size,
-                                         "out of memory");
+                                a->tr, a->topics[t].part_of[p], (uint32_t)t)) {
+                                snprintf(errstr, errstr_size, "out of memory");
                                 return -1;
                         }
         return ledger_load(a->lg, a->tr, a->parts, a->nparts, errstr,
@@ -391,8 +389,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         }
         if (!a->conf.dedup_key)
                 a->conf.dedup_key = "msgid";
-        if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src,
-                                  &a->id_header, errstr, errstr_size)) {
+        if (audit_dedup_key_parse(a->conf.dedup_key, &a->id_src, &a->id_header,
+                                  errstr, errstr_size)) {
                 rd_kafka_conf_destroy(kconf);
                 access_watch_destroy(&a->watch);
                 free(a);
@@ -429,8 +427,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         if (c->status) {
                 rd_kafka_conf_set_stats_cb(kconf, audit_stats_cb);
                 if (rd_kafka_conf_set(kconf, "statistics.interval.ms", "1000",
-                                      errstr, errstr_size) !=
-                    RD_KAFKA_CONF_OK) {
+                                      errstr,
+                                      errstr_size) != RD_KAFKA_CONF_OK) {
                         rd_kafka_conf_destroy(kconf);
                         goto out;
                 }
@@ -456,9 +454,8 @@ int audit_new(struct audit **out, const struct audit_conf *c,
         if (audit_load(a, errstr, errstr_size))
                 goto out;
         for (t = 0; t < a->ntopics; t++) {
-                a->topics[t].compacted =
-                    !c->no_compaction_check &&
-                    audit_compacted(a, a->topics[t].name);
+                a->topics[t].compacted = !c->no_compaction_check &&
+                                         audit_compacted(a, a->topics[t].name);
                 if (a->topics[t].compacted)
                         log_info("topic '%s' is compacted: a seq that jumps "
                                  "ahead is a new baseline, not a gap",

@@ -147,9 +147,8 @@ static int view_copy(struct status_view *dst, const struct status_view *src)
                 goto fail;
         for (i = 0; i < src->ntopics; i++) {
                 dst->topics[i].name = strdup(src->topics[i].name);
-                if (!dst->topics[i].name ||
-                    hist_copy(&dst->topics[i].latency,
-                              &src->topics[i].latency))
+                if (!dst->topics[i].name || hist_copy(&dst->topics[i].latency,
+                                                      &src->topics[i].latency))
                         goto fail;
         }
         for (i = 0; i < src->nparts; i++) {
@@ -295,8 +294,8 @@ int64_t status_part_lag(const struct status_part *p)
         if (p->high_watermark < 0 || p->next_offset < 0)
                 return -1;
         return p->high_watermark > p->next_offset
-                       ? p->high_watermark - p->next_offset
-                       : 0;
+                   ? p->high_watermark - p->next_offset
+                   : 0;
 }
 
 int64_t status_topic_lag(const struct status_view *v, const char *topic)
@@ -305,8 +304,8 @@ int64_t status_topic_lag(const struct status_view *v, const char *topic)
         size_t i;
 
         for (i = 0; v && i < v->nparts; i++) {
-                if (topic && (!v->parts[i].topic ||
-                              strcmp(v->parts[i].topic, topic)))
+                if (topic &&
+                    (!v->parts[i].topic || strcmp(v->parts[i].topic, topic)))
                         continue;
                 lag = status_part_lag(&v->parts[i]);
                 if (lag >= 0)

@@ -27,14 +27,14 @@ struct status_hist {
         uint64_t *counts; /* nbuckets + 1 (the last is +Inf), not cumulative */
         size_t nbuckets;
         const double *bounds;
-        double sum;       /* seconds */
+        double sum; /* seconds */
         uint64_t count;
 };
 
 struct status_part {
-        char *topic;      /* owned by the view */
+        char *topic; /* owned by the view */
         int32_t partition;
-        int64_t next_offset; /* -1 unknown */
+        int64_t next_offset;    /* -1 unknown */
         int64_t high_watermark; /* -1 unknown */
         int owned; /* audited by this process now (--group: assigned to
                       this member; otherwise always 1) */
@@ -65,11 +65,11 @@ struct status_member {
  * parts (status_part.owned).
  */
 struct status_group {
-        char *group;       /* owned: --group */
-        char *member;      /* owned: --group-member, or host name-pid */
-        char *txn_id;      /* owned: the transactional.id */
-        char *instance_id; /* owned; NULL: dynamic membership */
-        char *state, *protocol;             /* owned; NULL: not listed */
+        char *group;            /* owned: --group */
+        char *member;           /* owned: --group-member, or host name-pid */
+        char *txn_id;           /* owned: the transactional.id */
+        char *instance_id;      /* owned; NULL: dynamic membership */
+        char *state, *protocol; /* owned; NULL: not listed */
         struct status_member *members;
         size_t nmembers;
         int64_t listed_ms; /* wall time of the listing; -1: none yet */
@@ -77,7 +77,7 @@ struct status_group {
 };
 
 struct status_topic {
-        char *name; /* owned by the view */
+        char *name;                 /* owned by the view */
         struct status_hist latency; /* record timestamp -> audit time */
 };
 
@@ -85,10 +85,10 @@ struct status_view {
         int64_t started_ms;
         int64_t updated_ms;
         int ledger_open;
-        int assigned;       /* partitions assigned to the consumer */
-        int brokers_up;     /* number of brokers the client sees as UP */
-        int ledger_paused;  /* commits are failing; ingest is held */
-        uint64_t records;   /* read in this process */
+        int assigned;      /* partitions assigned to the consumer */
+        int brokers_up;    /* number of brokers the client sees as UP */
+        int ledger_paused; /* commits are failing; ingest is held */
+        uint64_t records;  /* read in this process */
         uint64_t live_pairs;
         uint64_t live_open_gaps;
         struct status_hist commit; /* ledger commit duration */

@@ -136,8 +136,7 @@ int status_assignment_parse(const void *buf, size_t len,
         m->nparts = 0;
         if (!len)
                 return 0; /* nothing assigned (yet) */
-        if (!buf || rd16(b, len, &o, &version) ||
-            rd32(b, len, &o, &ntopics)) {
+        if (!buf || rd16(b, len, &o, &version) || rd32(b, len, &o, &ntopics)) {
                 snprintf(errstr, errstr_size,
                          "assignment truncated in its header (%zu bytes)",
                          len);
@@ -179,8 +178,7 @@ int status_assignment_parse(const void *buf, size_t len,
                         (void)rd32(b, len, &o, &p); /* in bounds: above */
                         topic = malloc((size_t)tlen + 1);
                         if (!topic) {
-                                snprintf(errstr, errstr_size,
-                                         "out of memory");
+                                snprintf(errstr, errstr_size, "out of memory");
                                 goto fail;
                         }
                         memcpy(topic, b + name_o, (size_t)tlen);

@@ -57,8 +57,8 @@ static void topic_ids_read_on(struct audit *a, rd_kafka_t *rk,
         td = rd_kafka_DescribeTopics_result_topics(r, &n);
         for (i = 0; i < n; i++) {
                 const char *name = rd_kafka_TopicDescription_name(td[i]);
-                const rd_kafka_error_t *err =
-                    rd_kafka_TopicDescription_error(td[i]);
+                const rd_kafka_error_t *err = rd_kafka_TopicDescription_error(
+                    td[i]);
                 const rd_kafka_Uuid_t *u;
                 const char *b64;
                 for (t = 0; t < a->ntopics; t++)
@@ -73,8 +73,8 @@ static void topic_ids_read_on(struct audit *a, rd_kafka_t *rk,
                 }
                 u = rd_kafka_TopicDescription_topic_id(td[i]);
                 b64 = u ? rd_kafka_Uuid_base64str(u) : NULL;
-                if (!b64 || topic_id_from_base64(b64, out[t].id,
-                                                 sizeof(out[t].id))) {
+                if (!b64 ||
+                    topic_id_from_base64(b64, out[t].id, sizeof(out[t].id))) {
                         out[t].id[0] = '\0';
                         snprintf(out[t].why, sizeof(out[t].why),
                                  "the brokers gave no topic id%s%s",
@@ -82,8 +82,8 @@ static void topic_ids_read_on(struct audit *a, rd_kafka_t *rk,
                 }
         }
         for (t = 0; t < a->ntopics; t++)
-                if (audit_rk_of(a, a->topics[t].name) == rk &&
-                    !out[t].id[0] && !out[t].why[0])
+                if (audit_rk_of(a, a->topics[t].name) == rk && !out[t].id[0] &&
+                    !out[t].why[0])
                         snprintf(out[t].why, sizeof(out[t].why),
                                  "not in the brokers' answer");
         goto out;
@@ -154,8 +154,8 @@ static int audit_topic_id_changed(struct audit *a, size_t t,
 int audit_topic_ids_check(struct audit *a, const char *only, char *errstr,
                           size_t errstr_size)
 {
-        struct audit_topic_id *now =
-            calloc(a->ntopics ? a->ntopics : 1, sizeof(*now));
+        struct audit_topic_id *now = calloc(a->ntopics ? a->ntopics : 1,
+                                            sizeof(*now));
         size_t t;
         int rc = 0;
 

@@ -66,8 +66,7 @@ static int trunc_probe_read(struct audit *a, const struct ledger_part *lp,
                         if (c)
                                 rd_kafka_conf_destroy(c);
                         else
-                                snprintf(errstr, errstr_size,
-                                         "out of memory");
+                                snprintf(errstr, errstr_size, "out of memory");
                         return -1;
                 }
         }
@@ -78,8 +77,7 @@ static int trunc_probe_read(struct audit *a, const struct ledger_part *lp,
         rd_kafka_topic_partition_list_destroy(l);
         if (err) {
                 snprintf(errstr, errstr_size, "cannot assign %s [%d]: %s",
-                         lp->topic, (int)lp->partition,
-                         rd_kafka_err2str(err));
+                         lp->topic, (int)lp->partition, rd_kafka_err2str(err));
                 return -1;
         }
         while (!done && clock_mono_us() < deadline) {
@@ -131,8 +129,8 @@ static int trunc_search_fp(void *opaque, const struct fingerprint *fp)
         if (s->probes++ >= AUDIT_TRUNC_PROBES ||
             fp->offset + 1 < s->a->rt[s->lp->part].trunc_floor)
                 return 1;
-        if (trunc_probe_read(s->a, s->lp, fp->offset, &now, &found,
-                             s->errstr, s->errstr_size))
+        if (trunc_probe_read(s->a, s->lp, fp->offset, &now, &found, s->errstr,
+                             s->errstr_size))
                 return -1;
         if (found && fingerprint_equal(&now, fp)) {
                 s->match = *fp;
@@ -144,8 +142,8 @@ static int trunc_search_fp(void *opaque, const struct fingerprint *fp)
 int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
                        const char *how, char *errstr, size_t errstr_size)
 {
-        struct trunc_search s = {a, lp, {-1, -1, 0, 0}, 0, errstr,
-                                 errstr_size};
+        struct trunc_search s = {a, lp,     {-1, -1, 0, 0},
+                                 0, errstr, errstr_size};
         char err[512];
 
         if (!a->trunc)
@@ -186,8 +184,8 @@ int audit_trunc_locate(struct audit *a, struct ledger_part *lp, int64_t hi,
 static int trunc_restart(struct audit *a, const struct ledger_part *lp,
                          char *errstr, size_t errstr_size)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            1);
         rd_kafka_t *rk = audit_rk_of(a, lp->topic);
         rd_kafka_error_t *error;
 
@@ -257,8 +255,8 @@ int audit_trunc_run(struct audit *a, int64_t now, audit_commit_fn *commit,
                                  "start eosaudit again on it and it begins "
                                  "a new incarnation of the topic, keeping "
                                  "this one as evidence",
-                                 lp->topic, (int)lp->partition,
-                                 (long long)hi, (long long)lp->next_offset,
+                                 lp->topic, (int)lp->partition, (long long)hi,
+                                 (long long)lp->next_offset,
                                  LEDGER_TRUNC_KEEP);
                         return -1;
                 }

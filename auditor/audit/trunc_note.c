@@ -25,10 +25,10 @@ int audit_trunc_init(struct audit *a, const rd_kafka_conf_t *kconf,
         /* Never a member of the audit's group, never committing. */
         if (rd_kafka_conf_set(t->kconf, "group.id", "eosaudit-trunc-probe",
                               errstr, errstr_size) != RD_KAFKA_CONF_OK ||
-            rd_kafka_conf_set(t->kconf, "enable.auto.commit", "false",
-                              errstr, errstr_size) != RD_KAFKA_CONF_OK ||
-            rd_kafka_conf_set(t->kconf, "enable.partition.eof", "true",
-                              errstr, errstr_size) != RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_set(t->kconf, "enable.auto.commit", "false", errstr,
+                              errstr_size) != RD_KAFKA_CONF_OK ||
+            rd_kafka_conf_set(t->kconf, "enable.partition.eof", "true", errstr,
+                              errstr_size) != RD_KAFKA_CONF_OK) {
                 rd_kafka_conf_destroy(t->kconf);
                 free(t);
                 return -1;
@@ -97,8 +97,8 @@ int audit_trunc_signal(rd_kafka_resp_err_t err)
 #endif
 }
 
-int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
-                       char *errstr, size_t errstr_size)
+int audit_trunc_kip320(struct audit *a, struct ledger_part *lp, char *errstr,
+                       size_t errstr_size)
 {
         int64_t lo, hi;
         rd_kafka_resp_err_t err;
@@ -106,17 +106,15 @@ int audit_trunc_kip320(struct audit *a, struct ledger_part *lp,
         if (!a->trunc)
                 return 0;
         err = rd_kafka_query_watermark_offsets(audit_rk_of(a, lp->topic),
-                                               lp->topic,
-                                               lp->partition, &lo, &hi,
-                                               AUDIT_META_TIMEOUT_MS);
+                                               lp->topic, lp->partition, &lo,
+                                               &hi, AUDIT_META_TIMEOUT_MS);
         if (err) {
                 snprintf(errstr, errstr_size,
                          "cannot read watermarks of %s [%d]: %s", lp->topic,
                          (int)lp->partition, rd_kafka_err2str(err));
                 return -1;
         }
-        return trunc_note_beyond(a, lp, hi, "KIP-320", errstr,
-                                 errstr_size) < 0
+        return trunc_note_beyond(a, lp, hi, "KIP-320", errstr, errstr_size) < 0
                    ? -1
                    : 0;
 }
@@ -141,4 +139,3 @@ int audit_trunc_beyond(struct audit *a, struct ledger_part *lp, int64_t hi,
                  (long long)hi);
         return -1;
 }
-

@@ -106,8 +106,8 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         size_t n = 0, i;
         int rc = -1;
 
-        if (ledger_trunc_streams(a->lg, lp, d, a->rt[lp->part].trunc_floor,
-                                 &s, &n, errstr, errstr_size))
+        if (ledger_trunc_streams(a->lg, lp, d, a->rt[lp->part].trunc_floor, &s,
+                                 &n, errstr, errstr_size))
                 goto out;
         rw = calloc(n ? n : 1, sizeof(*rw));
         detail = trunc_detail(s, n, hi, how);
@@ -155,9 +155,8 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         for (i = 0; i < n; i++)
                 log_warn("%s [%d]: truncated: producer '%.*s' seqs %d/%lld.."
                          "%d/%lld (%llu records) taken back",
-                         lp->topic, (int)lp->partition,
-                         (int)s[i].producer_len, s[i].producer,
-                         (int)s[i].epoch, (long long)s[i].seq,
+                         lp->topic, (int)lp->partition, (int)s[i].producer_len,
+                         s[i].producer, (int)s[i].epoch, (long long)s[i].seq,
                          (int)s[i].epoch_hi, (long long)s[i].seq_hi,
                          (unsigned long long)s[i].records);
         lp->next_offset = d;
@@ -165,8 +164,8 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         lp->dirty = 1;
         a->rt[lp->part].fp_stale = 0;
         a->stats.records = a->stats.records > records
-                                   ? a->stats.records - records
-                                   : 0;
+                               ? a->stats.records - records
+                               : 0;
         if (a->mode->truncated) {
                 struct ledger_anomaly an;
                 trunc_anomaly(&an, lp, &t, clock_wall_ms());

@@ -200,8 +200,7 @@ static void audit_txn_manifest(struct audit *a, struct ledger_part *lp,
         if (rkm->payload && rkm->len) {
                 j = json_loadb(rkm->payload, rkm->len, JSON_REJECT_DUPLICATES,
                                &jerr);
-                bad = j ? txn_parse(a, j, &m, &counts, &aborted)
-                        : "not JSON";
+                bad = j ? txn_parse(a, j, &m, &counts, &aborted) : "not JSON";
         }
         if (!bad && dedup_txn_manifest(a->tr, &m) < 0)
                 bad = "refused by the engine";
@@ -212,8 +211,7 @@ static void audit_txn_manifest(struct audit *a, struct ledger_part *lp,
                                  "manifest (%s)%s",
                                  lp->topic, (int)lp->partition,
                                  (long long)rkm->offset, bad,
-                                 a->txs.bad ==
-                                         AUDIT_TXN_BAD_LOGGED
+                                 a->txs.bad == AUDIT_TXN_BAD_LOGGED
                                      ? "; no more of these are logged"
                                      : "");
         }

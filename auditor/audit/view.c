@@ -11,8 +11,7 @@
 #include "internal.h"
 
 /* librdkafka statistics (consumer thread): how many brokers are UP. */
-int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
-                   void *opaque)
+int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque)
 {
         struct audit *a = opaque;
         json_t *root = json_loadb(json, json_len, 0, NULL);
@@ -24,13 +23,14 @@ int audit_stats_cb(rd_kafka_t *rk, char *json, size_t json_len,
         if (!root)
                 return 0;
         brokers = json_object_get(root, "brokers");
-        json_object_foreach(brokers, key, b) {
-                const char *state =
-                    json_string_value(json_object_get(b, "state"));
-                const char *source =
-                    json_string_value(json_object_get(b, "source"));
-                json_int_t id =
-                    json_integer_value(json_object_get(b, "nodeid"));
+        json_object_foreach(brokers, key, b)
+        {
+                const char *state = json_string_value(
+                    json_object_get(b, "state"));
+                const char *source = json_string_value(
+                    json_object_get(b, "source"));
+                json_int_t id = json_integer_value(
+                    json_object_get(b, "nodeid"));
                 /* Bootstrap entries (nodeid -1) are not real brokers, and
                  * neither is the logical "GroupCoordinator" entry: it
                  * carries the nodeid of a broker already counted. */
@@ -53,8 +53,7 @@ void audit_publish(struct audit *a, int64_t now)
                 int64_t lo = -1, hi = -1;
                 rd_kafka_get_watermark_offsets(
                     audit_rk_of(a, a->parts[i].topic), a->parts[i].topic,
-                                               a->parts[i].partition, &lo,
-                                               &hi);
+                    a->parts[i].partition, &lo, &hi);
                 /* librdkafka reports -1001 (invalid) until it knows. */
                 if (hi >= 0)
                         a->view.parts[i].high_watermark = hi;
@@ -73,9 +72,7 @@ void audit_publish(struct audit *a, int64_t now)
         a->view.live_open_gaps = dedup_tracker_open_gaps(a->tr);
         /* Read with the frontier (flow.c), every
          * conf.flow_frontier_interval_ms (2 s): not per record. */
-        a->view.flow_lag = a->flow && a->fls.fr
-                               ? a->fls.info.lag
-                               : -1;
+        a->view.flow_lag = a->flow && a->fls.fr ? a->fls.info.lag : -1;
         status_publish(a->conf.status, &a->view);
         a->last_publish_ms = now;
 }
@@ -110,8 +107,7 @@ int audit_view_part_add(struct audit *a, const struct ledger_part *lp)
         struct status_part *parts;
         struct status_part *sp;
 
-        parts = realloc(a->view.parts,
-                        (a->view.nparts + 1) * sizeof(*parts));
+        parts = realloc(a->view.parts, (a->view.nparts + 1) * sizeof(*parts));
         if (!parts)
                 return -1;
         a->view.parts = parts;

@@ -87,8 +87,7 @@ static struct ledger_part *group_part(struct audit *a, const char *topic,
  * new partition audited from its log start.  NULL with errstr: not a
  * partition of the audited topics, or out of memory.
  */
-static struct ledger_part *group_part_added(struct audit *a,
-                                            const char *topic,
+static struct ledger_part *group_part_added(struct audit *a, const char *topic,
                                             int32_t partition, char *errstr,
                                             size_t errstr_size)
 {
@@ -151,8 +150,7 @@ static int group_state_topic(struct audit *a, const struct ledger_part *lp,
                  "again under the group): the old log's state is not "
                  "applied to the new one (start a new --group to audit it "
                  "from its log start)",
-                 lp->topic, (int)lp->partition, a->grp->state_topic, was,
-                 now);
+                 lp->topic, (int)lp->partition, a->grp->state_topic, was, now);
         return -1;
 }
 
@@ -173,8 +171,8 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         }
         for (i = 0; i < l->cnt; i++) {
                 /* Indexes only: adding a part moves a->parts. */
-                struct ledger_part *lp =
-                    group_part(a, l->elems[i].topic, l->elems[i].partition);
+                struct ledger_part *lp = group_part(a, l->elems[i].topic,
+                                                    l->elems[i].partition);
                 if (!lp && !(lp = group_part_added(a, l->elems[i].topic,
                                                    l->elems[i].partition,
                                                    errstr, errstr_size)))
@@ -182,7 +180,7 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 want[i] = lp->part;
         }
         if (audit_group_state_read(a, want, (size_t)l->cnt, vals, lens, errstr,
-                             errstr_size))
+                                   errstr_size))
                 goto out;
         /* No state record: a fresh partition, unless the group has
          * offsets committed for it (the state topic lost under it). */
@@ -211,9 +209,9 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
         /* Every record of the topic as it is now, before any part is
          * replaced. */
         for (i = 0; i < l->cnt; i++)
-                if (vals[i] && group_state_topic(a, &a->parts[want[i]],
-                                                 vals[i], lens[i], errstr,
-                                                 errstr_size))
+                if (vals[i] &&
+                    group_state_topic(a, &a->parts[want[i]], vals[i], lens[i],
+                                      errstr, errstr_size))
                         goto out;
         for (i = 0; i < l->cnt; i++) {
                 struct ledger_part *lp = &a->parts[want[i]];
@@ -231,10 +229,11 @@ static int group_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                 log_debug("group %s: %s [%d] assigned: %s, from offset "
                           "%lld (%llu records audited before)",
                           a->conf.group, lp->topic, (int)lp->partition,
-                          vals[i] ? "restored" : "no state", 
+                          vals[i] ? "restored" : "no state",
                           (long long)lp->next_offset,
-                          (unsigned long long)dedup_tracker_part_counts(
-                              a->tr, lp->part)->records);
+                          (unsigned long long)
+                              dedup_tracker_part_counts(a->tr, lp->part)
+                                  ->records);
                 rt->owned = 1;
                 rt->eof = 0;
                 rt->state_dirty = 1; /* its offset goes to the group */
@@ -267,16 +266,17 @@ static void group_forget(struct audit *a,
         int i;
 
         for (i = 0; i < l->cnt; i++) {
-                struct ledger_part *lp =
-                    group_part(a, l->elems[i].topic, l->elems[i].partition);
+                struct ledger_part *lp = group_part(a, l->elems[i].topic,
+                                                    l->elems[i].partition);
                 if (!lp)
                         continue;
                 log_debug("group %s: %s [%d] forgotten at offset %lld "
                           "(%llu records audited)",
                           a->conf.group, lp->topic, (int)lp->partition,
                           (long long)lp->next_offset,
-                          (unsigned long long)dedup_tracker_part_counts(
-                              a->tr, lp->part)->records);
+                          (unsigned long long)
+                              dedup_tracker_part_counts(a->tr, lp->part)
+                                  ->records);
                 dedup_tracker_part_forget(a->tr, lp->part);
                 a->rt[lp->part].owned = 0;
                 a->rt[lp->part].state_dirty = 0;
@@ -322,8 +322,8 @@ static void group_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                            "records again");
                 group_forget(a, l);
                 audit_group_ids_forget(a, l); /* their unsent ids records */
-                log_info("group %s: %d partition(s) revoked%s",
-                         a->conf.group, l->cnt,
+                log_info("group %s: %d partition(s) revoked%s", a->conf.group,
+                         l->cnt,
                          rd_kafka_assignment_lost(rk) ? " (lost)" : "");
         } else
                 audit_group_fail(a, "rebalance", rd_kafka_err2str(err));
@@ -360,8 +360,8 @@ static int group_txn_error(struct audit *a, const char *what,
                            rd_kafka_error_t *e, char *errstr,
                            size_t errstr_size)
 {
-        snprintf(errstr, errstr_size, "group %s: %s: %s", a->conf.group,
-                 what, rd_kafka_error_string(e));
+        snprintf(errstr, errstr_size, "group %s: %s: %s", a->conf.group, what,
+                 rd_kafka_error_string(e));
         if (audit_group_state_gone(a)) {
                 if (!rd_kafka_error_is_fatal(e) &&
                     rd_kafka_error_txn_requires_abort(e)) {
@@ -388,9 +388,8 @@ static int group_txn_error(struct audit *a, const char *what,
         }
         if (!rd_kafka_error_is_fatal(e) &&
             rd_kafka_error_txn_requires_abort(e)) {
-                rd_kafka_error_t *ae =
-                    rd_kafka_abort_transaction(a->grp->prod,
-                                               GROUP_OP_TIMEOUT_MS);
+                rd_kafka_error_t *ae = rd_kafka_abort_transaction(
+                    a->grp->prod, GROUP_OP_TIMEOUT_MS);
                 if (!ae) {
                         log_warn("%s: aborted, the next commit takes the "
                                  "batch again",
@@ -511,10 +510,10 @@ static int group_event_produce(struct audit *a,
                                char *val, const char *what, char *errstr,
                                size_t errstr_size)
 {
-        rd_kafka_resp_err_t err =
-            val ? group_produce(a->grp, a->grp->events_topic, NULL, val,
-                                strlen(val))
-                : RD_KAFKA_RESP_ERR__NOENT;
+        rd_kafka_resp_err_t err = val ? group_produce(a->grp,
+                                                      a->grp->events_topic,
+                                                      NULL, val, strlen(val))
+                                      : RD_KAFKA_RESP_ERR__NOENT;
 
         if (!err)
                 return 0;
@@ -574,9 +573,8 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 if (!a->rt[i].owned || !a->rt[i].state_dirty ||
                     lp->next_offset < 0)
                         continue;
-                val = partstate_export(a->tr, lp,
-                                       group_topic_id(a, lp->topic), &len,
-                                       errstr, errstr_size);
+                val = partstate_export(a->tr, lp, group_topic_id(a, lp->topic),
+                                       &len, errstr, errstr_size);
                 if (!val) {
                         /* Out of memory, or a counter past what a state
                          * record holds: not a retry's matter, and not
@@ -593,9 +591,8 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
                 err = group_produce(g, g->state_topic, key, val, len);
                 if (err) {
                         rd_kafka_topic_partition_list_destroy(offs);
-                        snprintf(errstr, errstr_size,
-                                 "state record of %s: %s", key,
-                                 rd_kafka_err2str(err));
+                        snprintf(errstr, errstr_size, "state record of %s: %s",
+                                 key, rd_kafka_err2str(err));
                         if (audit_group_state_gone(a))
                                 audit_group_fail_gone(a);
                         else
@@ -643,8 +640,8 @@ int audit_group_commit(struct audit *a, char *errstr, size_t errstr_size)
         rd_kafka_topic_partition_list_destroy(offs);
         if (!e && ioffs->cnt && g->ids_rk) {
                 cgmd = rd_kafka_consumer_group_metadata(g->ids_rk);
-                e = rd_kafka_send_offsets_to_transaction(
-                    g->prod, ioffs, cgmd, GROUP_OP_TIMEOUT_MS);
+                e = rd_kafka_send_offsets_to_transaction(g->prod, ioffs, cgmd,
+                                                         GROUP_OP_TIMEOUT_MS);
                 rd_kafka_consumer_group_metadata_destroy(cgmd);
         }
         rd_kafka_topic_partition_list_destroy(ioffs);
@@ -710,10 +707,12 @@ static int group_conf_default(rd_kafka_conf_t *kconf, const char *key,
         rd_kafka_conf_t *def = rd_kafka_conf_new();
         char v[32] = "", d[32] = "";
         size_t vl = sizeof(v), dl = sizeof(d);
-        int is_default =
-            def && rd_kafka_conf_get(kconf, key, v, &vl) == RD_KAFKA_CONF_OK &&
-            rd_kafka_conf_get(def, key, d, &dl) == RD_KAFKA_CONF_OK &&
-            !strcmp(v, d);
+        int is_default = def &&
+                         rd_kafka_conf_get(kconf, key, v, &vl) ==
+                             RD_KAFKA_CONF_OK &&
+                         rd_kafka_conf_get(def, key, d, &dl) ==
+                             RD_KAFKA_CONF_OK &&
+                         !strcmp(v, d);
 
         if (def)
                 rd_kafka_conf_destroy(def);
@@ -841,19 +840,31 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
         struct audit_group *g = a->grp;
         char txn_timeout[16], reader_group[600], offsets[600];
         const char *nocreate = NULL;
-        const char *pprops[] = {"transactional.id", g->txn_id,
-                                "transaction.timeout.ms", txn_timeout,
-                                "linger.ms", "0",
-                                "allow.auto.create.topics", "false", NULL};
+        const char *pprops[] = {"transactional.id",
+                                g->txn_id,
+                                "transaction.timeout.ms",
+                                txn_timeout,
+                                "linger.ms",
+                                "0",
+                                "allow.auto.create.topics",
+                                "false",
+                                NULL};
         /* The reader commits nothing (it reads from the beginning each
          * time): no offsets of its own to commit at its close, which
          * hung on a deleted state topic. */
-        const char *rprops[] = {"group.id", reader_group,
-                                "allow.auto.create.topics", "false",
-                                "enable.auto.commit", "false",
-                                "auto.offset.reset", "earliest",
-                                "isolation.level", "read_committed",
-                                "enable.partition.eof", "true", NULL};
+        const char *rprops[] = {"group.id",
+                                reader_group,
+                                "allow.auto.create.topics",
+                                "false",
+                                "enable.auto.commit",
+                                "false",
+                                "auto.offset.reset",
+                                "earliest",
+                                "isolation.level",
+                                "read_committed",
+                                "enable.partition.eof",
+                                "true",
+                                NULL};
         rd_kafka_topic_partition_list_t *l;
         rd_kafka_resp_err_t err;
         rd_kafka_error_t *e;
@@ -894,9 +905,9 @@ int audit_group_start(struct audit *a, char *errstr, size_t errstr_size)
                 }
         rd_kafka_topic_partition_list_destroy(l);
         if (audit_group_topic(a, g->state_topic, "compact", "state", nocreate,
-                        errstr, errstr_size) ||
-            audit_group_topic(a, g->events_topic, "delete", "events", NULL, errstr,
-                        errstr_size))
+                              errstr, errstr_size) ||
+            audit_group_topic(a, g->events_topic, "delete", "events", NULL,
+                              errstr, errstr_size))
                 return -1;
         g->prod = audit_group_handle(a, RD_KAFKA_PRODUCER, pprops, NULL,
                                      errstr, errstr_size);
@@ -967,8 +978,8 @@ void audit_group_free(struct audit *a)
 /* The mode (../audit/mode.h)                                          */
 /* ------------------------------------------------------------------ */
 
-static int group_start(struct audit *a, audit_commit_fn *commit,
-                       char *errstr, size_t errstr_size)
+static int group_start(struct audit *a, audit_commit_fn *commit, char *errstr,
+                       size_t errstr_size)
 {
         a->grp->commit = commit;
         return audit_group_start(a, errstr, errstr_size);
@@ -1001,8 +1012,9 @@ static void group_after_record(struct audit *a, struct ledger_part *lp,
                          lp->topic, (int)lp->partition, (long long)offset,
                          (int)(h->producer_len > 100 ? 100 : h->producer_len),
                          h->producer);
-                audit_group_fail(a, "topic-scoped streams are not audited "
-                                    "in group mode",
+                audit_group_fail(a,
+                                 "topic-scoped streams are not audited "
+                                 "in group mode",
                                  why);
                 return;
         }

@@ -17,13 +17,11 @@ void audit_group_fail(struct audit *a, const char *what, const char *why)
         if (a->grp->failed)
                 return;
         a->grp->failed = 1;
-        GERR(a->grp, "group %.200s: %.60s: %.700s", a->conf.group, what,
-             why);
+        GERR(a->grp, "group %.200s: %.60s: %.700s", a->conf.group, what, why);
         log_error("%s", a->grp->err);
 }
 
-int audit_group_failed(const struct audit *a, char *errstr,
-                       size_t errstr_size)
+int audit_group_failed(const struct audit *a, char *errstr, size_t errstr_size)
 {
         if (!a->grp || !a->grp->failed)
                 return 0;
@@ -46,9 +44,8 @@ void audit_group_consumer_fatal(struct audit *a, rd_kafka_t *rk)
                          "(FENCED_INSTANCE_ID): this one stops, the newer "
                          "one audits its partitions from their committed "
                          "state (%s)",
-                         a->conf.group_instance_id
-                             ? a->conf.group_instance_id
-                             : "?",
+                         a->conf.group_instance_id ? a->conf.group_instance_id
+                                                   : "?",
                          why);
                 audit_group_fail(a, "fenced", line);
                 return;
@@ -100,27 +97,36 @@ void audit_group_commit_revoked(struct audit *a, rd_kafka_t *rk,
 
 /* The consumer's settings a producer would warn about, one line each. */
 static const char *const group_consumer_only[] = {
-    "group.", "partition.assignment.strategy", "session.timeout.ms",
-    "heartbeat.interval.ms", "enable.auto.", "auto.commit.",
-    "auto.offset.reset", "queued.", "fetch.", "isolation.level",
-    "enable.partition.eof", "max.poll.interval.ms", "check.crcs",
-    "consume.callback.max.messages", "coordinator.query.interval.ms",
-    "allow.auto.create.topics", "client.rack"};
+    "group.",
+    "partition.assignment.strategy",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "enable.auto.",
+    "auto.commit.",
+    "auto.offset.reset",
+    "queued.",
+    "fetch.",
+    "isolation.level",
+    "enable.partition.eof",
+    "max.poll.interval.ms",
+    "check.crcs",
+    "consume.callback.max.messages",
+    "coordinator.query.interval.ms",
+    "allow.auto.create.topics",
+    "client.rack"};
 
-rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
-                               const char *const *props,
-                               void (*rebalance_cb)(
-                                   rd_kafka_t *, rd_kafka_resp_err_t,
-                                   rd_kafka_topic_partition_list_t *, void *),
-                               char *errstr, size_t errstr_size)
+rd_kafka_t *audit_group_handle(
+    struct audit *a, rd_kafka_type_t type, const char *const *props,
+    void (*rebalance_cb)(rd_kafka_t *, rd_kafka_resp_err_t,
+                         rd_kafka_topic_partition_list_t *, void *),
+    char *errstr, size_t errstr_size)
 {
         rd_kafka_conf_t *c =
             type == RD_KAFKA_PRODUCER
-                ? rd_kafka_conf_dup_filter(
-                      a->grp->base,
-                      sizeof(group_consumer_only) /
-                          sizeof(group_consumer_only[0]),
-                      (const char **)group_consumer_only)
+                ? rd_kafka_conf_dup_filter(a->grp->base,
+                                           sizeof(group_consumer_only) /
+                                               sizeof(group_consumer_only[0]),
+                                           (const char **)group_consumer_only)
                 : rd_kafka_conf_dup(a->grp->base);
         rd_kafka_t *rk;
 

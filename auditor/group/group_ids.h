@@ -91,23 +91,23 @@
 /* A judge: ids partition k, owned. */
 struct ids_judge {
         int owned;
-        int64_t next;    /* next offset of k to judge (-1: from its start) */
-        int64_t sent;    /* the position committed last */
+        int64_t next; /* next offset of k to judge (-1: from its start) */
+        int64_t sent; /* the position committed last */
         struct gids_window *w; /* NULL until its first record */
 };
 
 /* A record to produce in the next transaction (for ids: an entry, packed
  * by audit_group_ids_txn()). */
 struct ids_out {
-        uint32_t part;  /* the audited part (ids entries) */
-        int32_t k;      /* ids partition (verdicts: the judge's) */
+        uint32_t part;   /* the audited part (ids entries) */
+        int32_t k;       /* ids partition (verdicts: the judge's) */
         size_t off, len; /* in the arena */
 };
 
 struct audit_group_ids {
         char *topic;
-        int32_t nparts;      /* the ids topic's partitions */
-        uint64_t window;     /* W: entries of k a judge remembers */
+        int32_t nparts;  /* the ids topic's partitions */
+        uint64_t window; /* W: entries of k a judge remembers */
         int64_t max_age_ms;
         struct ids_judge *j; /* nparts */
         /* The packs being filled, one per ids partition (nparts): only
@@ -126,7 +126,7 @@ struct audit_group_ids {
          * txn_*: what the open transaction holds. */
         uint64_t produced, entries, bytes, judged, verdicts;
         uint64_t txn_recs, txn_entries, txn_bytes;
-        int closing;         /* inside audit_group_ids_close() */
+        int closing; /* inside audit_group_ids_close() */
 };
 
 /* group_ids_pack.c: the ids topic deleted under the running member (the

@@ -89,7 +89,7 @@ static int ids_judge_one(struct audit *a, int32_t k, int64_t o,
                 return rc < 0 ? -1 : 0;
         v = ids_verdict_json(a, k, o, r, &f);
         if (!v || group_ids_push(&x->evs, &x->nevs, &x->capevs, &x->earena,
-                           &x->elen, &x->ecap, 0, k, v, strlen(v))) {
+                                 &x->elen, &x->ecap, 0, k, v, strlen(v))) {
                 free(v);
                 return -1;
         }
@@ -134,8 +134,7 @@ void group_ids_message(struct audit *a, rd_kafka_message_t *m)
         struct ids_judge *j;
         long n;
 
-        if (!x || !m->rkt ||
-            strcmp(rd_kafka_topic_name(m->rkt), x->topic))
+        if (!x || !m->rkt || strcmp(rd_kafka_topic_name(m->rkt), x->topic))
                 goto out;
         if (m->partition < 0 || m->partition >= x->nparts)
                 goto out;
@@ -174,11 +173,11 @@ out:
 
 /* A window being rebuilt (group_ids_assign()). */
 struct ids_rebuild {
-        int64_t lo;   /* k's log start */
-        int64_t span; /* this read: [max(lo, c - span), c) */
+        int64_t lo;         /* k's log start */
+        int64_t span;       /* this read: [max(lo, c - span), c) */
         int64_t from, last; /* its start, the last offset judged in it */
-        uint64_t got; /* entries read by it */
-        int more;     /* read (again, further back) next */
+        uint64_t got;       /* entries read by it */
+        int more;           /* read (again, further back) next */
 };
 
 /*
@@ -222,7 +221,7 @@ static int64_t ids_next_span(int64_t span, uint64_t got, uint64_t window)
  * keeps the last W entries of it: the live window's.
  */
 int group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
-                      char *errstr, size_t errstr_size)
+                     char *errstr, size_t errstr_size)
 {
         struct audit_group *g = a->grp;
         struct audit_group_ids *x = g->ids;
@@ -311,9 +310,8 @@ int group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                                 continue;
                         rb[k].more = 0;
                         rb[k].got = 0;
-                        rb[k].from = c - rb[k].span > rb[k].lo
-                                         ? c - rb[k].span
-                                         : rb[k].lo;
+                        rb[k].from = c - rb[k].span > rb[k].lo ? c - rb[k].span
+                                                               : rb[k].lo;
                         rb[k].last = -1;
                         gids_window_free(x->j[k].w);
                         x->j[k].w = NULL;
@@ -393,8 +391,9 @@ int group_ids_assign(struct audit *a, rd_kafka_topic_partition_list_t *l,
                         k = rd->elems[i].partition;
                         if (rb[k].got < x->window &&
                             x->j[k].next - rb[k].span > rb[k].lo) {
-                                rb[k].span = ids_next_span(
-                                    rb[k].span, rb[k].got, x->window);
+                                rb[k].span = ids_next_span(rb[k].span,
+                                                           rb[k].got,
+                                                           x->window);
                                 rb[k].more = 1;
                                 todo++;
                         } else

@@ -42,8 +42,8 @@ void group_ids_topic_gone(struct audit *a)
 }
 
 int group_ids_push(struct ids_out **v, size_t *n, size_t *cap,
-                    unsigned char **arena, size_t *alen, size_t *acap,
-                    uint32_t part, int32_t k, const void *bytes, size_t len)
+                   unsigned char **arena, size_t *alen, size_t *acap,
+                   uint32_t part, int32_t k, const void *bytes, size_t len)
 {
         struct ids_out *o;
 
@@ -89,9 +89,10 @@ void audit_group_ids_note(struct audit *a, const struct ledger_part *lp,
         r.topic_len = strlen(lp->topic); /* Kafka's: at most 249 */
         r.producer = tracked ? h->producer : NULL;
         r.producer_len = tracked ? h->producer_len : 0;
-        if (group_ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena, &x->alen,
-                     &x->acap, lp->part, (int32_t)(r.id.lo % (uint64_t)x->nparts),
-                     b, gids_entry_encode(b, &r)))
+        if (group_ids_push(&x->recs, &x->nrecs, &x->caprecs, &x->arena,
+                           &x->alen, &x->acap, lp->part,
+                           (int32_t)(r.id.lo % (uint64_t)x->nparts), b,
+                           gids_entry_encode(b, &r)))
                 audit_group_fail(a, "ids", "out of memory");
 }
 
@@ -122,11 +123,12 @@ static rd_kafka_resp_err_t ids_produce(struct audit_group *g,
         rd_kafka_resp_err_t err;
 
         do {
-                err = rd_kafka_producev(
-                    g->prod, RD_KAFKA_V_TOPIC(topic),
-                    RD_KAFKA_V_PARTITION(partition),
-                    RD_KAFKA_V_VALUE((void *)val, len),
-                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                err = rd_kafka_producev(g->prod, RD_KAFKA_V_TOPIC(topic),
+                                        RD_KAFKA_V_PARTITION(partition),
+                                        RD_KAFKA_V_VALUE((void *)val, len),
+                                        RD_KAFKA_V_MSGFLAGS(
+                                            RD_KAFKA_MSG_F_COPY),
+                                        RD_KAFKA_V_END);
                 if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                         rd_kafka_poll(g->prod, 50);
         } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);

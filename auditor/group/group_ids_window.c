@@ -35,7 +35,7 @@ struct gids_window {
 size_t gids_entry_encode(unsigned char *b, const struct gids_rec *r)
 {
         size_t tl = r->topic_len > 255 ? 255 : r->topic_len;
-        size_t pl = !r->producer ? 0
+        size_t pl = !r->producer            ? 0
                     : r->producer_len > 255 ? 255
                                             : r->producer_len;
 
@@ -124,7 +124,8 @@ int gids_pack_add(struct gids_pack *pk, const void *entry, size_t len)
 
 int gids_pack_full(const struct gids_pack *pk)
 {
-        return pk->n >= GIDS_PACK_MAX_ENTRIES || pk->len >= GIDS_PACK_MAX_BYTES;
+        return pk->n >= GIDS_PACK_MAX_ENTRIES ||
+               pk->len >= GIDS_PACK_MAX_BYTES;
 }
 
 const unsigned char *gids_pack_finish(struct gids_pack *pk, size_t *len)
@@ -325,8 +326,8 @@ int gids_window_judge(struct gids_window *w, int64_t o,
 
         if (t == NIL)
                 return -1;
-        for (s = w->cap ? w->bucket[bucket_of(w, &r->id, t)] : NIL;
-             s != NIL; s = w->ring[s].next) {
+        for (s = w->cap ? w->bucket[bucket_of(w, &r->id, t)] : NIL; s != NIL;
+             s = w->ring[s].next) {
                 e = &w->ring[s];
                 if (e->id.lo != r->id.lo || e->id.hi != r->id.hi ||
                     e->topic != t)

@@ -63,9 +63,9 @@
 struct gids_rec {
         struct dedup_id id;
         int32_t partition;
-        int32_t epoch;              /* -1: untracked */
-        int64_t offset, ts_ms, seq; /* seq -1: untracked */
-        const char *topic, *producer; /* producer NULL: none */
+        int32_t epoch;                  /* -1: untracked */
+        int64_t offset, ts_ms, seq;     /* seq -1: untracked */
+        const char *topic, *producer;   /* producer NULL: none */
         size_t topic_len, producer_len; /* each at most 255 */
 };
 

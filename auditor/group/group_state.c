@@ -34,12 +34,11 @@
  */
 
 /* The group's committed offsets of l's partitions into l (< 0: none). */
-int audit_group_committed(struct audit *a,
-                           rd_kafka_topic_partition_list_t *l, char *errstr,
-                           size_t errstr_size)
+int audit_group_committed(struct audit *a, rd_kafka_topic_partition_list_t *l,
+                          char *errstr, size_t errstr_size)
 {
-        rd_kafka_resp_err_t err =
-            rd_kafka_committed(a->rk, l, GROUP_STATE_READ_MS);
+        rd_kafka_resp_err_t err = rd_kafka_committed(a->rk, l,
+                                                     GROUP_STATE_READ_MS);
 
         if (err) {
                 snprintf(errstr, errstr_size,
@@ -57,8 +56,7 @@ int audit_group_committed(struct audit *a,
  * it for a deletion stopped the member with exit 2).  One topic's
  * metadata, not the cluster's: it runs every second or so on an idle
  * member. */
-static int group_topic_gone(struct audit *a, const char *topic,
-                            int timeout_ms)
+static int group_topic_gone(struct audit *a, const char *topic, int timeout_ms)
 {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt;
@@ -143,10 +141,9 @@ void audit_group_fail_gone(struct audit *a)
         audit_group_fail(a, "state topic lost", why);
 }
 
-
-int audit_group_partitions(rd_kafka_t *rk, const char *name,
-                           const char *what, int timeout_ms, int32_t *n,
-                           char *errstr, size_t errstr_size)
+int audit_group_partitions(rd_kafka_t *rk, const char *name, const char *what,
+                           int timeout_ms, int32_t *n, char *errstr,
+                           size_t errstr_size)
 {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
@@ -195,8 +192,8 @@ int audit_group_partitions(rd_kafka_t *rk, const char *name,
 }
 
 int audit_group_topic(struct audit *a, const char *name, const char *policy,
-                       const char *what, const char *nocreate, char *errstr,
-                       size_t errstr_size)
+                      const char *what, const char *nocreate, char *errstr,
+                      size_t errstr_size)
 {
         int32_t n;
 
@@ -218,10 +215,9 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
         return 0;
 }
 
-int audit_group_topic_n(struct audit *a, const char *name,
-                        const char *policy, const char *what,
-                        const char *nocreate, int partitions, char *errstr,
-                        size_t errstr_size)
+int audit_group_topic_n(struct audit *a, const char *name, const char *policy,
+                        const char *what, const char *nocreate, int partitions,
+                        char *errstr, size_t errstr_size)
 {
         rd_kafka_NewTopic_t *nt;
         rd_kafka_AdminOptions_t *opt;
@@ -244,8 +240,8 @@ int audit_group_topic_n(struct audit *a, const char *name,
                                        : -1,
                                    why, sizeof(why));
         if (!nt) {
-                snprintf(errstr, errstr_size, "%s topic %s: %s", what,
-                         name, why);
+                snprintf(errstr, errstr_size, "%s topic %s: %s", what, name,
+                         why);
                 goto out;
         }
         rd_kafka_NewTopic_set_config(nt, "cleanup.policy", policy);
@@ -259,8 +255,7 @@ int audit_group_topic_n(struct audit *a, const char *name,
         if (!ev || !rd_kafka_event_CreateTopics_result(ev) ||
             rd_kafka_event_error(ev)) {
                 snprintf(errstr, errstr_size,
-                         "cannot create the %s topic %s: %s", what,
-                         name,
+                         "cannot create the %s topic %s: %s", what, name,
                          ev ? rd_kafka_event_error_string(ev) : "timed out");
                 goto out;
         }
@@ -276,8 +271,7 @@ int audit_group_topic_n(struct audit *a, const char *name,
         if (n != 1 || rd_kafka_topic_result_error(tr[0]) !=
                           RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
                 snprintf(errstr, errstr_size,
-                         "cannot create the %s topic %s: %s", what,
-                         name,
+                         "cannot create the %s topic %s: %s", what, name,
                          n == 1 ? rd_kafka_topic_result_error_string(tr[0])
                                 : "no result");
                 goto out;
@@ -288,8 +282,7 @@ int audit_group_topic_n(struct audit *a, const char *name,
         rd_kafka_event_destroy(ev);
         ev = NULL;
 describe:
-        res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                          name);
+        res = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, name);
         opt = rd_kafka_AdminOptions_new(a->rk,
                                         RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
         rd_kafka_AdminOptions_set_request_timeout(opt, AUDIT_ADMIN_TIMEOUT_MS,
@@ -320,13 +313,14 @@ describe:
                 goto describe;
         }
         if (nocreate && derr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-                snprintf(errstr, errstr_size,
-                         "the %s topic %s does not exist (UNKNOWN_TOPIC_OR_PART)"
-                         " but %s: it was deleted, and is not created again "
-                         "empty, which would audit those partitions from "
-                         "zero (start a new --group to audit from the log "
-                         "start)",
-                         what, name, nocreate);
+                snprintf(
+                    errstr, errstr_size,
+                    "the %s topic %s does not exist (UNKNOWN_TOPIC_OR_PART)"
+                    " but %s: it was deleted, and is not created again "
+                    "empty, which would audit those partitions from "
+                    "zero (start a new --group to audit from the log "
+                    "start)",
+                    what, name, nocreate);
                 goto out;
         }
         if (n != 1 || rd_kafka_ConfigResource_error(rs[0])) {
@@ -368,13 +362,13 @@ out:
 /* The last committed state record of each part of want[0..n) into
  * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */
 int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
-                            char **vals, size_t *lens, char *errstr,
-                            size_t errstr_size)
+                           char **vals, size_t *lens, char *errstr,
+                           size_t errstr_size)
 {
         struct audit_group *g = a->grp;
         rd_kafka_topic_partition_list_t *l;
         rd_kafka_resp_err_t err;
-        char (*keys)[320] = calloc(n ? n : 1, sizeof(*keys));
+        char(*keys)[320] = calloc(n ? n : 1, sizeof(*keys));
         int64_t lo, hi, deadline;
         int rc = -1;
         size_t i;
@@ -388,7 +382,8 @@ int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
                          a->parts[want[i]].topic,
                          (int)a->parts[want[i]].partition);
         err = rd_kafka_query_watermark_offsets(g->reader, g->state_topic, 0,
-                                               &lo, &hi, AUDIT_META_TIMEOUT_MS);
+                                               &lo, &hi,
+                                               AUDIT_META_TIMEOUT_MS);
         if (err) {
                 snprintf(errstr, errstr_size,
                          "cannot read the watermarks of the state topic %s: "
@@ -411,8 +406,10 @@ int audit_group_state_read(struct audit *a, const uint32_t *want, size_t n,
         err = rd_kafka_assign(g->reader, l);
         rd_kafka_topic_partition_list_destroy(l);
         if (err) {
-                snprintf(errstr, errstr_size, "cannot read the state topic "
-                         "%s: %s", g->state_topic, rd_kafka_err2str(err));
+                snprintf(errstr, errstr_size,
+                         "cannot read the state topic "
+                         "%s: %s",
+                         g->state_topic, rd_kafka_err2str(err));
                 goto out;
         }
         deadline = clock_wall_ms() + GROUP_STATE_READ_MS;
@@ -470,4 +467,3 @@ out:
         free(keys);
         return rc;
 }
-

@@ -55,9 +55,9 @@ struct audit_group_view {
         struct status_group *sg;
         char *state_topic, *events_topic;
         rd_kafka_topic_partition_list_t *assigned;
-        int *eof;              /* per assigned partition: read to its end */
+        int *eof; /* per assigned partition: read to its end */
         int caught_up;
-        int errored;           /* the figures carry an error line */
+        int errored;               /* the figures carry an error line */
         struct grouprep_tp *parts; /* the audited partitions */
         size_t nparts, hw_next;
 };
@@ -95,12 +95,12 @@ static int group_view_members(struct audit_group_view *v,
                 m->client_host = dup_or_empty(mi->client_host);
                 m->self = self && mi->member_id &&
                           !strcmp(self, mi->member_id);
-                if (status_assignment_parse(mi->member_assignment,
-                                            mi->member_assignment_size > 0
-                                                ? (size_t)mi
-                                                      ->member_assignment_size
-                                                : 0,
-                                            m, errstr, sizeof(errstr))) {
+                if (status_assignment_parse(
+                        mi->member_assignment,
+                        mi->member_assignment_size > 0
+                            ? (size_t)mi->member_assignment_size
+                            : 0,
+                        m, errstr, sizeof(errstr))) {
                         m->bad_assignment = 1;
                         log_warn("group %s: member %s: %s", sg->group,
                                  m->member_id ? m->member_id : "?", errstr);
@@ -162,7 +162,8 @@ out:
                 rd_kafka_group_list_destroy(gl);
         if (status_group_publish(v->status, sg))
                 log_warn("group %s: out of memory publishing the member "
-                         "listing", sg->group);
+                         "listing",
+                         sg->group);
 }
 
 /* Up to GROUP_HW_BATCH audited partitions' high watermarks, in turn. */
@@ -170,15 +171,14 @@ static void group_view_watermarks(struct audit_group_view *v)
 {
         size_t k;
 
-        for (k = 0; k < v->nparts && k < GROUP_HW_BATCH &&
-                    !atomic_load(&v->stop);
+        for (k = 0;
+             k < v->nparts && k < GROUP_HW_BATCH && !atomic_load(&v->stop);
              k++) {
                 const struct grouprep_tp *tp = &v->parts[v->hw_next];
                 int64_t lo = -1, hi = -1;
                 v->hw_next = (v->hw_next + 1) % v->nparts;
                 if (!rd_kafka_query_watermark_offsets(v->rk, tp->topic,
-                                                      tp->partition, &lo,
-                                                      &hi,
+                                                      tp->partition, &lo, &hi,
                                                       GROUP_HW_TIMEOUT_MS))
                         grouprep_high_watermark(v->agg, tp->topic,
                                                 tp->partition, hi);
@@ -210,8 +210,8 @@ static int group_view_add(struct audit_group_view *v, const char *topic,
 static int group_view_assign(struct audit_group_view *v, char *errstr,
                              size_t errstr_size)
 {
-        rd_kafka_topic_partition_list_t *l =
-            rd_kafka_topic_partition_list_new(2);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(
+            2);
         rd_kafka_resp_err_t err;
 
         if (group_view_add(v, v->state_topic, "state", l, errstr,
@@ -401,12 +401,19 @@ int audit_group_view_start(struct audit *a, char *errstr, size_t errstr_size)
         struct status_group *sg;
         char gid[600];
         rd_kafka_conf_t *c = NULL;
-        const char *props[] = {"group.id", gid,
-                               "enable.auto.commit", "false",
-                               "auto.offset.reset", "earliest",
-                               "isolation.level", "read_committed",
-                               "enable.partition.eof", "true",
-                               "allow.auto.create.topics", "false", NULL};
+        const char *props[] = {"group.id",
+                               gid,
+                               "enable.auto.commit",
+                               "false",
+                               "auto.offset.reset",
+                               "earliest",
+                               "isolation.level",
+                               "read_committed",
+                               "enable.partition.eof",
+                               "true",
+                               "allow.auto.create.topics",
+                               "false",
+                               NULL};
         const char *const *pp;
         uint32_t i;
 

@@ -27,8 +27,7 @@ struct grouprep {
         size_t nexpected, expcap;
         struct grouprep_event *ring; /* ring[(head + i) % size] */
         size_t ring_size, head, nring;
-        uint64_t state_records, state_malformed, events_read,
-            events_malformed;
+        uint64_t state_records, state_malformed, events_read, events_malformed;
         char error[256];
 };
 
@@ -38,8 +37,8 @@ struct grouprep {
 
 static const char *ws(const char *p, const char *end)
 {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' ||
-                           *p == '\r'))
+        while (p < end &&
+               (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
                 p++;
         return p;
 }
@@ -211,12 +210,11 @@ static int state_parse(const char *p, size_t len, struct grouprep_part *out)
                                 have |= 4;
                         } else if (json_is_integer(j) && KEY_IS("v")) {
                                 version = (int)json_integer_value(j);
-                        } else if (json_is_integer(j) &&
-                                   KEY_IS("partition") &&
+                        } else if (json_is_integer(j) && KEY_IS("partition") &&
                                    json_integer_value(j) >= 0 &&
                                    json_integer_value(j) <= INT32_MAX) {
-                                out->partition =
-                                    (int32_t)json_integer_value(j);
+                                out->partition = (int32_t)json_integer_value(
+                                    j);
                                 have |= 8;
                         } else if (json_is_integer(j) &&
                                    KEY_IS("next_offset")) {
@@ -345,8 +343,7 @@ int grouprep_state(struct grouprep *g, const void *key, size_t klen,
         }
         if (g->nparts == g->cap) {
                 size_t cap = g->cap ? 2 * g->cap : 64;
-                struct grouprep_part *p =
-                    realloc(g->parts, cap * sizeof(*p));
+                struct grouprep_part *p = realloc(g->parts, cap * sizeof(*p));
                 if (!p) {
                         free(np.topic);
                         return -1;
@@ -417,7 +414,7 @@ static int producer_of(json_t *v, struct grouprep_event *e)
         }
         s = json_string_value(json_object_get(v, "hex"));
         return s ? hex_dup(s, DEDUP_PRODUCER_MAX, &e->producer,
-                              &e->producer_len)
+                           &e->producer_len)
                  : -1;
 }
 
@@ -463,9 +460,8 @@ static int64_t int_of(json_t *o, const char *name, int64_t dflt)
 static int event_parse(const void *val, size_t len, struct grouprep_event *e,
                        enum dedup_kind *kind)
 {
-        json_t *j = len <= GROUPREP_EVENT_MAX
-                        ? json_loadb(val, len, 0, NULL)
-                        : NULL;
+        json_t *j = len <= GROUPREP_EVENT_MAX ? json_loadb(val, len, 0, NULL)
+                                              : NULL;
         const char *topic, *k, *member, *ft, *reason;
         int64_t part, count, fp;
         int rc = -1;
@@ -486,9 +482,8 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
                 *kind = DEDUP_KIND__CNT;
         else if (!k || dedup_kind_parse(k, kind))
                 goto out;
-        if (!topic || part < 0 ||
-            part > INT32_MAX || count < 0 || strlen(k) >= sizeof(e->kind) ||
-            fp > INT32_MAX)
+        if (!topic || part < 0 || part > INT32_MAX || count < 0 ||
+            strlen(k) >= sizeof(e->kind) || fp > INT32_MAX)
                 goto out;
         /* The producer: "producer" with "producer_hex" (the one format),
          * or {"hex": ...} as older ids verdicts wrote it. */
@@ -521,9 +516,9 @@ static int event_parse(const void *val, size_t len, struct grouprep_event *e,
         e->first_offset = int_of(j, "first_offset", -1);
         e->first_partition = fp < 0 ? -1 : (int32_t)fp;
         e->first_offset_hi = int_of(j, "first_offset_hi", -1);
-        e->msgid_len = e->msgid ? int_of(j, "msgid_len",
-                                         (int64_t)e->msgid_stored)
-                                : -1;
+        e->msgid_len = e->msgid
+                           ? int_of(j, "msgid_len", (int64_t)e->msgid_stored)
+                           : -1;
         e->when_ms = int_of(j, "detected_ms", int_of(j, "when_ms", -1));
         rc = 0;
 out:
@@ -549,9 +544,8 @@ static void evc_add(struct grouprep *g, const struct grouprep_event *e,
                     !strcmp(g->expected[i].topic, e->topic))
                         break;
         /* (Bounded: events are other processes' bytes.) */
-        if (i == g->nexpected &&
-            (g->nexpected >= GROUPREP_EXPECT_MAX ||
-             grouprep_expect(g, e->topic, e->partition)))
+        if (i == g->nexpected && (g->nexpected >= GROUPREP_EXPECT_MAX ||
+                                  grouprep_expect(g, e->topic, e->partition)))
                 return; /* out of memory: not counted */
         if (kind == DEDUP_KIND_REDELIVERED) {
                 g->evc[i].redelivered += e->count;
@@ -635,8 +629,7 @@ int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition)
 {
         if (g->nexpected == g->expcap) {
                 size_t cap = g->expcap ? 2 * g->expcap : 64;
-                struct grouprep_tp *e =
-                    realloc(g->expected, cap * sizeof(*e));
+                struct grouprep_tp *e = realloc(g->expected, cap * sizeof(*e));
                 int64_t *h;
                 struct grouprep_evcounts *r;
                 if (!e)
@@ -738,8 +731,7 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
         s->expected = calloc(g->nexpected + 1, sizeof(*s->expected));
         s->evc = calloc(g->nexpected + 1, sizeof(*s->evc));
         s->events = calloc(g->nring + 1, sizeof(*s->events));
-        if (!s->parts || !s->unstated || !s->expected ||
-            !s->evc || !s->events)
+        if (!s->parts || !s->unstated || !s->expected || !s->evc || !s->events)
                 goto fail;
         for (i = 0; i < g->nparts; i++, s->nparts++) {
                 s->parts[i] = g->parts[i];
@@ -773,20 +765,20 @@ struct grouprep_snap *grouprep_snap_make(const struct grouprep *g,
                 *d = *e;
                 d->topic = dupn(e->topic, strlen(e->topic), &fail);
                 d->producer = dupn(e->producer, e->producer_len, &fail);
-                d->member = e->member ? dupn(e->member, strlen(e->member),
-                                             &fail)
-                                      : NULL;
+                d->member = e->member
+                                ? dupn(e->member, strlen(e->member), &fail)
+                                : NULL;
                 d->first_topic = e->first_topic
                                      ? dupn(e->first_topic,
                                             strlen(e->first_topic), &fail)
                                      : NULL;
                 d->msgid = dupn(e->msgid, e->msgid_stored, &fail);
-                d->reason = e->reason ? dupn(e->reason, strlen(e->reason),
-                                             &fail)
-                                      : NULL;
-                d->detail = e->detail ? dupn(e->detail, strlen(e->detail),
-                                             &fail)
-                                      : NULL;
+                d->reason = e->reason
+                                ? dupn(e->reason, strlen(e->reason), &fail)
+                                : NULL;
+                d->detail = e->detail
+                                ? dupn(e->detail, strlen(e->detail), &fail)
+                                : NULL;
         }
         if (fail)
                 goto fail;

@@ -76,27 +76,27 @@ struct grouprep_part {
  * written by earlier versions are read too: "when_ms" for "detected_ms",
  * and a producer as {"hex": ...} (the ids topic's verdicts). */
 struct grouprep_event {
-        int64_t offset;    /* in the events topic: the event's id */
+        int64_t offset; /* in the events topic: the event's id */
         int32_t events_partition;
-        char *topic;       /* owned */
+        char *topic; /* owned */
         int32_t partition;
-        char kind[24];     /* dedup_kind_name(), or "truncated" */
-        char *producer;    /* owned, producer_len bytes; NULL unknown */
+        char kind[24];  /* dedup_kind_name(), or "truncated" */
+        char *producer; /* owned, producer_len bytes; NULL unknown */
         size_t producer_len;
-        int32_t epoch;     /* -1 unknown */
+        int32_t epoch; /* -1 unknown */
         int64_t seq_lo, seq_hi, offset_lo, offset_hi, first_offset;
         int32_t first_partition; /* -1 unknown */
         int64_t first_offset_hi; /* -1 unknown */
-        char *first_topic; /* owned; NULL: topic's */
-        char *msgid;       /* owned, msgid_stored bytes; NULL: none */
+        char *first_topic;       /* owned; NULL: topic's */
+        char *msgid;             /* owned, msgid_stored bytes; NULL: none */
         size_t msgid_stored;
         int64_t msgid_len; /* the whole id's length; -1: none */
         char *reason;      /* owned; NULL: none */
         char *detail;      /* owned, a 'truncated' event's JSON object
                               (schema/0014_truncation.sql); NULL: none */
         uint64_t count;
-        int64_t when_ms;   /* detected */
-        char *member;      /* owned: the transactional.id that wrote it */
+        int64_t when_ms; /* detected */
+        char *member;    /* owned: the transactional.id that wrote it */
 };
 
 /* An audited partition (expected) with no state record yet. */
@@ -136,8 +136,7 @@ void grouprep_free(struct grouprep *g);
 
 /* An audited partition (so that one without state is reported).  0, or
  * -1 on OOM. */
-int grouprep_expect(struct grouprep *g, const char *topic,
-                    int32_t partition);
+int grouprep_expect(struct grouprep *g, const char *topic, int32_t partition);
 
 /* A state record: key[0..klen) "topic/partition", val[0..len) (NULL: a
  * tombstone, the key is removed).  Returns 0 taken, 1 malformed

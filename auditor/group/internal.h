@@ -33,7 +33,7 @@
 
 /* a dead member's open transaction is aborted after about this */
 #define GROUP_TXN_TIMEOUT_MS 10000
-#define GROUP_STATE_READ_MS 60000  /* longest wait for the state topic */
+#define GROUP_STATE_READ_MS 60000 /* longest wait for the state topic */
 #define GROUP_OP_TIMEOUT_MS 30000
 /* an idle member's look at the state topic: at most this often */
 #define GROUP_WATCH_MS 1000
@@ -43,13 +43,13 @@
 
 struct audit_group {
         audit_commit_fn *commit; /* the loop's (audit_mode_group.start) */
-        rd_kafka_conf_t *base; /* the consumer's settings, callbacks aside */
-        rd_kafka_t *prod;      /* transactional: the state and the offsets */
-        rd_kafka_t *reader;    /* reads the state topic (assign, no group) */
-        rd_kafka_t *ids_rk;    /* the ids topic's consumer, group GROUP-ids
+        rd_kafka_conf_t *base;   /* the consumer's settings, callbacks aside */
+        rd_kafka_t *prod;        /* transactional: the state and the offsets */
+        rd_kafka_t *reader;      /* reads the state topic (assign, no group) */
+        rd_kafka_t *ids_rk;      /* the ids topic's consumer, group GROUP-ids
                                   (group_ids.c); NULL: no ids topic */
         char *state_topic;
-        char *events_topic;    /* every anomaly event, in the same
+        char *events_topic;          /* every anomaly event, in the same
                                   transactions */
         struct audit_group_ids *ids; /* group_ids.c; NULL: --id-window 0 */
         struct audit_group_trunc *truncs; /* 'truncated' events of the
@@ -58,10 +58,10 @@ struct audit_group {
                                              (group_truncated()), owned */
         size_t ntruncs;
         char txn_id[512];
-        char member[300];      /* --group-member, or host name and pid */
+        char member[300]; /* --group-member, or host name and pid */
         struct audit_group_view *view; /* group_view.c: its thread */
-        int failed;            /* a fatal error: the loop stops */
-        int64_t alive_ms;      /* the state topic last known to exist:
+        int failed;                    /* a fatal error: the loop stops */
+        int64_t alive_ms;              /* the state topic last known to exist:
                                   a committed transaction, or a look
                                   (audit_group_watch()) */
         char err[1024];
@@ -129,8 +129,7 @@ void audit_group_commit_revoked(struct audit *a, rd_kafka_t *rk,
  * list the members soon (a rebalance); stop joins it (before the
  * consumer is closed: the thread asks it its member id) and is a no-op
  * when it is not running. */
-int audit_group_view_start(struct audit *a, char *errstr,
-                           size_t errstr_size);
+int audit_group_view_start(struct audit *a, char *errstr, size_t errstr_size);
 void audit_group_view_relist(struct audit *a);
 
 /* group_state.c: the state topic. */
@@ -145,18 +144,17 @@ int audit_group_topic(struct audit *a, const char *name, const char *policy,
 
 /* The same with partitions partitions when it is created (the ids
  * topic); an existing topic keeps its count. */
-int audit_group_topic_n(struct audit *a, const char *name,
-                        const char *policy, const char *what,
-                        const char *nocreate, int partitions, char *errstr,
-                        size_t errstr_size);
+int audit_group_topic_n(struct audit *a, const char *name, const char *policy,
+                        const char *what, const char *nocreate, int partitions,
+                        char *errstr, size_t errstr_size);
 
 /* The partition count of topic name (what: "ids", ...) into *n, from
  * rk's metadata, asked again every GROUP_META_STEP_MS while a topic just
  * created is unknown or leaderless, up to timeout_ms in all.  0, or -1
  * with errstr. */
-int audit_group_partitions(rd_kafka_t *rk, const char *name,
-                           const char *what, int timeout_ms, int32_t *n,
-                           char *errstr, size_t errstr_size);
+int audit_group_partitions(rd_kafka_t *rk, const char *name, const char *what,
+                           int timeout_ms, int32_t *n, char *errstr,
+                           size_t errstr_size);
 
 /* The last committed state record of each part of want[0..n) into
  * vals[] (malloc'd; NULL: none).  Returns 0, or -1 with errstr. */
@@ -209,12 +207,11 @@ void audit_group_ids_free(struct audit *a);
 
 /* group.c: a handle of type from the group's consumer settings plus
  * props (pairs, NULL-ended), with rebalance_cb (NULL: none) set. */
-rd_kafka_t *audit_group_handle(struct audit *a, rd_kafka_type_t type,
-                               const char *const *props,
-                               void (*rebalance_cb)(
-                                   rd_kafka_t *, rd_kafka_resp_err_t,
-                                   rd_kafka_topic_partition_list_t *, void *),
-                               char *errstr, size_t errstr_size);
+rd_kafka_t *audit_group_handle(
+    struct audit *a, rd_kafka_type_t type, const char *const *props,
+    void (*rebalance_cb)(rd_kafka_t *, rd_kafka_resp_err_t,
+                         rd_kafka_topic_partition_list_t *, void *),
+    char *errstr, size_t errstr_size);
 
 /* group.c: a consumer's fatal error (rk: either consumer), one line. */
 void audit_group_consumer_fatal(struct audit *a, rd_kafka_t *rk);

@@ -33,13 +33,12 @@ static json_t *gaps_json(const struct dedup_gap *g, uint32_t n)
         for (i = 0; a && i < n; i++) {
                 if (g[i].opened_rec > INT64_MAX ||
                     json_array_append_new(
-                            a, json_pack("[iIIIIIi]", (int)g[i].epoch,
-                                         (json_int_t)g[i].lo,
-                                         (json_int_t)g[i].hi,
-                                         (json_int_t)g[i].opened_offset,
-                                         (json_int_t)g[i].opened_ms,
-                                         (json_int_t)g[i].opened_rec,
-                                         g[i].unknown ? 1 : 0))) {
+                        a, json_pack("[iIIIIIi]", (int)g[i].epoch,
+                                     (json_int_t)g[i].lo, (json_int_t)g[i].hi,
+                                     (json_int_t)g[i].opened_offset,
+                                     (json_int_t)g[i].opened_ms,
+                                     (json_int_t)g[i].opened_rec,
+                                     g[i].unknown ? 1 : 0))) {
                         json_decref(a);
                         return NULL;
                 }
@@ -66,8 +65,9 @@ static int pair_export(void *opaque, const struct dedup_pair_view *pv)
                                                 (json_int_t)pv->runs[i].offset,
                                                 (int)pv->runs[i].len));
         for (i = 0; retired && i < DEDUP_RETIRED_PIDS; i++)
-                json_array_append_new(
-                        retired, json_integer((json_int_t)pv->retired_pids[i]));
+                json_array_append_new(retired,
+                                      json_integer(
+                                          (json_int_t)pv->retired_pids[i]));
         o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:b, s:I, s:o*, s:I, s:o*,"
                       " s:o*, s:o*}",
                       "producer", name, "epoch", (int)pv->epoch, "last_seq",
@@ -81,9 +81,10 @@ static int pair_export(void *opaque, const struct dedup_pair_view *pv)
         if (!o || !json_object_get(o, "runs") ||
             !json_object_get(o, "retired") || !json_object_get(o, "gaps") ||
             !json_object_get(o, "done") ||
-            json_array_size(json_object_get(o, "runs")) != DEDUP_HISTORY_RUNS ||
+            json_array_size(json_object_get(o, "runs")) !=
+                DEDUP_HISTORY_RUNS ||
             json_array_size(json_object_get(o, "retired")) !=
-                    DEDUP_RETIRED_PIDS ||
+                DEDUP_RETIRED_PIDS ||
             json_array_append_new(e->pairs, o))
                 goto fail;
         return 0;
@@ -105,9 +106,10 @@ static json_t *counts_json(const struct dedup_counts *c)
         }
         for (k = 0; an && k < DEDUP_KIND__ANOMALY_CNT; k++) {
                 if (c->anomalies[k] > INT64_MAX ||
-                    json_object_set_new(
-                            an, dedup_kind_name((enum dedup_kind)k),
-                            json_integer((json_int_t)c->anomalies[k]))) {
+                    json_object_set_new(an,
+                                        dedup_kind_name((enum dedup_kind)k),
+                                        json_integer(
+                                            (json_int_t)c->anomalies[k]))) {
                         json_decref(an);
                         return NULL;
                 }
@@ -141,17 +143,17 @@ char *partstate_export(struct dedup_tracker *tr, const struct ledger_part *lp,
         if (dedup_tracker_part_foreach(tr, lp->part, pair_export, &e) ||
             e.failed || !(cj = counts_json(c))) {
                 ERR("partstate: %s/%d: cannot export (memory, or a counter "
-                    "past 2^63)", lp->topic, (int)lp->partition);
+                    "past 2^63)",
+                    lp->topic, (int)lp->partition);
                 goto out;
         }
         root = json_pack("{s:i, s:s, s:i, s:I, s:i, s:[IIss], s:o, s:O}", "v",
                          PARTSTATE_VERSION, "topic", lp->topic, "partition",
                          (int)lp->partition, "next_offset",
                          (json_int_t)lp->next_offset, "from_log_start",
-                         dedup_tracker_part_from_log_start(tr, lp->part),
-                         "fp", (json_int_t)lp->fp.offset,
-                         (json_int_t)lp->fp.ts_ms, lo, hi, "counts", cj,
-                         "pairs", e.pairs);
+                         dedup_tracker_part_from_log_start(tr, lp->part), "fp",
+                         (json_int_t)lp->fp.offset, (json_int_t)lp->fp.ts_ms,
+                         lo, hi, "counts", cj, "pairs", e.pairs);
         if (root && topic_id && *topic_id &&
             json_object_set_new(root, "topic_id", json_string(topic_id))) {
                 json_decref(root);
@@ -289,8 +291,10 @@ static int pair_of(const json_t *o, uint32_t part, struct imp_pair *ip)
                    &pv->session_ms))
                 return -1;
         pv->rebaseline = json_is_true(reb);
-        if (!json_is_array(ret) || json_array_size(ret) != DEDUP_RETIRED_PIDS ||
-            !json_is_array(runs) || json_array_size(runs) != DEDUP_HISTORY_RUNS)
+        if (!json_is_array(ret) ||
+            json_array_size(ret) != DEDUP_RETIRED_PIDS ||
+            !json_is_array(runs) ||
+            json_array_size(runs) != DEDUP_HISTORY_RUNS)
                 return -1;
         for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
                 if (int_of(json_array_get(ret, i), -1, INT64_MAX,
@@ -384,7 +388,8 @@ int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
             partstate_counts_of(json_object_get(root, "counts"), &counts) ||
             !json_is_array(pairs)) {
                 ERR("partstate: %s/%d: malformed state record (offset, "
-                    "fingerprint or counts)", lp->topic, (int)lp->partition);
+                    "fingerprint or counts)",
+                    lp->topic, (int)lp->partition);
                 goto out;
         }
         n = json_array_size(pairs);
@@ -396,7 +401,8 @@ int partstate_import(struct dedup_tracker *tr, struct ledger_part *lp,
         for (i = 0; i < n; i++) {
                 if (pair_of(json_array_get(pairs, i), lp->part, &ips[i])) {
                         ERR("partstate: %s/%d: malformed pair %zu of the "
-                            "state record", lp->topic, (int)lp->partition, i);
+                            "state record",
+                            lp->topic, (int)lp->partition, i);
                         goto out;
                 }
         }
@@ -433,8 +439,7 @@ out:
         return rc;
 }
 
-int partstate_topic_id(const void *buf, size_t len, char *out,
-                       size_t out_size)
+int partstate_topic_id(const void *buf, size_t len, char *out, size_t out_size)
 {
         json_t *root = json_loadb(buf, len, 0, NULL);
         const json_t *id;

@@ -22,7 +22,7 @@ struct ledger_commit_ctx {
         size_t nparts;
         unsigned char *touched; /* [nparts]: counters may have changed */
         struct ledger_counts_delta *delta; /* [nparts]: counts.c */
-        struct ledger_counts counts; /* counts.c */
+        struct ledger_counts counts;       /* counts.c */
         char *errstr;
         size_t errstr_size;
 };
@@ -54,8 +54,8 @@ static int ledger_pair_bind(sqlite3_stmt *st, const struct ledger_part *p,
         for (i = 0; i < DEDUP_RETIRED_PIDS; i++)
                 brc |= sqlite3_bind_int64(st, 17 + (int)i,
                                           pv->retired_pids[i] < 0
-                                                  ? -1
-                                                  : pv->retired_pids[i]);
+                                              ? -1
+                                              : pv->retired_pids[i]);
         brc |= sqlite3_bind_int64(st, 19,
                                   pv->session_ms < 0 ? -1 : pv->session_ms);
         return brc;
@@ -92,8 +92,9 @@ static int ledger_done_put(struct ledger_commit_ctx *cc,
         if (!pv->done_changed)
                 return 0; /* most pairs: no statement at all */
         brc = ledger_bind_key(st, p, pv->producer, pv->producer_len);
-        if (ledger_step_done(lg, st, brc, "cannot delete ledger confirmed gaps",
-                             cc->errstr, cc->errstr_size))
+        if (ledger_step_done(lg, st, brc,
+                             "cannot delete ledger confirmed gaps", cc->errstr,
+                             cc->errstr_size))
                 return -1;
         st = lg->st[LEDGER_ST_DONE_PUT];
         for (i = 0; i < pv->ndone; i++) {
@@ -177,10 +178,10 @@ static int ledger_pair_put(void *opaque, const struct dedup_pair_view *pv)
                          pv->part, changed);
                 return -1;
         }
-        if (inserted && ledger_counts_pair(&cc->counts, p, pv->producer,
-                                           pv->producer_len, 1,
-                                           &cc->delta[pv->part], cc->errstr,
-                                           cc->errstr_size))
+        if (inserted &&
+            ledger_counts_pair(&cc->counts, p, pv->producer, pv->producer_len,
+                               1, &cc->delta[pv->part], cc->errstr,
+                               cc->errstr_size))
                 return -1;
 
         /* A pair just inserted has no open gaps stored: they are written
@@ -226,9 +227,9 @@ static int ledger_pair_del(struct ledger_commit_ctx *cc,
                              cc->errstr, cc->errstr_size))
                 return -1;
         if (sqlite3_changes(lg->db) == 1 &&
-            ledger_counts_pair(&cc->counts, p, ev->producer,
-                               ev->producer_len, 0, &cc->delta[ev->part],
-                               cc->errstr, cc->errstr_size))
+            ledger_counts_pair(&cc->counts, p, ev->producer, ev->producer_len,
+                               0, &cc->delta[ev->part], cc->errstr,
+                               cc->errstr_size))
                 return -1;
         st = lg->st[LEDGER_ST_GAPS_DEL];
         brc = ledger_bind_key(st, p, ev->producer, ev->producer_len);
@@ -256,8 +257,7 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
         brc = ledger_bind_key(st, p, NULL, 0);
         if (ev->producer)
                 brc |= sqlite3_bind_text(st, 3, ev->producer,
-                                         (int)ev->producer_len,
-                                         SQLITE_STATIC);
+                                         (int)ev->producer_len, SQLITE_STATIC);
         else
                 brc |= sqlite3_bind_null(st, 3);
         brc |= sqlite3_bind_text(st, 4, kind, -1, SQLITE_STATIC);
@@ -272,25 +272,26 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
         brc |= sqlite3_bind_int64(st, 13, ev->malformed_bits);
         if (ev->kind == DEDUP_KIND_REDELIVERED) {
                 size_t stored = ev->id_len < DEDUP_ID_EVIDENCE_MAX
-                                        ? ev->id_len
-                                        : DEDUP_ID_EVIDENCE_MAX;
-                brc |= ledger_bind_opt(
-                        st, 14,
-                        ev->first_part < cc->nparts
-                                ? cc->parts[ev->first_part].partition
-                                : -1);
+                                    ? ev->id_len
+                                    : DEDUP_ID_EVIDENCE_MAX;
+                brc |=
+                    ledger_bind_opt(st, 14,
+                                    ev->first_part < cc->nparts
+                                        ? cc->parts[ev->first_part].partition
+                                        : -1);
                 brc |= ledger_bind_opt(st, 15, ev->first_offset_hi);
-                brc |= sqlite3_bind_blob(st, 16, stored ? (const void *)ev->id : "",
+                brc |= sqlite3_bind_blob(st, 16,
+                                         stored ? (const void *)ev->id : "",
                                          (int)stored, SQLITE_STATIC);
                 brc |= sqlite3_bind_int64(st, 17, ledger_u64_put(ev->id_len));
         } else if (ev->kind == DEDUP_KIND_TORN) {
                 /* Where the transaction's manifest is (the manifest
                  * topic's partition and first_offset); NULL: none seen. */
-                brc |= ledger_bind_opt(
-                        st, 14,
-                        ev->first_part < cc->nparts
-                                ? cc->parts[ev->first_part].partition
-                                : -1);
+                brc |=
+                    ledger_bind_opt(st, 14,
+                                    ev->first_part < cc->nparts
+                                        ? cc->parts[ev->first_part].partition
+                                        : -1);
                 brc |= sqlite3_bind_null(st, 15);
                 brc |= sqlite3_bind_null(st, 16);
                 brc |= sqlite3_bind_null(st, 17);
@@ -299,15 +300,15 @@ static int ledger_anomaly_put(struct ledger_commit_ctx *cc,
                  * is at first_offset of first_partition; a duplicate of a
                  * topic-scoped stream may have its first copy on another
                  * partition (the same one: NULL, as before). */
-                brc |= ledger_bind_opt(
-                        st, 14,
-                        (ev->kind == DEDUP_KIND_FENCED ||
-                         (ev->kind == DEDUP_KIND_DUPLICATE &&
-                          ev->first_part != ev->part)) &&
-                                        ev->first_offset >= 0 &&
-                                        ev->first_part < cc->nparts
-                                ? cc->parts[ev->first_part].partition
-                                : -1);
+                brc |=
+                    ledger_bind_opt(st, 14,
+                                    (ev->kind == DEDUP_KIND_FENCED ||
+                                     (ev->kind == DEDUP_KIND_DUPLICATE &&
+                                      ev->first_part != ev->part)) &&
+                                            ev->first_offset >= 0 &&
+                                            ev->first_part < cc->nparts
+                                        ? cc->parts[ev->first_part].partition
+                                        : -1);
                 brc |= sqlite3_bind_null(st, 15);
                 brc |= sqlite3_bind_null(st, 16);
                 brc |= sqlite3_bind_null(st, 17);
@@ -386,8 +387,8 @@ static int ledger_coverage_put(struct ledger_commit_ctx *cc,
                 int64_t *r = &cc->delta[p->part].coverage_records;
                 int64_t span = p->coverage_hi - p->coverage_lo;
                 *r = span >= INT64_MAX - 1 || *r > INT64_MAX - 1 - span
-                             ? INT64_MAX
-                             : *r + span + 1;
+                         ? INT64_MAX
+                         : *r + span + 1;
         }
 
         memset(&ev, 0, sizeof(ev));
@@ -591,8 +592,9 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
         }
         brc = ledger_bind_key(st, p, NULL, 0);
         brc |= sqlite3_bind_int64(st, 3, p->next_offset);
-        brc |= sqlite3_bind_int(
-                st, 4, !!dedup_tracker_part_from_log_start(tr, p->part));
+        brc |= sqlite3_bind_int(st, 4,
+                                !!dedup_tracker_part_from_log_start(tr,
+                                                                    p->part));
         brc |= sqlite3_bind_int64(st, 5, ledger_u64_put(c->records));
         brc |= sqlite3_bind_int64(st, 6, ledger_u64_put(c->untracked));
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
@@ -609,24 +611,28 @@ static int ledger_part_put(struct ledger_commit_ctx *cc,
         brc |= sqlite3_bind_int64(st, 11 + DEDUP_KIND__ANOMALY_CNT, now_ms);
         /* The last audited record, checked when the audit resumes
          * (fingerprint.h); the hash is stored as two signed integers. */
-        brc |= sqlite3_bind_int64(st, 12 + DEDUP_KIND__ANOMALY_CNT, p->fp.offset);
-        brc |= sqlite3_bind_int64(st, 13 + DEDUP_KIND__ANOMALY_CNT, p->fp.ts_ms);
-        brc |= sqlite3_bind_int64(st, 14 + DEDUP_KIND__ANOMALY_CNT, (int64_t)p->fp.lo);
-        brc |= sqlite3_bind_int64(st, 15 + DEDUP_KIND__ANOMALY_CNT, (int64_t)p->fp.hi);
+        brc |= sqlite3_bind_int64(st, 12 + DEDUP_KIND__ANOMALY_CNT,
+                                  p->fp.offset);
+        brc |= sqlite3_bind_int64(st, 13 + DEDUP_KIND__ANOMALY_CNT,
+                                  p->fp.ts_ms);
+        brc |= sqlite3_bind_int64(st, 14 + DEDUP_KIND__ANOMALY_CNT,
+                                  (int64_t)p->fp.lo);
+        brc |= sqlite3_bind_int64(st, 15 + DEDUP_KIND__ANOMALY_CNT,
+                                  (int64_t)p->fp.hi);
         return ledger_step_done(lg, st, brc, "cannot write ledger partition",
                                 cc->errstr, cc->errstr_size);
 }
 
 int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
-                  struct ledger_part *parts, size_t nparts,
-                  int64_t *commit_us, char *errstr, size_t errstr_size)
+                  struct ledger_part *parts, size_t nparts, int64_t *commit_us,
+                  char *errstr, size_t errstr_size)
 {
         struct ledger_commit_ctx cc = {
-                .lg = lg,
-                .parts = parts,
-                .nparts = nparts,
-                .errstr = errstr,
-                .errstr_size = errstr_size,
+            .lg = lg,
+            .parts = parts,
+            .nparts = nparts,
+            .errstr = errstr,
+            .errstr_size = errstr_size,
         };
         int64_t t0 = clock_mono_us(), now_ms = clock_wall_ms();
         int in_txn = 0, rc = -1;
@@ -658,8 +664,8 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                          strerror(ENOMEM));
                 goto out;
         }
-        if (ledger_txn(lg, LEDGER_ST_BEGIN,
-                       "cannot begin ledger transaction", errstr, errstr_size))
+        if (ledger_txn(lg, LEDGER_ST_BEGIN, "cannot begin ledger transaction",
+                       errstr, errstr_size))
                 goto out;
         in_txn = 1;
         /*
@@ -694,8 +700,7 @@ int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
                                 errstr, errstr_size))
                 goto out;
         /* What a truncation of the log would take back (truncate.c). */
-        if (ledger_trunc_write(lg, parts, nparts, now_ms, errstr,
-                               errstr_size))
+        if (ledger_trunc_write(lg, parts, nparts, now_ms, errstr, errstr_size))
                 goto out;
         /* The flow audit's batch, when one is attached (flow.c). */
         if (lg->flow && ledger_flow_write(lg, now_ms, errstr, errstr_size))

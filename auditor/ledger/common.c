@@ -41,8 +41,7 @@ int ledger_bind_topic(sqlite3_stmt *st, const char *topic)
 
 /* Reads the counter columns records, untracked, one per anomaly kind (in
  * enum dedup_kind order) and missing, starting at column col. */
-void ledger_counts_get(sqlite3_stmt *st, int col,
-                       struct dedup_counts *c)
+void ledger_counts_get(sqlite3_stmt *st, int col, struct dedup_counts *c)
 {
         int k;
 
@@ -76,8 +75,7 @@ int ledger_bind_key(sqlite3_stmt *st, const struct ledger_part *p,
  * OR of the bind results (SQLITE_OK is 0).
  */
 int ledger_step_done(struct ledger *lg, sqlite3_stmt *st, int brc,
-                     const char *what, char *errstr,
-                     size_t errstr_size)
+                     const char *what, char *errstr, size_t errstr_size)
 {
         int rc = -1;
 
@@ -106,8 +104,8 @@ int ledger_exec(struct ledger *lg, const char *sql, const char *what,
         return 0;
 }
 
-int ledger_prepare(struct ledger *lg, const char *sql,
-                   sqlite3_stmt **st, char *errstr, size_t errstr_size)
+int ledger_prepare(struct ledger *lg, const char *sql, sqlite3_stmt **st,
+                   char *errstr, size_t errstr_size)
 {
         if (sqlite3_prepare_v2(lg->db, sql, -1, st, NULL) != SQLITE_OK) {
                 ledger_err(lg, "cannot prepare ledger query", errstr,
@@ -118,9 +116,8 @@ int ledger_prepare(struct ledger *lg, const char *sql,
 }
 
 /* Prepares sql and steps to its first row; the caller finalizes *st. */
-int ledger_query_row(struct ledger *lg, const char *sql,
-                     const char *what, sqlite3_stmt **st,
-                     char *errstr, size_t errstr_size)
+int ledger_query_row(struct ledger *lg, const char *sql, const char *what,
+                     sqlite3_stmt **st, char *errstr, size_t errstr_size)
 {
         if (sqlite3_prepare_v2(lg->db, sql, -1, st, NULL) != SQLITE_OK ||
             sqlite3_step(*st) != SQLITE_ROW) {

@@ -32,8 +32,8 @@ static int ledger_counts_step(struct ledger *lg, enum ledger_stmt which,
         brc |= sqlite3_bind_text(st, i++, producer, (int)producer_len,
                                  SQLITE_STATIC);
         brc |= sqlite3_bind_int64(st, i, n);
-        if (ledger_step_done(lg, st, brc, "cannot write ledger counts",
-                             errstr, errstr_size))
+        if (ledger_step_done(lg, st, brc, "cannot write ledger counts", errstr,
+                             errstr_size))
                 return -1;
         *changed = sqlite3_changes(lg->db);
         return 0;
@@ -55,14 +55,13 @@ static int ledger_counts_ref(struct ledger *lg, int64_t n, const char *topic,
          * other partitions): the increment first, one statement.
          * Removing, the row goes if it counts exactly -n. */
         if (ledger_counts_step(lg, n > 0 ? inc : del, topic, producer,
-                               producer_len, n > 0 ? n : -n, &changed,
-                               errstr, errstr_size))
+                               producer_len, n > 0 ? n : -n, &changed, errstr,
+                               errstr_size))
                 return -1;
         if (changed)
                 return n > 0 ? 0 : 1;
         if (ledger_counts_step(lg, n > 0 ? ins : inc, topic, producer,
-                               producer_len, n, &changed, errstr,
-                               errstr_size))
+                               producer_len, n, &changed, errstr, errstr_size))
                 return -1;
         if (changed != 1) {
                 snprintf(errstr, errstr_size,
@@ -204,9 +203,8 @@ static int ledger_counts_refs_put(struct ledger *lg,
                 }
                 /* The producer's first pair in the topic, or its last. */
                 d[e->part].producers += e->n > 0 ? 1 : -1;
-                r = ledger_counts_ref(lg, e->n > 0 ? 1 : -1, NULL,
-                                      e->producer, e->producer_len, errstr,
-                                      errstr_size);
+                r = ledger_counts_ref(lg, e->n > 0 ? 1 : -1, NULL, e->producer,
+                                      e->producer_len, errstr, errstr_size);
                 if (r < 0)
                         return -1;
                 if (r > 0)
@@ -240,9 +238,8 @@ int ledger_counts_flush(struct ledger *lg, const struct ledger_part *parts,
                 brc |= sqlite3_bind_int64(st, 4, d[i].open_gaps);
                 brc |= sqlite3_bind_int64(st, 5, d[i].coverage_gaps);
                 brc |= sqlite3_bind_int64(st, 6, d[i].coverage_records);
-                if (ledger_step_done(lg, st, brc,
-                                     "cannot write ledger counts", errstr,
-                                     errstr_size))
+                if (ledger_step_done(lg, st, brc, "cannot write ledger counts",
+                                     errstr, errstr_size))
                         return -1;
         }
         if (!producers_all)

@@ -50,14 +50,13 @@ void ledger_entries_put(unsigned char *blob, int narrow, size_t i,
         p = blob + 1 + i * LEDGER_ENTRY_NARROW;
         le64_put(p, id->lo);
         le64_put(p + 8, (id->hi & DEDUP_WINDOW_HI_MASK) |
-                                ((uint64_t)(uint32_t)partition << 48));
+                            ((uint64_t)(uint32_t)partition << 48));
         le32_put(p + 16, (uint32_t)off);
         p[20] = (unsigned char)(off >> 32);
         p[21] = (unsigned char)(off >> 40);
 }
 
-int ledger_entries_view(const void *blob, size_t len,
-                        struct ledger_entries *v)
+int ledger_entries_view(const void *blob, size_t len, struct ledger_entries *v)
 {
         const unsigned char *b = blob;
 
@@ -69,8 +68,7 @@ int ledger_entries_view(const void *blob, size_t len,
         if (!b)
                 return -1;
         if (len % 2) {
-                if (b[0] != NARROW_TAG ||
-                    (len - 1) % LEDGER_ENTRY_NARROW)
+                if (b[0] != NARROW_TAG || (len - 1) % LEDGER_ENTRY_NARROW)
                         return -1;
                 v->p = b + 1;
                 v->n = (len - 1) / LEDGER_ENTRY_NARROW;

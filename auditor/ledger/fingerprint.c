@@ -22,8 +22,8 @@
  * whatever the piece's size; kind and length keep pieces from shifting
  * into one another.
  */
-static void fp_feed(struct fingerprint_hasher *h, unsigned kind,
-                    const void *p, size_t len)
+static void fp_feed(struct fingerprint_hasher *h, unsigned kind, const void *p,
+                    size_t len)
 {
         unsigned char frame[2 + 8 + 16 + 16];
         struct dedup_id inner, out;
@@ -169,9 +169,7 @@ int topic_id_from_base64(const char *b64, char *out, size_t out_size)
         for (i = 0; b64[i] && b64[i] != '='; i++) {
                 if (n + 1 >= out_size)
                         return -1;
-                out[n++] = b64[i] == '+'   ? '-'
-                           : b64[i] == '/' ? '_'
-                                           : b64[i];
+                out[n++] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
         }
         if (!out_size)
                 return -1;

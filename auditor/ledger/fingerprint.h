@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 struct fingerprint {
-        int64_t offset; /* -1: none (nothing audited, or an older ledger) */
-        int64_t ts_ms;  /* the record's timestamp, -1 none */
+        int64_t offset;  /* -1: none (nothing audited, or an older ledger) */
+        int64_t ts_ms;   /* the record's timestamp, -1 none */
         uint64_t lo, hi; /* 128-bit hash of key, value and headers */
 };
 
@@ -49,7 +49,8 @@ void fingerprint_hasher_final(const struct fingerprint_hasher *h,
                               struct fingerprint *out);
 
 /* Same record: offset, timestamp and hash all equal. */
-int fingerprint_equal(const struct fingerprint *a, const struct fingerprint *b);
+int fingerprint_equal(const struct fingerprint *a,
+                      const struct fingerprint *b);
 
 /* What the partition's log says about the ledger's state of it. */
 enum fingerprint_verdict {
@@ -69,11 +70,11 @@ enum fingerprint_verdict {
 
 /* What the caller read from the partition for fingerprint_check(). */
 struct fingerprint_probe {
-        int64_t lo, hi;        /* log start and end (high watermark) */
-        int found;             /* a record at or after stored->offset was
+        int64_t lo, hi; /* log start and end (high watermark) */
+        int found;      /* a record at or after stored->offset was
                                   read: its fingerprint is in rec */
         struct fingerprint rec;
-        int compacted;         /* the topic's cleanup.policy compacts */
+        int compacted; /* the topic's cleanup.policy compacts */
 };
 
 /*

@@ -89,8 +89,8 @@ static int state_parse(const char *p, int64_t *v)
 }
 
 /* v as the stored state's text.  Returns 0, or -1 with errstr. */
-static int state_text(const int64_t *v, char *text, size_t size,
-                      size_t *len, char *errstr, size_t errstr_size)
+static int state_text(const int64_t *v, char *text, size_t size, size_t *len,
+                      char *errstr, size_t errstr_size)
 {
         size_t i;
         int n;
@@ -228,8 +228,8 @@ static int flow_state_put(struct ledger *lg, int64_t now_ms, char *errstr,
         brc = sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
         brc |= sqlite3_bind_text(st, 2, lg->flow_expect, -1, SQLITE_STATIC);
         brc |= sqlite3_bind_int64(st, 3, (int64_t)fs.source_records);
-        brc |= sqlite3_bind_int64(
-            st, 4, (int64_t)fs.c.outcome[DEDUP_FLOW_DELIVERED]);
+        brc |= sqlite3_bind_int64(st, 4,
+                                  (int64_t)fs.c.outcome[DEDUP_FLOW_DELIVERED]);
         brc |= sqlite3_bind_int64(st, 5,
                                   (int64_t)fs.c.outcome[DEDUP_FLOW_LOST]);
         brc |= sqlite3_bind_int64(
@@ -410,8 +410,8 @@ static int row_view(const struct ledger *lg, sqlite3_stmt *st,
         if (!o || dedup_flow_outcome_parse(o, &v->outcome))
                 v->outcome = DEDUP_FLOW__OUTCOMES; /* counted by nothing */
         if ((v->src_seen && v->src_part == UINT32_MAX) ||
-            (v->copies && (v->sink_part == UINT32_MAX ||
-                           v->sink_part_last == UINT32_MAX)))
+            (v->copies &&
+             (v->sink_part == UINT32_MAX || v->sink_part_last == UINT32_MAX)))
                 return 1;
         return 0;
 }

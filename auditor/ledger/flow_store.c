@@ -127,22 +127,21 @@ static void view_pack(const struct ledger_flow_store *fs,
         size_t kept = v->id_len < DEDUP_FLOW_ID_KEEP ? v->id_len
                                                      : DEDUP_FLOW_ID_KEEP;
         uint32_t bits = ((uint32_t)v->outcome & 15u) | (live & 3u) << 4 |
-                        (uint32_t)!!v->src_seen << 6 |
-                        (uint32_t)!!v->due << 7 |
-                        (uint32_t)!!v->latency_done << 8 |
-                        (uint32_t)!!v->prior << 9;
+                        (uint32_t) !!v->src_seen << 6 |
+                        (uint32_t) !!v->due << 7 |
+                        (uint32_t) !!v->latency_done << 8 |
+                        (uint32_t) !!v->prior << 9;
 
         memset(p, 0, VIEW);
         le64_put(p, v->id.lo);
         le64_put(p + 8, v->id.hi);
         le64_put(p + 16, v->seq);
         le64_put(p + 24, v->born);
-        le32_put(p + 32, v->src_seen ? key_of_part(fs, v->src_part)
-                                     : KEY_NONE);
-        le32_put(p + 36, v->copies ? key_of_part(fs, v->sink_part)
-                                   : KEY_NONE);
-        le32_put(p + 40, v->copies ? key_of_part(fs, v->sink_part_last)
-                                   : KEY_NONE);
+        le32_put(p + 32,
+                 v->src_seen ? key_of_part(fs, v->src_part) : KEY_NONE);
+        le32_put(p + 36, v->copies ? key_of_part(fs, v->sink_part) : KEY_NONE);
+        le32_put(p + 40,
+                 v->copies ? key_of_part(fs, v->sink_part_last) : KEY_NONE);
         le32_put(p + 44, v->copies);
         le64_put(p + 48, (uint64_t)v->src_offset);
         le64_put(p + 56, (uint64_t)v->src_ts);
@@ -150,8 +149,8 @@ static void view_pack(const struct ledger_flow_store *fs,
         le64_put(p + 72, (uint64_t)v->sink_offset_last);
         le64_put(p + 80, (uint64_t)v->sink_ts);
         le32_put(p + 88, bits);
-        le32_put(p + 92, v->id_len > UINT32_MAX ? UINT32_MAX
-                                                : (uint32_t)v->id_len);
+        le32_put(p + 92,
+                 v->id_len > UINT32_MAX ? UINT32_MAX : (uint32_t)v->id_len);
         memcpy(p + 96, v->id_bytes, kept);
 }
 
@@ -193,8 +192,8 @@ static int view_unpack(const struct ledger_flow_store *fs,
         v->sink_part_last = v->copies ? part_of_key(fs, le32_get(p + 40))
                                       : UINT32_MAX;
         if ((v->src_seen && v->src_part == UINT32_MAX) ||
-            (v->copies && (v->sink_part == UINT32_MAX ||
-                           v->sink_part_last == UINT32_MAX)))
+            (v->copies &&
+             (v->sink_part == UINT32_MAX || v->sink_part_last == UINT32_MAX)))
                 return 1;
         return 0;
 }
@@ -308,8 +307,8 @@ static int gen_index(struct flow_gen *g, const unsigned char *p, size_t n)
         for (i = 0; i < k; i++)
                 g->lo[i] = v_lo(p + i * LEDGER_FLOW_STEP * VIEW);
         for (i = 0; i < n; i++)
-                g->bloom[v_lo(p + i * VIEW) & (g->nbloom - 1)] |=
-                    bloom_bits(v_hi(p + i * VIEW) >> 24);
+                g->bloom[v_lo(p + i * VIEW) & (g->nbloom - 1)] |= bloom_bits(
+                    v_hi(p + i * VIEW) >> 24);
         return 0;
 }
 
@@ -349,9 +348,9 @@ static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
         if (!g->n || (g->bloom[lo & (g->nbloom - 1)] & want) != want)
                 return 0;
         ledger_idfile_span(g->lo, g->n, LEDGER_FLOW_STEP, lo, &first, &cnt);
-        if (g->fd < 0 && (g->fd = ledger_idfile_open(lg, LEDGER_IDFILE_FLOW,
-                                                     g->gen, errstr,
-                                                     errstr_size)) < 0)
+        if (g->fd < 0 &&
+            (g->fd = ledger_idfile_open(lg, LEDGER_IDFILE_FLOW, g->gen, errstr,
+                                        errstr_size)) < 0)
                 return -1;
         if (ledger_idfile_pread_fd(g->fd, first * VIEW, buf, cnt * VIEW)) {
                 snprintf(errstr, errstr_size,
@@ -461,8 +460,7 @@ static int latest_foreach(struct ledger *lg, view_cb *cb, void *opaque,
 out:
         for (k = 0; map && k < ng; k++)
                 if (map[k])
-                        ledger_idfile_unmap((void *)map[k],
-                                            fs->gens[k].bytes);
+                        ledger_idfile_unmap((void *)map[k], fs->gens[k].bytes);
         free(map);
         free(at);
         free(bv);
@@ -502,8 +500,8 @@ static int topics_load(struct ledger *lg, char *errstr, size_t errstr_size)
         sqlite3_stmt *st = NULL;
         int rc = -1, src;
 
-        if (ledger_prepare(lg, "SELECT tid, topic FROM flow_topics",
-                           &st, errstr, errstr_size))
+        if (ledger_prepare(lg, "SELECT tid, topic FROM flow_topics", &st,
+                           errstr, errstr_size))
                 return -1;
         while ((src = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t tid = sqlite3_column_int64(st, 0);
@@ -611,8 +609,7 @@ out:
         return rc;
 }
 
-int ledger_flow_store_open(struct ledger *lg, char *errstr,
-                           size_t errstr_size)
+int ledger_flow_store_open(struct ledger *lg, char *errstr, size_t errstr_size)
 {
         ledger_flow_store_free(lg);
         lg->fs = calloc(1, sizeof(*lg->fs));
@@ -653,11 +650,12 @@ static int tid_get(struct ledger *lg, const char *topic, uint32_t *tid,
                            "(?1, ?2)",
                            &st, errstr, errstr_size))
                 return -1;
-        rc = ledger_step_done(
-            lg, st,
-            sqlite3_bind_int64(st, 1, (int64_t)fs->ntopics) |
-                sqlite3_bind_text(st, 2, topic, -1, SQLITE_STATIC),
-            "cannot write a flow topic", errstr, errstr_size);
+        rc = ledger_step_done(lg, st,
+                              sqlite3_bind_int64(st, 1, (int64_t)fs->ntopics) |
+                                  sqlite3_bind_text(st, 2, topic, -1,
+                                                    SQLITE_STATIC),
+                              "cannot write a flow topic", errstr,
+                              errstr_size);
         sqlite3_finalize(st);
         if (rc)
                 return -1;
@@ -855,13 +853,11 @@ static int gen_close(struct ledger *lg, char *errstr, size_t errstr_size)
             ledger_step_done(lg, st,
                              sqlite3_bind_int64(st, 1, (int64_t)g->gen) |
                                  sqlite3_bind_int64(st, 2, (int64_t)n) |
-                                 sqlite3_bind_int64(st, 3,
-                                                    (int64_t)g->bytes),
+                                 sqlite3_bind_int64(st, 3, (int64_t)g->bytes),
                              "cannot write a flow file's row", errstr,
                              errstr_size) ||
             ledger_exec(lg, "DELETE FROM flow_batches",
-                        "cannot delete the flow batches", errstr,
-                        errstr_size))
+                        "cannot delete the flow batches", errstr, errstr_size))
                 goto out;
         fs->closing = 1;
         rc = 0;
@@ -1107,11 +1103,10 @@ out:
 /* A ledger from before the store                                      */
 /* ------------------------------------------------------------------ */
 
-int ledger_flow_store_legacy(struct ledger *lg, int (*row)(struct ledger *,
-                                                         sqlite3_stmt *,
-                                                         struct dedup_flow_view *),
-                             const char *sql, char *errstr,
-                             size_t errstr_size)
+int ledger_flow_store_legacy(struct ledger *lg,
+                             int (*row)(struct ledger *, sqlite3_stmt *,
+                                        struct dedup_flow_view *),
+                             const char *sql, char *errstr, size_t errstr_size)
 {
         struct ledger_flow_store *fs = lg->fs;
         struct dedup_flow_view v;
@@ -1157,9 +1152,8 @@ int ledger_flow_store_legacy(struct ledger *lg, int (*row)(struct ledger *,
                         "'unexpected')",
                         "cannot convert the flow entries", errstr,
                         errstr_size) ||
-            ledger_txn(lg, LEDGER_ST_COMMIT,
-                       "cannot convert the flow entries", errstr,
-                       errstr_size))
+            ledger_txn(lg, LEDGER_ST_COMMIT, "cannot convert the flow entries",
+                       errstr, errstr_size))
                 goto out;
         in_txn = 0;
         log_info("flow: %zu entries of this ledger converted to packed "

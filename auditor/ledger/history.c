@@ -9,8 +9,8 @@
 
 #include "internal.h"
 
-_Static_assert(LEDGER_HISTORY_MINUTES * (int64_t)LEDGER_HISTORY_MINUTE_MS ==
-                       604800000,
+_Static_assert(LEDGER_HISTORY_MINUTES *(int64_t)LEDGER_HISTORY_MINUTE_MS ==
+                   604800000,
                "schema/0003_history.sql prunes at 7 days: add a migration");
 
 int ledger_history_foreach(struct ledger *lg, const char *topic,

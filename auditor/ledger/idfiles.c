@@ -86,8 +86,8 @@ static struct ledger_idfile *idfile_of(struct ledger *lg, uint64_t gen)
 static int idfile_index(struct ledger_idfile *f,
                         const struct ledger_entries *v)
 {
-        size_t i, k = v ? (v->n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP
-                        : 0;
+        size_t i,
+            k = v ? (v->n + LEDGER_IDFILE_STEP - 1) / LEDGER_IDFILE_STEP : 0;
         uint64_t *lo = k ? malloc(k * sizeof(*lo)) : NULL;
 
         if (k && !lo)
@@ -118,8 +118,7 @@ static struct ledger_idfile *idfile_add(struct ledger *lg, uint64_t gen,
         }
         if (lg->nidf == lg->idf_cap) {
                 size_t ncap = lg->idf_cap ? lg->idf_cap * 2 : 32;
-                struct ledger_idfile *n =
-                        realloc(lg->idf, ncap * sizeof(*n));
+                struct ledger_idfile *n = realloc(lg->idf, ncap * sizeof(*n));
                 if (!n)
                         return NULL;
                 lg->idf = n;
@@ -214,8 +213,8 @@ int ledger_idfile_write(struct ledger *lg, uint64_t gen,
 {
         struct ledger_entries v;
 
-        if (ledger_idfile_create(lg, LEDGER_IDFILE_IDS, gen, blob, len,
-                                 errstr, errstr_size))
+        if (ledger_idfile_create(lg, LEDGER_IDFILE_IDS, gen, blob, len, errstr,
+                                 errstr_size))
                 return -1;
         if (ledger_entries_view(blob, len, &v)) {
                 snprintf(errstr, errstr_size,
@@ -313,10 +312,10 @@ int ledger_idfile_find(struct ledger *lg, uint64_t gen,
         if (!f->n)
                 return 0;
         ledger_idfile_span(f->lo, f->n, LEDGER_IDFILE_STEP, id->lo, &first,
-                          &cnt);
+                           &cnt);
         if (ledger_idfile_pread(lg, LEDGER_IDFILE_IDS, gen,
-                                f->head + first * f->size, buf,
-                                cnt * f->size, errstr, errstr_size))
+                                f->head + first * f->size, buf, cnt * f->size,
+                                errstr, errstr_size))
                 return -1;
         v.p = buf;
         v.n = cnt;
@@ -481,8 +480,8 @@ int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
                 if (!gen)
                         continue;
                 if (sqlite3_bind_int64(st, 1, (int64_t)gen) != SQLITE_OK) {
-                        ledger_err(lg, "cannot read ledger id windows",
-                                   errstr, errstr_size);
+                        ledger_err(lg, "cannot read ledger id windows", errstr,
+                                   errstr_size);
                         goto out;
                 }
                 src = sqlite3_step(st);
@@ -490,12 +489,11 @@ int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
                 if (src == SQLITE_ROW)
                         continue;
                 if (src != SQLITE_DONE) {
-                        ledger_err(lg, "cannot read ledger id windows",
-                                   errstr, errstr_size);
+                        ledger_err(lg, "cannot read ledger id windows", errstr,
+                                   errstr_size);
                         goto out;
                 }
-                if (!idfile_path(lg, kind, gen, path, sizeof(path), NULL,
-                                 0) &&
+                if (!idfile_path(lg, kind, gen, path, sizeof(path), NULL, 0) &&
                     unlink(path) && errno != ENOENT) {
                         snprintf(errstr, errstr_size, "cannot remove %s: %s",
                                  path, strerror(errno));
@@ -553,8 +551,8 @@ void ledger_remove(const char *path)
 /* Runs one of the prepared transaction statements.  The transactions'
  * ends live here because they settle the files: a commit unlinks what it
  * dropped, a rollback keeps it. */
-int ledger_txn(struct ledger *lg, enum ledger_stmt which,
-               const char *what, char *errstr, size_t errstr_size)
+int ledger_txn(struct ledger *lg, enum ledger_stmt which, const char *what,
+               char *errstr, size_t errstr_size)
 {
         if (ledger_step_done(lg, lg->st[which], SQLITE_OK, what, errstr,
                              errstr_size))

@@ -106,9 +106,8 @@ static int ledger_window_map(struct ledger_window *w,
 /* Restores the packed ids of gen (rows of st, column 0) into tr: a closed
  * generation's into its filter, an open one's into memory too. */
 static int ledger_ids_restore(struct ledger *lg, struct dedup_tracker *tr,
-                              sqlite3_stmt *st, uint32_t window,
-                              uint64_t gen, int closed, char *errstr,
-                              size_t errstr_size)
+                              sqlite3_stmt *st, uint32_t window, uint64_t gen,
+                              int closed, char *errstr, size_t errstr_size)
 {
         static const char *const what = "cannot read ledger id windows";
         const struct ledger_window *w = &lg->win[window];
@@ -168,8 +167,7 @@ static int ledger_file_restore(struct ledger *lg, struct dedup_tracker *tr,
         size_t i;
         int rc;
 
-        if (ledger_idfile_view(lg, gen, bytes, &map, &v, errstr,
-                               errstr_size))
+        if (ledger_idfile_view(lg, gen, bytes, &map, &v, errstr, errstr_size))
                 return -1;
         for (i = 0; i < v.n; i++) {
                 struct dedup_id id;
@@ -209,17 +207,17 @@ static int ledger_window_load(struct ledger *lg, struct dedup_tracker *tr,
         }
         while ((src = sqlite3_step(gen_st)) == SQLITE_ROW) {
                 struct dedup_gen_view gv = {
-                        .window = window,
-                        .gen = (uint64_t)sqlite3_column_int64(gen_st, 0),
-                        .first_ms = sqlite3_column_int64(gen_st, 1),
-                        .last_ms = sqlite3_column_int64(gen_st, 2),
-                        .ids = ledger_u64_get(gen_st, 3),
-                        .closed = sqlite3_column_int64(gen_st, 4) != 0,
+                    .window = window,
+                    .gen = (uint64_t)sqlite3_column_int64(gen_st, 0),
+                    .first_ms = sqlite3_column_int64(gen_st, 1),
+                    .last_ms = sqlite3_column_int64(gen_st, 2),
+                    .ids = ledger_u64_get(gen_st, 3),
+                    .closed = sqlite3_column_int64(gen_st, 4) != 0,
                 };
                 if (ngens == cap) {
                         size_t ncap = cap ? cap * 2 : 64;
-                        struct dedup_gen_view *n =
-                                realloc(gens, ncap * sizeof(*n));
+                        struct dedup_gen_view *n = realloc(gens,
+                                                           ncap * sizeof(*n));
                         int64_t *nb;
                         if (n)
                                 gens = n;
@@ -365,8 +363,7 @@ int ledger_windows_load(struct ledger *lg, struct dedup_tracker *tr,
                 goto out;
         /* After the commit: the stale generations' files are gone now,
          * and a leftover of a crash is named by no row. */
-        if (ledger_idfiles_sweep(lg, LEDGER_IDFILE_IDS, errstr,
-                                 errstr_size))
+        if (ledger_idfiles_sweep(lg, LEDGER_IDFILE_IDS, errstr, errstr_size))
                 goto out;
         dedup_tracker_set_id_lookup(tr, ledger_id_lookup, lg);
         rc = 0;
@@ -380,9 +377,8 @@ out:
 }
 
 /* Runs one of the statements that take a generation as ?1. */
-int ledger_gen_step(struct ledger *lg, enum ledger_stmt which,
-                    uint64_t gen, const char *what, char *errstr,
-                    size_t errstr_size)
+int ledger_gen_step(struct ledger *lg, enum ledger_stmt which, uint64_t gen,
+                    const char *what, char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = lg->st[which];
 

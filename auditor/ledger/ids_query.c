@@ -125,7 +125,7 @@ static int ledger_window_find(struct ledger *lg, const char *topic,
                                "?1 ORDER BY seq",
                                -1, &batch_st, NULL) != SQLITE_OK ||
             sqlite3_bind_text(gen_st, 1, topic, -1, SQLITE_STATIC) !=
-                    SQLITE_OK)
+                SQLITE_OK)
                 goto out;
         while ((src = sqlite3_step(gen_st)) == SQLITE_ROW) {
                 int64_t gen = sqlite3_column_int64(gen_st, 0);
@@ -140,12 +140,10 @@ static int ledger_window_find(struct ledger *lg, const char *topic,
                         continue;
                 bytes = ledger_col_opt(gen_st, 5);
                 f = closed && bytes >= 0
-                            ? ledger_file_find(lg, gen, (size_t)bytes, id,
-                                               &seen->partition,
-                                               &seen->offset)
-                            : ledger_gen_find(chunk_st, batch_st, gen, closed,
-                                              id, &seen->partition,
-                                              &seen->offset);
+                        ? ledger_file_find(lg, gen, (size_t)bytes, id,
+                                           &seen->partition, &seen->offset)
+                        : ledger_gen_find(chunk_st, batch_st, gen, closed, id,
+                                          &seen->partition, &seen->offset);
                 if (f < 0)
                         goto out;
                 if (f) {
@@ -182,15 +180,15 @@ static int ledger_copies_find(struct ledger *lg, const char *topic,
         int brc, src = SQLITE_DONE, rc = -1, n = 0;
 
         if (sqlite3_prepare_v2(
-                    lg->db,
-                    "SELECT id, partition, offset_lo, offset_hi, detected_ms, "
-                    "first_partition, first_offset, producer, "
-                    "(first_partition = ?2 AND ?3 BETWEEN first_offset AND "
-                    "first_offset_hi) FROM anomalies WHERE topic = ?1 AND "
-                    "kind = 'redelivered' AND ((first_partition = ?2 AND ?3 "
-                    "BETWEEN first_offset AND first_offset_hi) OR "
-                    "(msgid_len = ?5 AND msgid = ?4)) ORDER BY id LIMIT ?6",
-                    -1, &st, NULL) != SQLITE_OK)
+                lg->db,
+                "SELECT id, partition, offset_lo, offset_hi, detected_ms, "
+                "first_partition, first_offset, producer, "
+                "(first_partition = ?2 AND ?3 BETWEEN first_offset AND "
+                "first_offset_hi) FROM anomalies WHERE topic = ?1 AND "
+                "kind = 'redelivered' AND ((first_partition = ?2 AND ?3 "
+                "BETWEEN first_offset AND first_offset_hi) OR "
+                "(msgid_len = ?5 AND msgid = ?4)) ORDER BY id LIMIT ?6",
+                -1, &st, NULL) != SQLITE_OK)
                 goto out;
         brc = sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
         if (seen->in_window) {
@@ -203,8 +201,8 @@ static int ledger_copies_find(struct ledger *lg, const char *topic,
         /* The evidence holds at most DEDUP_ID_EVIDENCE_MAX bytes. */
         brc |= sqlite3_bind_blob(st, 4, len ? id : "",
                                  (int)(len < DEDUP_ID_EVIDENCE_MAX
-                                               ? len
-                                               : DEDUP_ID_EVIDENCE_MAX),
+                                           ? len
+                                           : DEDUP_ID_EVIDENCE_MAX),
                                  SQLITE_STATIC);
         brc |= sqlite3_bind_int64(st, 5, (int64_t)len);
         brc |= sqlite3_bind_int64(st, 6, limit < 0 ? -1 : limit);

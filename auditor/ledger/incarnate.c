@@ -18,45 +18,46 @@
 
 /* Statements run with ?1 = topic, ?2 = the new incarnation, ?3 = now. */
 static const char *const ledger_retire_sql[] = {
-        "INSERT INTO incarnations (topic, incarnation, started_ms, reason) "
-        "VALUES (?1, ?2, ?3, ?4)",
-        "INSERT INTO retired_partitions (topic, incarnation, partition, "
-        "next_offset, from_log_start, " LEDGER_COUNT_COLS ", fp_offset, "
-        "updated_ms, retired_ms) SELECT topic, ?2 - 1, partition, "
-        "next_offset, from_log_start, " LEDGER_COUNT_COLS ", fp_offset, "
-        "updated_ms, ?3 FROM partitions WHERE topic = ?1",
-        "DELETE FROM partitions WHERE topic = ?1",
-        "DELETE FROM pairs WHERE topic = ?1",
-        "DELETE FROM open_gaps WHERE topic = ?1",
-        "DELETE FROM confirmed_gaps WHERE topic = ?1",
-        "DELETE FROM coverage_gaps WHERE topic = ?1",
-        /* What a truncation of the old log would have taken back
+    "INSERT INTO incarnations (topic, incarnation, started_ms, reason) "
+    "VALUES (?1, ?2, ?3, ?4)",
+    "INSERT INTO retired_partitions (topic, incarnation, partition, "
+    "next_offset, from_log_start, " LEDGER_COUNT_COLS ", fp_offset, "
+    "updated_ms, retired_ms) SELECT topic, ?2 - 1, partition, "
+    "next_offset, from_log_start, " LEDGER_COUNT_COLS ", fp_offset, "
+    "updated_ms, ?3 FROM partitions WHERE topic = ?1",
+    "DELETE FROM partitions WHERE topic = ?1",
+    "DELETE FROM pairs WHERE topic = ?1",
+    "DELETE FROM open_gaps WHERE topic = ?1",
+    "DELETE FROM confirmed_gaps WHERE topic = ?1",
+    "DELETE FROM coverage_gaps WHERE topic = ?1",
+    /* What a truncation of the old log would have taken back
          * (truncate.c); its truncations rows stay as evidence. */
-        "DELETE FROM audited_runs WHERE topic = ?1",
-        "DELETE FROM audited_batches WHERE topic = ?1",
-        "DELETE FROM topic_streams WHERE topic = ?1",
-        /* The summary's kept counts (schema/0005_counts.sql, counts.c)
+    "DELETE FROM audited_runs WHERE topic = ?1",
+    "DELETE FROM audited_batches WHERE topic = ?1",
+    "DELETE FROM topic_streams WHERE topic = ?1",
+    /* The summary's kept counts (schema/0005_counts.sql, counts.c)
          * lose the topic's pairs and gaps: a producer of this topic only
          * leaves counts_producer, the others count one topic less. */
-        "DELETE FROM counts_producer WHERE topics = 1 AND producer IN "
-        "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
-        "UPDATE counts_producer SET topics = topics - 1 WHERE producer IN "
-        "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
-        "DELETE FROM counts_topic_producer WHERE topic = ?1",
-        "UPDATE counts_all SET producers = (SELECT COUNT(*) FROM "
-        "counts_producer) WHERE one = 1 AND ?1 IS NOT NULL",
-        "DELETE FROM counts_topic WHERE topic = ?1",
+    "DELETE FROM counts_producer WHERE topics = 1 AND producer IN "
+    "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
+    "UPDATE counts_producer SET topics = topics - 1 WHERE producer IN "
+    "(SELECT producer FROM counts_topic_producer WHERE topic = ?1)",
+    "DELETE FROM counts_topic_producer WHERE topic = ?1",
+    "UPDATE counts_all SET producers = (SELECT COUNT(*) FROM "
+    "counts_producer) WHERE one = 1 AND ?1 IS NOT NULL",
+    "DELETE FROM counts_topic WHERE topic = ?1",
 };
 
-#define LEDGER_RETIRE_CNT (sizeof(ledger_retire_sql) / sizeof(*ledger_retire_sql))
+#define LEDGER_RETIRE_CNT                                                     \
+        (sizeof(ledger_retire_sql) / sizeof(*ledger_retire_sql))
 
 /* The coverage row that opens the incarnation, one per partition that
  * showed it: offsets [offset_lo, offset_hi] were audited in the last
  * incarnation and now hold other records, or none. */
 static const char ledger_reborn_sql[] =
-        "INSERT INTO anomalies (topic, partition, kind, offset_lo, offset_hi, "
-        "first_offset, count, detected_ms, incarnation, reason, detail) "
-        "VALUES (?1, ?2, 'coverage', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    "INSERT INTO anomalies (topic, partition, kind, offset_lo, offset_hi, "
+    "first_offset, count, detected_ms, incarnation, reason, detail) "
+    "VALUES (?1, ?2, 'coverage', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 static int ledger_incarnation_next(struct ledger *lg, const char *topic,
                                    int64_t *out, char *errstr,
@@ -117,8 +118,8 @@ static int ledger_retire(struct ledger *lg, const char *topic, int64_t inc,
 }
 
 int ledger_topic_incarnate(struct ledger *lg, const char *topic,
-                           const struct ledger_incarnation_part *why,
-                           size_t n, int64_t *incarnation, char *errstr,
+                           const struct ledger_incarnation_part *why, size_t n,
+                           int64_t *incarnation, char *errstr,
                            size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
@@ -137,8 +138,8 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
         for (i = 0; i < n; i++)
                 if (why[i].reason && !strcmp(why[i].reason, "recreated"))
                         reason = "recreated";
-        if (ledger_txn(lg, LEDGER_ST_BEGIN,
-                       "cannot begin ledger transaction", errstr, errstr_size))
+        if (ledger_txn(lg, LEDGER_ST_BEGIN, "cannot begin ledger transaction",
+                       errstr, errstr_size))
                 return -1;
         if (ledger_incarnation_next(lg, topic, &inc, errstr, errstr_size) ||
             /* The id window's generations: rows, ids and files. */
@@ -161,13 +162,14 @@ int ledger_topic_incarnate(struct ledger *lg, const char *topic,
                 brc |= w->fp_offset >= 0
                            ? sqlite3_bind_int64(st, 5, w->fp_offset)
                            : sqlite3_bind_null(st, 5);
-                brc |= sqlite3_bind_int64(
-                    st, 6, cnt > INT64_MAX ? INT64_MAX : (int64_t)cnt);
+                brc |= sqlite3_bind_int64(st, 6,
+                                          cnt > INT64_MAX ? INT64_MAX
+                                                          : (int64_t)cnt);
                 brc |= sqlite3_bind_int64(st, 7, now_ms);
                 brc |= sqlite3_bind_int64(st, 8, inc);
-                brc |= sqlite3_bind_text(
-                    st, 9, w->reason ? w->reason : "truncated", -1,
-                    SQLITE_STATIC);
+                brc |= sqlite3_bind_text(st, 9,
+                                         w->reason ? w->reason : "truncated",
+                                         -1, SQLITE_STATIC);
                 brc |= w->detail ? sqlite3_bind_text(st, 10, w->detail, -1,
                                                      SQLITE_STATIC)
                                  : sqlite3_bind_null(st, 10);

@@ -66,9 +66,9 @@ _Static_assert(DEDUP_KIND__ANOMALY_CNT == 8,
 
 /* The counter columns of partitions, in the order ledger_counts_get()
  * reads them: anomaly kinds in enum dedup_kind order. */
-#define LEDGER_COUNT_COLS                                                     \
-        "records, untracked, duplicate, gap, out_of_order, fenced, "          \
-        "malformed, redelivered, torn, aborted_read, missing, ids, recovered, "  \
+#define LEDGER_COUNT_COLS                                                       \
+        "records, untracked, duplicate, gap, out_of_order, fenced, "            \
+        "malformed, redelivered, torn, aborted_read, missing, ids, recovered, " \
         "unknown"
 #define LEDGER_COUNT_NCOLS (DEDUP_KIND__ANOMALY_CNT + 6)
 
@@ -103,12 +103,12 @@ enum ledger_stmt {
         LEDGER_ST_CP_DEL,
         LEDGER_ST_COUNTS_PUT,
         LEDGER_ST_COUNTS_ALL,
-        LEDGER_ST_FLOW_PUT,   /* flow.c */
+        LEDGER_ST_FLOW_PUT, /* flow.c */
         LEDGER_ST_FLOW_STATE,
         LEDGER_ST_FLOW_DEL,
-        LEDGER_ST_TXN_PUT,       /* txn.c */
+        LEDGER_ST_TXN_PUT, /* txn.c */
         LEDGER_ST_TXN_DEL,
-        LEDGER_ST_TSTREAM_PUT,   /* topic.c */
+        LEDGER_ST_TSTREAM_PUT, /* topic.c */
         LEDGER_ST_TSTREAM_DEL,
         LEDGER_ST__CNT
 };
@@ -129,14 +129,14 @@ struct ledger_idfile {
         size_t bytes;
         size_t head, size, n; /* the blob: header bytes, entry size, ids */
         uint64_t *lo;         /* n / STEP rounded up */
-        int named;   /* its row names its file (file_bytes) */
-        int dropped; /* its row is deleted by the open transaction */
+        int named;            /* its row names its file (file_bytes) */
+        int dropped;          /* its row is deleted by the open transaction */
 };
 
 /* What the ledger knows of one id window (ledger_windows_load). */
 struct ledger_window {
-        const char *topic;  /* borrowed */
-        uint32_t *part_of;  /* partition -> part + 1, 0 = not audited */
+        const char *topic; /* borrowed */
+        uint32_t *part_of; /* partition -> part + 1, 0 = not audited */
         size_t npart_of;
 };
 
@@ -151,8 +151,8 @@ struct ledger {
         struct ledger_window *win;
         uint32_t nwin;
         char *dedup_key;
-        int64_t batch_seq;      /* last msgid_batches.seq written */
-        unsigned char *ebuf;    /* packed entries being written */
+        int64_t batch_seq;   /* last msgid_batches.seq written */
+        unsigned char *ebuf; /* packed entries being written */
         size_t ebuf_cap;
         int lookup_failed; /* a lookup failed: say why at commit */
         char lookup_err[512];
@@ -166,7 +166,7 @@ struct ledger {
          * by every commit.  NULL: none. */
         struct dedup_flow *flow;
         struct ledger_flow_store *fs; /* flow_store.c; NULL: not open */
-        size_t flow_gen_views; /* 0: LEDGER_FLOW_GEN_VIEWS */
+        size_t flow_gen_views;        /* 0: LEDGER_FLOW_GEN_VIEWS */
         const struct ledger_part *flow_parts; /* borrowed */
         size_t flow_nparts;
         const char *flow_expect;

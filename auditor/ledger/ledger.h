@@ -141,8 +141,8 @@ int ledger_txns_load(struct ledger *lg, struct dedup_tracker *tr,
  * commit_us, when non-NULL, receives the commit's duration in us.
  */
 int ledger_commit(struct ledger *lg, struct dedup_tracker *tr,
-                  struct ledger_part *parts, size_t nparts,
-                  int64_t *commit_us, char *errstr, size_t errstr_size);
+                  struct ledger_part *parts, size_t nparts, int64_t *commit_us,
+                  char *errstr, size_t errstr_size);
 
 /*
  * A topic deleted and recreated, or a partition's log truncated (an
@@ -175,8 +175,8 @@ struct ledger_incarnation_part {
  * receives the new number (the first incarnation of a topic is 0).
  */
 int ledger_topic_incarnate(struct ledger *lg, const char *topic,
-                           const struct ledger_incarnation_part *why,
-                           size_t n, int64_t *incarnation, char *errstr,
+                           const struct ledger_incarnation_part *why, size_t n,
+                           int64_t *incarnation, char *errstr,
                            size_t errstr_size);
 
 /* The current incarnation of topic (0 when it never had another). */
@@ -205,28 +205,28 @@ struct ledger_summary {
         uint64_t records;
         uint64_t untracked;
         uint64_t anomalies[DEDUP_KIND__ANOMALY_CNT];
-        uint64_t missing;        /* records in confirmed gaps still missing */
-        uint64_t recovered;      /* records that came after their gap was
+        uint64_t missing;       /* records in confirmed gaps still missing */
+        uint64_t recovered;     /* records that came after their gap was
                                     confirmed (also out_of_order) */
-        uint64_t unknown;        /* records of gaps open across a coverage
+        uint64_t unknown;       /* records of gaps open across a coverage
                                     gap: maybe among the deleted records */
-        uint64_t producers;      /* distinct producer names tracked, on
+        uint64_t producers;     /* distinct producer names tracked, on
                                     pairs or topic streams or both */
-        uint64_t pairs;          /* tracked (partition, producer) pairs */
-        uint64_t topic_streams;  /* tracked topic-scoped streams (eos.scope:
+        uint64_t pairs;         /* tracked (partition, producer) pairs */
+        uint64_t topic_streams; /* tracked topic-scoped streams (eos.scope:
                                     topic): one per (producer, epoch) of a
                                     topic, none of them a pair */
         uint64_t open_gaps;
-        uint64_t coverage_gaps;  /* coverage gaps, and partitions found
+        uint64_t coverage_gaps;    /* coverage gaps, and partitions found
                                     recreated or truncated when the
                                     current incarnation began */
         uint64_t coverage_records; /* offsets lost to retention */
         uint32_t partitions;
-        uint64_t ids_checked;    /* records whose id the window checked */
-        uint64_t window_ids;     /* ids the windows hold now */
-        uint32_t window_gens;    /* their live generations */
-        int64_t window_oldest_ms; /* first_ms of the oldest; -1 none */
-        uint64_t truncations;    /* logs found truncated under the audit
+        uint64_t ids_checked;       /* records whose id the window checked */
+        uint64_t window_ids;        /* ids the windows hold now */
+        uint32_t window_gens;       /* their live generations */
+        int64_t window_oldest_ms;   /* first_ms of the oldest; -1 none */
+        uint64_t truncations;       /* logs found truncated under the audit
                                     (ledger_trunc.h) */
         uint64_t truncated_records; /* accepted records they took back */
 };
@@ -240,10 +240,10 @@ struct ledger_anomaly {
         int64_t id;
         const char *topic;
         int32_t partition;
-        const char *kind; /* dedup_kind_name() or "coverage" */
+        const char *kind;     /* dedup_kind_name() or "coverage" */
         const char *producer; /* NULL when unknown */
         size_t producer_len;
-        int32_t epoch;        /* -1 unknown */
+        int32_t epoch;          /* -1 unknown */
         int64_t seq_lo, seq_hi; /* -1 unknown */
         int64_t offset_lo, offset_hi;
         int64_t first_offset; /* -1 unknown */
@@ -290,9 +290,9 @@ struct ledger_anomaly_filter {
         const char *kind;     /* NULL: any; a kind name or "coverage" */
         const char *producer; /* NULL: any; bytes, producer_len of them */
         size_t producer_len;
-        int64_t since_ms;     /* detected_ms >= since_ms; < 0: any */
-        int64_t before_id;    /* id < before_id (the next page); <= 0: any */
-        int64_t limit;        /* < 0: all */
+        int64_t since_ms;  /* detected_ms >= since_ms; < 0: any */
+        int64_t before_id; /* id < before_id (the next page); <= 0: any */
+        int64_t limit;     /* < 0: all */
 };
 
 /* As ledger_anomalies_foreach() for the anomalies that match f, newest
@@ -330,7 +330,7 @@ struct ledger_pair_filter {
         const char *producer; /* NULL: any; producer_len bytes */
         size_t producer_len;
         const struct ledger_pair_key *after; /* NULL: from the first */
-        int64_t limit;        /* < 0: all */
+        int64_t limit;                       /* < 0: all */
 };
 
 typedef int(ledger_pair_cb)(void *opaque, const struct ledger_pair *p);
@@ -410,7 +410,7 @@ struct ledger_id_seen {
         int64_t gen_first_ms, gen_last_ms;
         /* The topic's window as a whole. */
         uint32_t gens;
-        int64_t oldest_ms; /* first_ms of the oldest generation; -1 none */
+        int64_t oldest_ms;  /* first_ms of the oldest generation; -1 none */
         char dedup_key[64]; /* of the stored ids ("msgid", "key", ...);
                                "" when the topic has no generation */
 };

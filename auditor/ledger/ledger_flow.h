@@ -50,9 +50,9 @@ void ledger_flow_gen_views_set(struct ledger *lg, size_t views);
 struct ledger_flow_summary {
         int present;
         char expect[16];
-        uint64_t source_records, delivered, lost, duplicated,
-            duplicate_copies, pending, awaiting, unexpected, source_repeats,
-            source_no_id, sink_no_id, sink_records, live, lat_count;
+        uint64_t source_records, delivered, lost, duplicated, duplicate_copies,
+            pending, awaiting, unexpected, source_repeats, source_no_id,
+            sink_no_id, sink_records, live, lat_count;
         int64_t lat_p50_ms, lat_p99_ms, lat_max_ms; /* -1: none */
         int64_t updated_ms;
         /* The latency histogram: lat[b] latencies within

@@ -60,8 +60,8 @@ struct ledger_trunc_stream {
 };
 int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
                          int64_t offset, int64_t floor,
-                         struct ledger_trunc_stream **out,
-                         size_t *n, char *errstr, size_t errstr_size);
+                         struct ledger_trunc_stream **out, size_t *n,
+                         char *errstr, size_t errstr_size);
 void ledger_trunc_streams_free(struct ledger_trunc_stream *s, size_t n);
 
 /* A truncation of p found: offsets offset_lo..offset_hi are un-audited

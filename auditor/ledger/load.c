@@ -39,8 +39,8 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                 int64_t epoch = sqlite3_column_int64(st, 0);
                 if (n == *cap) {
                         size_t ncap = *cap ? *cap * 2 : 16;
-                        struct dedup_gap *ng =
-                                realloc(*gaps, ncap * sizeof(*ng));
+                        struct dedup_gap *ng = realloc(*gaps,
+                                                       ncap * sizeof(*ng));
                         if (!ng) {
                                 snprintf(errstr, errstr_size,
                                          "cannot read ledger open gaps: %s",
@@ -54,9 +54,8 @@ static int ledger_gaps_load(struct ledger *lg, sqlite3_stmt *st,
                         snprintf(errstr, errstr_size,
                                  "bad %s gap in ledger for %s [%d]: epoch "
                                  "%lld",
-                                 done ? "confirmed" : "open",
-                                 p->topic, (int)p->partition,
-                                 (long long)epoch);
+                                 done ? "confirmed" : "open", p->topic,
+                                 (int)p->partition, (long long)epoch);
                         goto out;
                 }
                 g = &(*gaps)[n++];
@@ -121,22 +120,21 @@ static int ledger_pairs_load(struct ledger *lg, struct dedup_tracker *tr,
                 pv.records = ledger_u64_get(pair_st, 5);
                 pv.rebaseline = sqlite3_column_int64(pair_st, 6) != 0;
                 for (i = 0; i < DEDUP_HISTORY_RUNS; i++) {
-                        int64_t len =
-                                sqlite3_column_int64(pair_st, 9 + 3 * i);
-                        pv.runs[i].seq =
-                                sqlite3_column_int64(pair_st, 7 + 3 * i);
-                        pv.runs[i].offset =
-                                sqlite3_column_int64(pair_st, 8 + 3 * i);
+                        int64_t len = sqlite3_column_int64(pair_st, 9 + 3 * i);
+                        pv.runs[i].seq = sqlite3_column_int64(pair_st,
+                                                              7 + 3 * i);
+                        pv.runs[i].offset = sqlite3_column_int64(pair_st,
+                                                                 8 + 3 * i);
                         pv.runs[i].len = len < 0 || len > UINT32_MAX
-                                                 ? 0
-                                                 : (uint32_t)len;
+                                             ? 0
+                                             : (uint32_t)len;
                 }
                 pv.pid = sqlite3_column_int64(pair_st, 13);
                 if (pv.pid < 0)
                         pv.pid = -1;
                 for (i = 0; i < DEDUP_RETIRED_PIDS; i++) {
-                        pv.retired_pids[i] =
-                                sqlite3_column_int64(pair_st, 14 + i);
+                        pv.retired_pids[i] = sqlite3_column_int64(pair_st,
+                                                                  14 + i);
                         if (pv.retired_pids[i] < 0)
                                 pv.retired_pids[i] = -1;
                 }
@@ -229,12 +227,13 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
         int rc = -1;
 
         if (ledger_parts_check(parts, nparts, errstr, errstr_size) ||
-            ledger_prepare(lg,
-                           "SELECT next_offset, from_log_start, "
-                           LEDGER_COUNT_COLS ", fp_offset, fp_ts, fp_lo, "
-                           "fp_hi FROM partitions "
-                           "WHERE topic = ?1 AND partition = ?2",
-                           &part_st, errstr, errstr_size) ||
+            ledger_prepare(
+                lg,
+                "SELECT next_offset, from_log_start, " LEDGER_COUNT_COLS
+                ", fp_offset, fp_ts, fp_lo, "
+                "fp_hi FROM partitions "
+                "WHERE topic = ?1 AND partition = ?2",
+                &part_st, errstr, errstr_size) ||
             ledger_prepare(lg,
                            "SELECT producer, epoch, last_seq, last_offset, "
                            "last_ms, records, rebaseline, run0_seq, "
@@ -248,11 +247,12 @@ int ledger_load(struct ledger *lg, struct dedup_tracker *tr,
                            "opened_rec, 0 FROM open_gaps WHERE topic = ?1 AND "
                            "partition = ?2 AND producer = ?3 ORDER BY ord",
                            &gap_st, errstr, errstr_size) ||
-            ledger_prepare(lg,
-                           "SELECT epoch, lo, hi, opened_offset, opened_ms, "
-                           "0, unknown FROM confirmed_gaps WHERE topic = ?1 AND "
-                           "partition = ?2 AND producer = ?3 ORDER BY ord",
-                           &done_st, errstr, errstr_size))
+            ledger_prepare(
+                lg,
+                "SELECT epoch, lo, hi, opened_offset, opened_ms, "
+                "0, unknown FROM confirmed_gaps WHERE topic = ?1 AND "
+                "partition = ?2 AND producer = ?3 ORDER BY ord",
+                &done_st, errstr, errstr_size))
                 goto out;
         /* One snapshot for all parts. */
         if (ledger_exec(lg, "BEGIN", "cannot read ledger", errstr,

@@ -29,149 +29,147 @@ extern const size_t ledger_migrations_cnt;
 
 /* The text of each enum ledger_stmt, prepared once by ledger_open(). */
 static const char *const ledger_stmt_sql[LEDGER_ST__CNT] = {
-        [LEDGER_ST_BEGIN] = "BEGIN IMMEDIATE",
-        [LEDGER_ST_COMMIT] = "COMMIT",
-        [LEDGER_ST_ROLLBACK] = "ROLLBACK",
-        /* The counter columns follow enum dedup_kind. */
-        [LEDGER_ST_PART_PUT] =
-                "INSERT OR REPLACE INTO partitions (topic, partition, "
-                "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
-                "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
-                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-        /* A pair is inserted if new, else updated (not INSERT OR
+    [LEDGER_ST_BEGIN] = "BEGIN IMMEDIATE",
+    [LEDGER_ST_COMMIT] = "COMMIT",
+    [LEDGER_ST_ROLLBACK] = "ROLLBACK",
+    /* The counter columns follow enum dedup_kind. */
+    [LEDGER_ST_PART_PUT] =
+        "INSERT OR REPLACE INTO partitions (topic, partition, "
+        "next_offset, from_log_start, " LEDGER_COUNT_COLS ", "
+        "updated_ms, fp_offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+        "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+    /* A pair is inserted if new, else updated (not INSERT OR
          * REPLACE): sqlite3_changes() of the insert says which, for the
          * counts of schema/0005_counts.sql (counts.c). */
-        [LEDGER_ST_PAIR_PUT] =
-                "INSERT INTO pairs (topic, partition, producer, "
-                "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
-                "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
-                "run1_len, pid, retired_pid0, retired_pid1, session_ms) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                "?13, ?14, ?15, ?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING",
-        [LEDGER_ST_PAIR_SET] =
-                "UPDATE pairs SET epoch = ?4, last_seq = ?5, "
-                "last_offset = ?6, last_ms = ?7, records = ?8, "
-                "rebaseline = ?9, run0_seq = ?10, run0_offset = ?11, "
-                "run0_len = ?12, run1_seq = ?13, run1_offset = ?14, "
-                "run1_len = ?15, pid = ?16, retired_pid0 = ?17, "
-                "retired_pid1 = ?18, session_ms = ?19 WHERE topic = ?1 AND "
-                "partition = ?2 AND "
-                "producer = ?3",
-        [LEDGER_ST_CTP_ADD] =
-                "INSERT INTO counts_topic_producer (topic, producer, pairs) "
-                "VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-        [LEDGER_ST_CTP_INC] =
-                "UPDATE counts_topic_producer SET pairs = pairs + ?3 "
-                "WHERE topic = ?1 AND producer = ?2",
-        [LEDGER_ST_CTP_DEL] =
-                "DELETE FROM counts_topic_producer WHERE topic = ?1 AND "
-                "producer = ?2 AND pairs = ?3",
-        [LEDGER_ST_CP_ADD] = "INSERT INTO counts_producer (producer, topics) "
-                             "VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-        [LEDGER_ST_CP_INC] = "UPDATE counts_producer SET topics = topics + ?2 "
-                             "WHERE producer = ?1",
-        [LEDGER_ST_CP_DEL] = "DELETE FROM counts_producer WHERE producer = "
-                             "?1 AND topics = ?2",
-        [LEDGER_ST_COUNTS_PUT] =
-                "INSERT INTO counts_topic (topic, pairs, producers, "
-                "open_gaps, coverage_gaps, coverage_records) VALUES (?1, ?2, "
-                "?3, ?4, ?5, ?6) ON CONFLICT (topic) DO UPDATE SET "
-                "pairs = pairs + excluded.pairs, "
-                "producers = producers + excluded.producers, "
-                "open_gaps = open_gaps + excluded.open_gaps, "
-                "coverage_gaps = coverage_gaps + excluded.coverage_gaps, "
-                "coverage_records = min(coverage_records + "
-                "excluded.coverage_records, 9223372036854775807)",
-        [LEDGER_ST_COUNTS_ALL] =
-                "UPDATE counts_all SET producers = producers + ?1",
-        [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
-                               "partition = ?2 AND producer = ?3",
-        [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
-                               "partition = ?2 AND producer = ?3",
-        [LEDGER_ST_GAP_PUT] =
-                "INSERT INTO open_gaps (topic, partition, producer, ord, "
-                "epoch, lo, hi, opened_offset, opened_ms, opened_rec) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        [LEDGER_ST_DONE_DEL] = "DELETE FROM confirmed_gaps WHERE topic = ?1 "
-                               "AND partition = ?2 AND producer = ?3",
-        [LEDGER_ST_DONE_PUT] =
-                "INSERT INTO confirmed_gaps (topic, partition, producer, ord, "
-                "epoch, lo, hi, opened_offset, opened_ms, unknown) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        [LEDGER_ST_ANOMALY_PUT] =
-                "INSERT INTO anomalies (topic, partition, producer, kind, "
-                "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
-                "count, detected_ms, malformed_bits, first_partition, "
-                "first_offset_hi, msgid, msgid_len, incarnation, reason) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                "?13, ?14, ?15, ?16, ?17, (SELECT COALESCE(MAX(incarnation), "
-                "0) FROM incarnations WHERE topic = ?1), ?18)",
-        /* A coverage gap already stored (same start) is not stored again,
+    [LEDGER_ST_PAIR_PUT] =
+        "INSERT INTO pairs (topic, partition, producer, "
+        "epoch, last_seq, last_offset, last_ms, records, rebaseline, "
+        "run0_seq, run0_offset, run0_len, run1_seq, run1_offset, "
+        "run1_len, pid, retired_pid0, retired_pid1, session_ms) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+        "?13, ?14, ?15, ?16, ?17, ?18, ?19) ON CONFLICT DO NOTHING",
+    [LEDGER_ST_PAIR_SET] =
+        "UPDATE pairs SET epoch = ?4, last_seq = ?5, "
+        "last_offset = ?6, last_ms = ?7, records = ?8, "
+        "rebaseline = ?9, run0_seq = ?10, run0_offset = ?11, "
+        "run0_len = ?12, run1_seq = ?13, run1_offset = ?14, "
+        "run1_len = ?15, pid = ?16, retired_pid0 = ?17, "
+        "retired_pid1 = ?18, session_ms = ?19 WHERE topic = ?1 AND "
+        "partition = ?2 AND "
+        "producer = ?3",
+    [LEDGER_ST_CTP_ADD] =
+        "INSERT INTO counts_topic_producer (topic, producer, pairs) "
+        "VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    [LEDGER_ST_CTP_INC] =
+        "UPDATE counts_topic_producer SET pairs = pairs + ?3 "
+        "WHERE topic = ?1 AND producer = ?2",
+    [LEDGER_ST_CTP_DEL] =
+        "DELETE FROM counts_topic_producer WHERE topic = ?1 AND "
+        "producer = ?2 AND pairs = ?3",
+    [LEDGER_ST_CP_ADD] = "INSERT INTO counts_producer (producer, topics) "
+                         "VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+    [LEDGER_ST_CP_INC] = "UPDATE counts_producer SET topics = topics + ?2 "
+                         "WHERE producer = ?1",
+    [LEDGER_ST_CP_DEL] = "DELETE FROM counts_producer WHERE producer = "
+                         "?1 AND topics = ?2",
+    [LEDGER_ST_COUNTS_PUT] =
+        "INSERT INTO counts_topic (topic, pairs, producers, "
+        "open_gaps, coverage_gaps, coverage_records) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6) ON CONFLICT (topic) DO UPDATE SET "
+        "pairs = pairs + excluded.pairs, "
+        "producers = producers + excluded.producers, "
+        "open_gaps = open_gaps + excluded.open_gaps, "
+        "coverage_gaps = coverage_gaps + excluded.coverage_gaps, "
+        "coverage_records = min(coverage_records + "
+        "excluded.coverage_records, 9223372036854775807)",
+    [LEDGER_ST_COUNTS_ALL] =
+        "UPDATE counts_all SET producers = producers + ?1",
+    [LEDGER_ST_PAIR_DEL] = "DELETE FROM pairs WHERE topic = ?1 AND "
+                           "partition = ?2 AND producer = ?3",
+    [LEDGER_ST_GAPS_DEL] = "DELETE FROM open_gaps WHERE topic = ?1 AND "
+                           "partition = ?2 AND producer = ?3",
+    [LEDGER_ST_GAP_PUT] =
+        "INSERT INTO open_gaps (topic, partition, producer, ord, "
+        "epoch, lo, hi, opened_offset, opened_ms, opened_rec) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [LEDGER_ST_DONE_DEL] = "DELETE FROM confirmed_gaps WHERE topic = ?1 "
+                           "AND partition = ?2 AND producer = ?3",
+    [LEDGER_ST_DONE_PUT] =
+        "INSERT INTO confirmed_gaps (topic, partition, producer, ord, "
+        "epoch, lo, hi, opened_offset, opened_ms, unknown) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [LEDGER_ST_ANOMALY_PUT] =
+        "INSERT INTO anomalies (topic, partition, producer, kind, "
+        "epoch, seq_lo, seq_hi, offset_lo, offset_hi, first_offset, "
+        "count, detected_ms, malformed_bits, first_partition, "
+        "first_offset_hi, msgid, msgid_len, incarnation, reason) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+        "?13, ?14, ?15, ?16, ?17, (SELECT COALESCE(MAX(incarnation), "
+        "0) FROM incarnations WHERE topic = ?1), ?18)",
+    /* A coverage gap already stored (same start) is not stored again,
          * nor is its anomaly row. */
-        [LEDGER_ST_COVERAGE_PUT] =
-                "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
-                "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
-                "ON CONFLICT DO NOTHING",
-        [LEDGER_ST_BATCH_PUT] = "INSERT INTO msgid_batches (gen, seq, "
-                                "entries) VALUES (?1, ?2, ?3)",
-        [LEDGER_ST_CHUNK_GET] =
-                "SELECT entries FROM msgid_chunks WHERE gen = ?1 AND "
-                "(h1, h2) <= (?2, ?3) ORDER BY h1 DESC, h2 DESC LIMIT 1",
-        /* An upsert, not a replace: file_bytes stays. */
-        [LEDGER_ST_GEN_PUT] =
-                "INSERT INTO msgid_gens (gen, topic, dedup_key, first_ms, "
-                "last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                "ON CONFLICT (gen) DO UPDATE SET topic = excluded.topic, "
-                "dedup_key = excluded.dedup_key, first_ms = "
-                "excluded.first_ms, last_ms = excluded.last_ms, ids = "
-                "excluded.ids, closed = excluded.closed",
-        [LEDGER_ST_GEN_FILE] =
-                "UPDATE msgid_gens SET file_bytes = ?2 WHERE gen = ?1",
-        [LEDGER_ST_GEN_BATCHES_DEL] =
-                "DELETE FROM msgid_batches WHERE gen = ?1",
-        [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
-        [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
-        [LEDGER_ST_FLOW_PUT] =
-            "INSERT OR REPLACE INTO flow_entries (seq, id_lo, id_hi, "
-            "outcome, live, src_topic, src_partition, src_offset, src_ts, "
-            "copies, sink_topic, sink_partition, sink_offset, "
-            "sink_topic_last, sink_partition_last, sink_offset_last, "
-            "sink_ts, born, due, latency_done, id, id_len, prior) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-            "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-        [LEDGER_ST_FLOW_DEL] = "DELETE FROM flow_entries WHERE seq = ?1",
-        [LEDGER_ST_FLOW_STATE] =
-            "INSERT OR REPLACE INTO flow_state (one, state, expect, "
-            "source_records, delivered, lost, duplicated, duplicate_copies, "
-            "pending, awaiting, unexpected, source_repeats, source_no_id, "
-            "sink_no_id, sink_records, live, lat_count, lat_p50_ms, "
-            "lat_p99_ms, lat_max_ms, updated_ms) VALUES (1, ?1, ?2, ?3, ?4, "
-            "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-            "?18, ?19, ?20)",
-        /* Transactions (txn.c), keyed by (producer, epoch, txn). */
-        [LEDGER_ST_TXN_PUT] =
-                "INSERT OR REPLACE INTO txn_pending (producer, epoch, txn, "
-                "state, manifest_topic, manifest_partition, manifest_offset, "
-                "opened_ms, parts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                "?9)",
-        [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
-                              "AND epoch = ?2 AND txn = ?3",
-        [LEDGER_ST_TSTREAM_PUT] =
-                "INSERT OR REPLACE INTO topic_streams (topic, producer, epoch, "
-                "floor, base, next, last_ms, records, state) VALUES (?1, ?2, "
-                "?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        [LEDGER_ST_TSTREAM_DEL] = "DELETE FROM topic_streams WHERE topic = ?1 "
-                                  "AND producer = ?2 AND epoch = ?3",
+    [LEDGER_ST_COVERAGE_PUT] =
+        "INSERT INTO coverage_gaps (topic, partition, offset_lo, "
+        "offset_hi, detected_ms) VALUES (?1, ?2, ?3, ?4, ?5) "
+        "ON CONFLICT DO NOTHING",
+    [LEDGER_ST_BATCH_PUT] = "INSERT INTO msgid_batches (gen, seq, "
+                            "entries) VALUES (?1, ?2, ?3)",
+    [LEDGER_ST_CHUNK_GET] =
+        "SELECT entries FROM msgid_chunks WHERE gen = ?1 AND "
+        "(h1, h2) <= (?2, ?3) ORDER BY h1 DESC, h2 DESC LIMIT 1",
+    /* An upsert, not a replace: file_bytes stays. */
+    [LEDGER_ST_GEN_PUT] =
+        "INSERT INTO msgid_gens (gen, topic, dedup_key, first_ms, "
+        "last_ms, ids, closed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+        "ON CONFLICT (gen) DO UPDATE SET topic = excluded.topic, "
+        "dedup_key = excluded.dedup_key, first_ms = "
+        "excluded.first_ms, last_ms = excluded.last_ms, ids = "
+        "excluded.ids, closed = excluded.closed",
+    [LEDGER_ST_GEN_FILE] =
+        "UPDATE msgid_gens SET file_bytes = ?2 WHERE gen = ?1",
+    [LEDGER_ST_GEN_BATCHES_DEL] = "DELETE FROM msgid_batches WHERE gen = ?1",
+    [LEDGER_ST_GEN_CHUNKS_DEL] = "DELETE FROM msgid_chunks WHERE gen = ?1",
+    [LEDGER_ST_GEN_DEL] = "DELETE FROM msgid_gens WHERE gen = ?1",
+    [LEDGER_ST_FLOW_PUT] =
+        "INSERT OR REPLACE INTO flow_entries (seq, id_lo, id_hi, "
+        "outcome, live, src_topic, src_partition, src_offset, src_ts, "
+        "copies, sink_topic, sink_partition, sink_offset, "
+        "sink_topic_last, sink_partition_last, sink_offset_last, "
+        "sink_ts, born, due, latency_done, id, id_len, prior) VALUES "
+        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+        "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+    [LEDGER_ST_FLOW_DEL] = "DELETE FROM flow_entries WHERE seq = ?1",
+    [LEDGER_ST_FLOW_STATE] =
+        "INSERT OR REPLACE INTO flow_state (one, state, expect, "
+        "source_records, delivered, lost, duplicated, duplicate_copies, "
+        "pending, awaiting, unexpected, source_repeats, source_no_id, "
+        "sink_no_id, sink_records, live, lat_count, lat_p50_ms, "
+        "lat_p99_ms, lat_max_ms, updated_ms) VALUES (1, ?1, ?2, ?3, ?4, "
+        "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18, ?19, ?20)",
+    /* Transactions (txn.c), keyed by (producer, epoch, txn). */
+    [LEDGER_ST_TXN_PUT] =
+        "INSERT OR REPLACE INTO txn_pending (producer, epoch, txn, "
+        "state, manifest_topic, manifest_partition, manifest_offset, "
+        "opened_ms, parts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9)",
+    [LEDGER_ST_TXN_DEL] = "DELETE FROM txn_pending WHERE producer = ?1 "
+                          "AND epoch = ?2 AND txn = ?3",
+    [LEDGER_ST_TSTREAM_PUT] =
+        "INSERT OR REPLACE INTO topic_streams (topic, producer, epoch, "
+        "floor, base, next, last_ms, records, state) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [LEDGER_ST_TSTREAM_DEL] = "DELETE FROM topic_streams WHERE topic = ?1 "
+                              "AND producer = ?2 AND epoch = ?3",
 };
 
 /*
  * Reads the schema version into *out and refuses a ledger newer than this
  * binary or, when exact, one not fully migrated either.
  */
-static int ledger_version_check(struct ledger *lg, const char *path,
-                                int exact, size_t *out, char *errstr,
-                                size_t errstr_size)
+static int ledger_version_check(struct ledger *lg, const char *path, int exact,
+                                size_t *out, char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
         int64_t version;
@@ -354,8 +352,7 @@ static int ledger_pragmas(struct ledger *lg, const char *path, char *errstr,
          * unchanged: a commit is in the WAL when COMMIT returns.
          */
         if (ledger_exec(lg, "PRAGMA cache_size = -16384",
-                        "cannot set ledger cache size", errstr,
-                        errstr_size) ||
+                        "cannot set ledger cache size", errstr, errstr_size) ||
             ledger_exec(lg, "PRAGMA wal_autocheckpoint = 8192",
                         "cannot set ledger checkpoint interval", errstr,
                         errstr_size) ||
@@ -424,9 +421,8 @@ static int ledger_writable(const char *path, char *errstr, size_t errstr_size)
         dir = dirname(copy);
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0 && errno != ENOENT) {
-                snprintf(errstr, errstr_size,
-                         "ledger %s is not writable: %s", path,
-                         strerror(errno));
+                snprintf(errstr, errstr_size, "ledger %s is not writable: %s",
+                         path, strerror(errno));
                 goto out;
         }
         if (fd >= 0)
@@ -472,8 +468,7 @@ static int ledger_writer_init(struct ledger *lg, const char *path,
         /* SQLite falls back to read-only where it may not write (a
          * read-only mount, a file it cannot open for writing). */
         if (sqlite3_db_readonly(lg->db, "main") == 1) {
-                snprintf(errstr, errstr_size, "ledger %s is read-only",
-                         path);
+                snprintf(errstr, errstr_size, "ledger %s is read-only", path);
                 return -1;
         }
         if (ledger_pragmas(lg, path, errstr, errstr_size) ||
@@ -504,8 +499,8 @@ static int ledger_reader_init(struct ledger *lg, const char *path,
         return 0;
 }
 
-static int ledger_open_as(struct ledger **out, const char *path,
-                          int readonly, char *errstr, size_t errstr_size)
+static int ledger_open_as(struct ledger **out, const char *path, int readonly,
+                          char *errstr, size_t errstr_size)
 {
         struct ledger *lg = calloc(1, sizeof(*lg));
         int rc = -1;

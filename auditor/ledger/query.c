@@ -17,8 +17,8 @@ static void ledger_counts_add(struct dedup_counts *sum,
         sum->records = dedup_sat_add(sum->records, c->records);
         sum->untracked = dedup_sat_add(sum->untracked, c->untracked);
         for (k = 0; k < DEDUP_KIND__ANOMALY_CNT; k++)
-                sum->anomalies[k] =
-                        dedup_sat_add(sum->anomalies[k], c->anomalies[k]);
+                sum->anomalies[k] = dedup_sat_add(sum->anomalies[k],
+                                                  c->anomalies[k]);
         sum->missing = dedup_sat_add(sum->missing, c->missing);
         sum->ids = dedup_sat_add(sum->ids, c->ids);
         sum->recovered = dedup_sat_add(sum->recovered, c->recovered);
@@ -50,50 +50,50 @@ int ledger_summary(struct ledger *lg, const char *topic,
                            "FROM partitions WHERE ?1 IS NULL OR topic = ?1",
                            &part_st, errstr, errstr_size) ||
             ledger_prepare(
-                    lg,
-                    "SELECT CASE WHEN ?1 IS NULL "
-                    "       THEN COALESCE((SELECT producers FROM "
-                    "             counts_all), 0) + "
-                    "            (SELECT COUNT(DISTINCT t.producer) FROM "
-                    "             topic_streams t WHERE NOT EXISTS (SELECT "
-                    "             1 FROM counts_producer c WHERE "
-                    "             c.producer = t.producer)) "
-                    "       ELSE COALESCE((SELECT producers FROM "
-                    "             counts_topic WHERE topic = ?1), 0) + "
-                    "            (SELECT COUNT(DISTINCT t.producer) FROM "
-                    "             topic_streams t WHERE t.topic = ?1 AND "
-                    "             NOT EXISTS (SELECT 1 FROM "
-                    "             counts_topic_producer c WHERE c.topic = "
-                    "             ?1 AND c.producer = t.producer)) END,"
-                    "       (SELECT SUM(pairs) FROM counts_topic "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT SUM(open_gaps) FROM counts_topic "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COALESCE(SUM(coverage_gaps), 0) "
-                    "        FROM counts_topic "
-                    "        WHERE ?1 IS NULL OR topic = ?1) + "
-                    /* the rows that opened the current incarnations */
-                    "       (SELECT COUNT(*) FROM anomalies a "
-                    "        WHERE (?1 IS NULL OR a.topic = ?1) AND "
-                    "        a.kind = 'coverage' AND a.reason IS NOT NULL "
-                    "        AND a.incarnation = (SELECT "
-                    "        COALESCE(MAX(i.incarnation), 0) FROM "
-                    "        incarnations i WHERE i.topic = a.topic)),"
-                    "       (SELECT SUM(coverage_records) FROM counts_topic "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT SUM(ids) FROM msgid_gens "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM msgid_gens "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT MIN(first_ms) FROM msgid_gens "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM truncations "
-                    "        WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COALESCE(SUM(records), 0) FROM "
-                    "        truncations WHERE ?1 IS NULL OR topic = ?1),"
-                    "       (SELECT COUNT(*) FROM topic_streams "
-                    "        WHERE ?1 IS NULL OR topic = ?1)",
-                    &agg_st, errstr, errstr_size))
+                lg,
+                "SELECT CASE WHEN ?1 IS NULL "
+                "       THEN COALESCE((SELECT producers FROM "
+                "             counts_all), 0) + "
+                "            (SELECT COUNT(DISTINCT t.producer) FROM "
+                "             topic_streams t WHERE NOT EXISTS (SELECT "
+                "             1 FROM counts_producer c WHERE "
+                "             c.producer = t.producer)) "
+                "       ELSE COALESCE((SELECT producers FROM "
+                "             counts_topic WHERE topic = ?1), 0) + "
+                "            (SELECT COUNT(DISTINCT t.producer) FROM "
+                "             topic_streams t WHERE t.topic = ?1 AND "
+                "             NOT EXISTS (SELECT 1 FROM "
+                "             counts_topic_producer c WHERE c.topic = "
+                "             ?1 AND c.producer = t.producer)) END,"
+                "       (SELECT SUM(pairs) FROM counts_topic "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT SUM(open_gaps) FROM counts_topic "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT COALESCE(SUM(coverage_gaps), 0) "
+                "        FROM counts_topic "
+                "        WHERE ?1 IS NULL OR topic = ?1) + "
+                /* the rows that opened the current incarnations */
+                "       (SELECT COUNT(*) FROM anomalies a "
+                "        WHERE (?1 IS NULL OR a.topic = ?1) AND "
+                "        a.kind = 'coverage' AND a.reason IS NOT NULL "
+                "        AND a.incarnation = (SELECT "
+                "        COALESCE(MAX(i.incarnation), 0) FROM "
+                "        incarnations i WHERE i.topic = a.topic)),"
+                "       (SELECT SUM(coverage_records) FROM counts_topic "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT SUM(ids) FROM msgid_gens "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT COUNT(*) FROM msgid_gens "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT MIN(first_ms) FROM msgid_gens "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT COUNT(*) FROM truncations "
+                "        WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT COALESCE(SUM(records), 0) FROM "
+                "        truncations WHERE ?1 IS NULL OR topic = ?1),"
+                "       (SELECT COUNT(*) FROM topic_streams "
+                "        WHERE ?1 IS NULL OR topic = ?1)",
+                &agg_st, errstr, errstr_size))
                 goto out;
         if (ledger_bind_topic(part_st, topic) != SQLITE_OK ||
             ledger_bind_topic(agg_st, topic) != SQLITE_OK) {
@@ -210,8 +210,7 @@ static int ledger_bind_named_text(sqlite3_stmt *st, const char *name,
         return sqlite3_bind_text(st, i, p, (int)len, SQLITE_STATIC);
 }
 
-static int ledger_bind_named_int(sqlite3_stmt *st, const char *name,
-                                 int64_t v)
+static int ledger_bind_named_int(sqlite3_stmt *st, const char *name, int64_t v)
 {
         int i = sqlite3_bind_parameter_index(st, name);
 
@@ -229,13 +228,12 @@ int ledger_anomalies_foreach(struct ledger *lg, const char *topic,
                              void *opaque, char *errstr, size_t errstr_size)
 {
         struct ledger_anomaly_filter f = {
-                .topic = topic,
-                .since_ms = -1,
-                .limit = limit,
+            .topic = topic,
+            .since_ms = -1,
+            .limit = limit,
         };
 
-        return ledger_anomalies_query(lg, &f, cb, opaque, errstr,
-                                      errstr_size);
+        return ledger_anomalies_query(lg, &f, cb, opaque, errstr, errstr_size);
 }
 
 /* The caller's callback of a walk, and its argument. */
@@ -392,14 +390,14 @@ int ledger_pairs_foreach(struct ledger *lg, const struct ledger_pair_filter *f,
                         "(p.topic, p.partition, p.producer) > "
                         "(:after_topic, :after_partition, :after_producer)");
         if (ledger_sql_prepare(
-                    lg, &q,
-                    "SELECT p.topic, p.partition, p.producer, p.epoch, "
-                    "p.last_seq, p.last_offset, p.last_ms, p.records, "
-                    "(SELECT COUNT(*) FROM open_gaps g WHERE g.topic = "
-                    "p.topic AND g.partition = p.partition AND g.producer = "
-                    "p.producer) FROM pairs p",
-                    "ORDER BY p.topic, p.partition, p.producer LIMIT :limit",
-                    &st, errstr, errstr_size))
+                lg, &q,
+                "SELECT p.topic, p.partition, p.producer, p.epoch, "
+                "p.last_seq, p.last_offset, p.last_ms, p.records, "
+                "(SELECT COUNT(*) FROM open_gaps g WHERE g.topic = "
+                "p.topic AND g.partition = p.partition AND g.producer = "
+                "p.producer) FROM pairs p",
+                "ORDER BY p.topic, p.partition, p.producer LIMIT :limit", &st,
+                errstr, errstr_size))
                 goto out;
         brc = ledger_bind_named_str(st, ":topic", f->topic);
         brc |= ledger_bind_named_text(st, ":producer", f->producer,
@@ -420,8 +418,7 @@ out:
         return rc;
 }
 
-static int ledger_partition_row(sqlite3_stmt *st,
-                                const struct ledger_walk *w)
+static int ledger_partition_row(sqlite3_stmt *st, const struct ledger_walk *w)
 {
         struct ledger_partition pt;
 
@@ -450,18 +447,17 @@ int ledger_partitions_foreach(struct ledger *lg, const char *topic,
         ledger_sql_cond(&q, topic != NULL, "p.topic = :topic");
         /* The counter columns follow ledger_counts_get(). */
         if (ledger_sql_prepare(
-                    lg, &q,
-                    "SELECT p.topic, p.partition, p.next_offset, "
-                    "p.from_log_start, " LEDGER_COUNT_COLS ", "
-                    "p.updated_ms, (SELECT COUNT(*) FROM "
-                    "open_gaps g WHERE g.topic = p.topic AND g.partition = "
-                    "p.partition) FROM partitions p",
-                    "ORDER BY p.topic, p.partition", &st, errstr,
-                    errstr_size))
+                lg, &q,
+                "SELECT p.topic, p.partition, p.next_offset, "
+                "p.from_log_start, " LEDGER_COUNT_COLS ", "
+                "p.updated_ms, (SELECT COUNT(*) FROM "
+                "open_gaps g WHERE g.topic = p.topic AND g.partition = "
+                "p.partition) FROM partitions p",
+                "ORDER BY p.topic, p.partition", &st, errstr, errstr_size))
                 goto out;
         rc = ledger_walk(lg, st, ledger_bind_named_str(st, ":topic", topic),
-                         "cannot read ledger partitions",
-                         ledger_partition_row, &w, errstr, errstr_size);
+                         "cannot read ledger partitions", ledger_partition_row,
+                         &w, errstr, errstr_size);
 out:
         sqlite3_finalize(st);
         return rc;

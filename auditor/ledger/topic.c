@@ -128,8 +128,8 @@ int ledger_topics_put(struct ledger *lg, struct dedup_tracker *tr,
                       const struct ledger_part *parts, size_t nparts,
                       char *errstr, size_t errstr_size)
 {
-        struct ts_put_ctx c = {lg, parts, nparts, NULL, 0, errstr,
-                               errstr_size};
+        struct ts_put_ctx c = {lg, parts,  nparts,     NULL,
+                               0,  errstr, errstr_size};
         int r = dedup_topic_dirty_foreach(tr, ts_put, &c);
 
         if (r == -1 && !errstr[0])

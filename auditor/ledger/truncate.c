@@ -33,38 +33,36 @@ enum {
 };
 
 static const char *const trunc_sql[TRUNC_ST__CNT] = {
-        [TRUNC_ST_RUN_PUT] =
-                "INSERT OR REPLACE INTO audited_runs (topic, partition, "
-                "offset_lo, offset_hi, producer, epoch, seq_lo) VALUES "
-                "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        [TRUNC_ST_FP_PUT] =
-                "INSERT OR REPLACE INTO audited_batches (topic, partition, "
-                "offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        [TRUNC_ST_RUNS_PRUNE] =
-                "DELETE FROM audited_runs WHERE topic = ?1 AND partition = ?2 "
-                "AND offset_lo < ?3",
-        [TRUNC_ST_FPS_PRUNE] =
-                "DELETE FROM audited_batches WHERE topic = ?1 AND "
-                "partition = ?2 AND offset < ?3",
-        [TRUNC_ST_RUNS_DEL] =
-                "DELETE FROM audited_runs WHERE topic = ?1 AND partition = ?2 "
-                "AND offset_lo >= ?3",
-        [TRUNC_ST_RUN_CUT] =
-                "UPDATE audited_runs SET offset_hi = ?3 - 1 WHERE topic = ?1 "
-                "AND partition = ?2 AND offset_lo < ?3 AND offset_hi >= ?3",
-        [TRUNC_ST_FPS_DEL] =
-                "DELETE FROM audited_batches WHERE topic = ?1 AND "
-                "partition = ?2 AND offset >= ?3",
-        [TRUNC_ST_TRUNC_PUT] =
-                "INSERT OR REPLACE INTO truncations (topic, partition, "
-                "offset_lo, offset_hi, log_end, records, leader_epoch, how, "
-                "detected_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        [TRUNC_ST_ANOMALY_PUT] =
-                "INSERT INTO anomalies (topic, partition, kind, offset_lo, "
-                "offset_hi, count, detected_ms, incarnation, detail) VALUES "
-                "(?1, ?2, 'truncated', ?3, ?4, ?5, ?6, (SELECT "
-                "COALESCE(MAX(incarnation), 0) FROM incarnations WHERE "
-                "topic = ?1), ?7)",
+    [TRUNC_ST_RUN_PUT] =
+        "INSERT OR REPLACE INTO audited_runs (topic, partition, "
+        "offset_lo, offset_hi, producer, epoch, seq_lo) VALUES "
+        "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [TRUNC_ST_FP_PUT] =
+        "INSERT OR REPLACE INTO audited_batches (topic, partition, "
+        "offset, fp_ts, fp_lo, fp_hi) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [TRUNC_ST_RUNS_PRUNE] =
+        "DELETE FROM audited_runs WHERE topic = ?1 AND partition = ?2 "
+        "AND offset_lo < ?3",
+    [TRUNC_ST_FPS_PRUNE] = "DELETE FROM audited_batches WHERE topic = ?1 AND "
+                           "partition = ?2 AND offset < ?3",
+    [TRUNC_ST_RUNS_DEL] =
+        "DELETE FROM audited_runs WHERE topic = ?1 AND partition = ?2 "
+        "AND offset_lo >= ?3",
+    [TRUNC_ST_RUN_CUT] =
+        "UPDATE audited_runs SET offset_hi = ?3 - 1 WHERE topic = ?1 "
+        "AND partition = ?2 AND offset_lo < ?3 AND offset_hi >= ?3",
+    [TRUNC_ST_FPS_DEL] = "DELETE FROM audited_batches WHERE topic = ?1 AND "
+                         "partition = ?2 AND offset >= ?3",
+    [TRUNC_ST_TRUNC_PUT] =
+        "INSERT OR REPLACE INTO truncations (topic, partition, "
+        "offset_lo, offset_hi, log_end, records, leader_epoch, how, "
+        "detected_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [TRUNC_ST_ANOMALY_PUT] =
+        "INSERT INTO anomalies (topic, partition, kind, offset_lo, "
+        "offset_hi, count, detected_ms, incarnation, detail) VALUES "
+        "(?1, ?2, 'truncated', ?3, ?4, ?5, ?6, (SELECT "
+        "COALESCE(MAX(incarnation), 0) FROM incarnations WHERE "
+        "topic = ?1), ?7)",
 };
 
 /* A run noted since the last commit; its producer is at prod in the
@@ -88,12 +86,12 @@ struct ledger_trunc {
         size_t nruns, runs_cap;
         char *arena;
         size_t arena_len, arena_cap;
-        size_t *last;      /* per part: its last run + 1, 0 none */
-        int64_t *pruned;   /* per part: the offset last pruned at */
+        size_t *last;    /* per part: its last run + 1, 0 none */
+        int64_t *pruned; /* per part: the offset last pruned at */
         size_t nlast;
         struct trunc_pend *pend;
         size_t npend;
-        int failed;        /* a note ran out of memory */
+        int failed; /* a note ran out of memory */
 };
 
 static struct ledger_trunc *trunc_get(struct ledger *lg)
@@ -198,15 +196,16 @@ static int trunc_exec_at(struct ledger *lg, int which,
                 return -1;
         brc = ledger_bind_key(st, p, NULL, 0);
         brc |= sqlite3_bind_int64(st, 3, offset);
-        return ledger_step_done(lg, st, brc, "cannot write ledger truncation "
-                                "state", errstr, errstr_size);
+        return ledger_step_done(lg, st, brc,
+                                "cannot write ledger truncation "
+                                "state",
+                                errstr, errstr_size);
 }
 
 static const struct ledger_part *trunc_part(const struct ledger_part *parts,
                                             size_t nparts, uint32_t part)
 {
-        return part < nparts && parts[part].part == part ? &parts[part]
-                                                          : NULL;
+        return part < nparts && parts[part].part == part ? &parts[part] : NULL;
 }
 
 /* A pending truncation: its rows, and the stored runs and fingerprints
@@ -232,9 +231,8 @@ static int trunc_apply(struct ledger *lg, const struct ledger_part *p,
         brc |= sqlite3_bind_int64(st, 3, t->offset_lo);
         brc |= sqlite3_bind_int64(st, 4, t->offset_hi);
         brc |= sqlite3_bind_int64(st, 5, t->log_end);
-        brc |= sqlite3_bind_int64(st, 6, (int64_t)(t->records > INT64_MAX
-                                                       ? INT64_MAX
-                                                       : t->records));
+        brc |= sqlite3_bind_int64(
+            st, 6, (int64_t)(t->records > INT64_MAX ? INT64_MAX : t->records));
         brc |= t->leader_epoch < 0 ? sqlite3_bind_null(st, 7)
                                    : sqlite3_bind_int(st, 7, t->leader_epoch);
         brc |= sqlite3_bind_text(st, 8, tp->how, -1, SQLITE_STATIC);
@@ -247,13 +245,12 @@ static int trunc_apply(struct ledger *lg, const struct ledger_part *p,
         brc = ledger_bind_key(st, p, NULL, 0);
         brc |= sqlite3_bind_int64(st, 3, t->offset_lo);
         brc |= sqlite3_bind_int64(st, 4, t->offset_hi);
-        brc |= sqlite3_bind_int64(st, 5, (int64_t)(t->records > INT64_MAX
-                                                       ? INT64_MAX
-                                                       : t->records));
+        brc |= sqlite3_bind_int64(
+            st, 5, (int64_t)(t->records > INT64_MAX ? INT64_MAX : t->records));
         brc |= sqlite3_bind_int64(st, 6, now_ms);
-        brc |= tp->detail ? sqlite3_bind_text(st, 7, tp->detail, -1,
-                                              SQLITE_STATIC)
-                          : sqlite3_bind_null(st, 7);
+        brc |= tp->detail
+                   ? sqlite3_bind_text(st, 7, tp->detail, -1, SQLITE_STATIC)
+                   : sqlite3_bind_null(st, 7);
         return ledger_step_done(lg, st, brc, "cannot write ledger anomaly",
                                 errstr, errstr_size);
 }
@@ -262,8 +259,7 @@ static int trunc_run_put(struct ledger *lg, const struct ledger_part *p,
                          const struct trunc_run *r, char *errstr,
                          size_t errstr_size)
 {
-        sqlite3_stmt *st = trunc_st(lg, TRUNC_ST_RUN_PUT, errstr,
-                                    errstr_size);
+        sqlite3_stmt *st = trunc_st(lg, TRUNC_ST_RUN_PUT, errstr, errstr_size);
         int brc;
 
         if (!st)
@@ -275,15 +271,14 @@ static int trunc_run_put(struct ledger *lg, const struct ledger_part *p,
                                  (int)r->prod_len, SQLITE_STATIC);
         brc |= sqlite3_bind_int(st, 6, r->epoch);
         brc |= sqlite3_bind_int64(st, 7, r->seq_lo);
-        return ledger_step_done(lg, st, brc, "cannot write ledger run",
-                                errstr, errstr_size);
+        return ledger_step_done(lg, st, brc, "cannot write ledger run", errstr,
+                                errstr_size);
 }
 
 static int trunc_fp_put(struct ledger *lg, const struct ledger_part *p,
                         char *errstr, size_t errstr_size)
 {
-        sqlite3_stmt *st = trunc_st(lg, TRUNC_ST_FP_PUT, errstr,
-                                    errstr_size);
+        sqlite3_stmt *st = trunc_st(lg, TRUNC_ST_FP_PUT, errstr, errstr_size);
         int brc;
 
         if (!st)
@@ -293,8 +288,10 @@ static int trunc_fp_put(struct ledger *lg, const struct ledger_part *p,
         brc |= sqlite3_bind_int64(st, 4, p->fp.ts_ms);
         brc |= sqlite3_bind_int64(st, 5, (int64_t)p->fp.lo);
         brc |= sqlite3_bind_int64(st, 6, (int64_t)p->fp.hi);
-        return ledger_step_done(lg, st, brc, "cannot write ledger batch "
-                                "fingerprint", errstr, errstr_size);
+        return ledger_step_done(lg, st, brc,
+                                "cannot write ledger batch "
+                                "fingerprint",
+                                errstr, errstr_size);
 }
 
 int ledger_trunc_write(struct ledger *lg, const struct ledger_part *parts,
@@ -316,19 +313,19 @@ int ledger_trunc_write(struct ledger *lg, const struct ledger_part *parts,
         /* Truncations first: the runs noted after one start at its
          * divergence point and must not be deleted with the old ones. */
         for (i = 0; i < lt->npend; i++) {
-                const struct ledger_part *p =
-                        trunc_part(parts, nparts, lt->pend[i].part);
+                const struct ledger_part *p = trunc_part(parts, nparts,
+                                                         lt->pend[i].part);
                 if (p && trunc_apply(lg, p, &lt->pend[i], now_ms, errstr,
                                      errstr_size))
                         return -1;
         }
         for (i = 0; i < lt->nruns; i++) {
-                const struct ledger_part *p =
-                        trunc_part(parts, nparts, lt->runs[i].part);
+                const struct ledger_part *p = trunc_part(parts, nparts,
+                                                         lt->runs[i].part);
                 if (lt->runs[i].offset_lo < 0)
                         continue; /* of a log truncated since */
-                if (p && trunc_run_put(lg, p, &lt->runs[i], errstr,
-                                       errstr_size))
+                if (p &&
+                    trunc_run_put(lg, p, &lt->runs[i], errstr, errstr_size))
                         return -1;
         }
         for (i = 0; i < nparts; i++) {
@@ -574,8 +571,8 @@ out:
 
 int ledger_trunc_streams(struct ledger *lg, const struct ledger_part *p,
                          int64_t offset, int64_t floor,
-                         struct ledger_trunc_stream **out,
-                         size_t *n, char *errstr, size_t errstr_size)
+                         struct ledger_trunc_stream **out, size_t *n,
+                         char *errstr, size_t errstr_size)
 {
         sqlite3_stmt *st = NULL;
         struct ledger_trunc_stream *v = NULL;

@@ -73,8 +73,7 @@ static int64_t txn_parts_text(struct txn_put_ctx *c,
                              (int)p->partition,
                              (long long)txn_clamp(s->expected),
                              (long long)txn_clamp(s->seen),
-                             (long long)s->offset_lo,
-                             (long long)s->offset_hi);
+                             (long long)s->offset_lo, (long long)s->offset_hi);
                 if (n < 0 || (size_t)n >= c->cap - len)
                         return -1;
                 len += (size_t)n;
@@ -106,7 +105,7 @@ static int txn_put(void *opaque, const struct dedup_txn_view *v)
         st = lg->st[LEDGER_ST_TXN_PUT];
         brc = txn_bind_key(st, v);
         brc |= sqlite3_bind_int(st, 4,
-                                v->aborted ? TXN_STATE_ABORTED
+                                v->aborted    ? TXN_STATE_ABORTED
                                 : v->manifest ? TXN_STATE_MANIFEST
                                               : TXN_STATE_OPEN);
         if (v->manifest && v->manifest_part < c->nparts) {
@@ -129,8 +128,8 @@ int ledger_txns_put(struct ledger *lg, struct dedup_tracker *tr,
                     const struct ledger_part *parts, size_t nparts,
                     char *errstr, size_t errstr_size)
 {
-        struct txn_put_ctx c = {lg,   parts, nparts, NULL,
-                                0,    errstr, errstr_size};
+        struct txn_put_ctx c = {lg, parts,  nparts,     NULL,
+                                0,  errstr, errstr_size};
         int rc = dedup_txn_dirty_foreach(tr, txn_put, &c) ? -1 : 0;
 
         free(c.buf);
@@ -239,9 +238,9 @@ int ledger_txns_load(struct ledger *lg, struct dedup_tracker *tr,
                 v.txn = sqlite3_column_int64(st, 2);
                 v.aborted = state == TXN_STATE_ABORTED;
                 v.manifest = state == TXN_STATE_MANIFEST;
-                v.manifest_part = txn_part_of(
-                    parts, nparts, mt, mt ? strlen(mt) : 0,
-                    sqlite3_column_int64(st, 5));
+                v.manifest_part = txn_part_of(parts, nparts, mt,
+                                              mt ? strlen(mt) : 0,
+                                              sqlite3_column_int64(st, 5));
                 v.manifest_offset = sqlite3_column_type(st, 6) == SQLITE_NULL
                                         ? -1
                                         : sqlite3_column_int64(st, 6);

@@ -41,8 +41,7 @@ void report_summary_add(struct ledger_summary *sum,
 
 /* What this run added: s minus prev, each figure clamped at 0. */
 void report_delta(const struct ledger_summary *s,
-                  const struct ledger_summary *prev,
-                  struct ledger_summary *d);
+                  const struct ledger_summary *prev, struct ledger_summary *d);
 
 /* The flow's verdict as the ledger holds it.  0, or -1 with errstr. */
 int report_flow_verdict_get(struct ledger *lg, enum report_verdict *fv,

@@ -109,8 +109,8 @@ static void report_msgid_set(json_t *o, const struct ledger_anomaly *a)
 {
         char hex[DEDUP_ID_EVIDENCE_MAX * 2 + 1];
         size_t n = a->msgid_stored < DEDUP_ID_EVIDENCE_MAX
-                           ? a->msgid_stored
-                           : DEDUP_ID_EVIDENCE_MAX;
+                       ? a->msgid_stored
+                       : DEDUP_ID_EVIDENCE_MAX;
         int lossy = 0;
 
         if (!a->msgid || a->msgid_len < 0) {
@@ -119,7 +119,8 @@ static void report_msgid_set(json_t *o, const struct ledger_anomaly *a)
                 json_object_set_new(o, "msgid_len", json_null());
                 return;
         }
-        json_object_set_new(o, "msgid", report_bytes_json(a->msgid, n, &lossy));
+        json_object_set_new(o, "msgid",
+                            report_bytes_json(a->msgid, n, &lossy));
         if (lossy) {
                 hex_encode(hex, a->msgid, n);
                 json_object_set_new(o, "msgid_hex", json_string(hex));
@@ -136,9 +137,9 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         if (!o)
                 return NULL;
         json_object_set_new(o, "id", json_integer(a->id));
-        json_object_set_new(o, "topic", report_bytes_json(a->topic,
-                                                          strlen(a->topic),
-                                                          NULL));
+        json_object_set_new(o, "topic",
+                            report_bytes_json(a->topic, strlen(a->topic),
+                                              NULL));
         json_object_set_new(o, "partition", json_integer(a->partition));
         json_object_set_new(o, "kind", json_string(a->kind));
         report_producer_set(o, a->producer, a->producer_len);
@@ -147,15 +148,16 @@ json_t *report_anomaly_json(const struct ledger_anomaly *a)
         json_object_set_new(o, "seq_hi", report_opt_json(a->seq_hi));
         json_object_set_new(o, "offset_lo", report_opt_json(a->offset_lo));
         json_object_set_new(o, "offset_hi", report_opt_json(a->offset_hi));
-        json_object_set_new(o, "first_offset", report_opt_json(a->first_offset));
+        json_object_set_new(o, "first_offset",
+                            report_opt_json(a->first_offset));
         json_object_set_new(o, "first_partition",
                             report_opt_json(a->first_partition));
         json_object_set_new(o, "first_offset_hi",
                             report_opt_json(a->first_offset_hi));
         report_msgid_set(o, a);
         json_object_set_new(o, "incarnation", json_integer(a->incarnation));
-        json_object_set_new(o, "reason", a->reason ? json_string(a->reason)
-                                                   : json_null());
+        json_object_set_new(o, "reason",
+                            a->reason ? json_string(a->reason) : json_null());
         if (a->detail) {
                 json_t *d = json_loads(a->detail, 0, NULL);
                 json_object_set_new(o, "detail", d ? d : json_null());
@@ -183,7 +185,8 @@ static json_t *report_window_json(const struct ledger_summary *s)
 
         json_object_set_new(o, "ids", report_u64_json(s->window_ids));
         json_object_set_new(o, "generations", json_integer(s->window_gens));
-        json_object_set_new(o, "oldest_ms", report_opt_json(s->window_oldest_ms));
+        json_object_set_new(o, "oldest_ms",
+                            report_opt_json(s->window_oldest_ms));
         return o;
 }
 
@@ -196,8 +199,7 @@ static json_t *report_counts_json(const struct ledger_summary *s)
         json_object_set_new(o, "missing_records", report_u64_json(s->missing));
         json_object_set_new(o, "recovered_records",
                             report_u64_json(s->recovered));
-        json_object_set_new(o, "unknown_records",
-                            report_u64_json(s->unknown));
+        json_object_set_new(o, "unknown_records", report_u64_json(s->unknown));
         json_object_set_new(o, "producers", report_u64_json(s->producers));
         json_object_set_new(o, "pairs", report_u64_json(s->pairs));
         json_object_set_new(o, "topic_streams",
@@ -208,8 +210,7 @@ static json_t *report_counts_json(const struct ledger_summary *s)
                             report_u64_json(s->coverage_gaps));
         json_object_set_new(o, "unaudited_offsets",
                             report_u64_json(s->coverage_records));
-        json_object_set_new(o, "truncations",
-                            report_u64_json(s->truncations));
+        json_object_set_new(o, "truncations", report_u64_json(s->truncations));
         json_object_set_new(o, "truncated_records",
                             report_u64_json(s->truncated_records));
         json_object_set_new(o, "anomalies", report_kinds_json(s->anomalies));
@@ -227,16 +228,15 @@ static void report_verdict_set(json_t *o, enum report_verdict v,
         char w[256];
         json_t *warn = json_array();
 
-        json_object_set_new(o, "verdict",
-                            json_string(report_verdict_name(v)));
+        json_object_set_new(o, "verdict", json_string(report_verdict_name(v)));
         if (v == REPORT_NOT_AUDITED)
                 json_array_append_new(
-                    warn, json_string(s->records
-                                          ? "not audited: no record carries "
-                                            "the eos.* headers and no "
-                                            "message id was checked"
-                                          : "not audited: no record was "
-                                            "read"));
+                    warn,
+                    json_string(s->records ? "not audited: no record carries "
+                                             "the eos.* headers and no "
+                                             "message id was checked"
+                                           : "not audited: no record was "
+                                             "read"));
         report_untracked_text(s, w, sizeof(w));
         if (w[0])
                 json_array_append_new(warn, json_string(w));
@@ -298,12 +298,12 @@ static void report_sink_verdict_set(json_t *o, enum report_verdict v)
 {
         json_t *warn = json_array();
 
-        json_object_set_new(o, "verdict",
-                            json_string(report_verdict_name(v)));
+        json_object_set_new(o, "verdict", json_string(report_verdict_name(v)));
         if (v == REPORT_NOT_AUDITED)
-                json_array_append_new(
-                    warn, json_string("not audited: the flow traced no "
-                                      "record (no id on either side)"));
+                json_array_append_new(warn,
+                                      json_string(
+                                          "not audited: the flow traced no "
+                                          "record (no id on either side)"));
         json_object_set_new(o, "warnings", warn);
 }
 
@@ -358,9 +358,9 @@ json_t *report_summary_json(struct ledger *lg, const char *const *topics,
                                                       strlen(topics[i]),
                                                       NULL));
                 if (o->sinks)
-                        json_object_set_new(
-                            t, "judged_by",
-                            json_string(sink ? "lineage" : "sequence"));
+                        json_object_set_new(t, "judged_by",
+                                            json_string(sink ? "lineage"
+                                                             : "sequence"));
                 if (sink)
                         report_sink_verdict_set(t, v);
                 else

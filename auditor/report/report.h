@@ -159,9 +159,8 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
 /* The human report on f, the anomalies as report_event_format() writes
  * them, each followed by its kcat command; with o->prev what is new since
  * the previous run.  Returns 0, or -1 with errstr. */
-int report_summary_print(FILE *f, struct ledger *lg,
-                         const char *const *topics, size_t n,
-                         const struct report_opts *o, char *errstr,
+int report_summary_print(FILE *f, struct ledger *lg, const char *const *topics,
+                         size_t n, const struct report_opts *o, char *errstr,
                          size_t errstr_size);
 
 /* The longest command report_kcat_format() writes, NUL included. */

@@ -8,8 +8,8 @@
 #include "../../base/hex.h"
 #include "internal.h"
 
-static json_t *where_json(const char *topic, int32_t partition,
-                          int64_t offset, int64_t ts)
+static json_t *where_json(const char *topic, int32_t partition, int64_t offset,
+                          int64_t ts)
 {
         if (!topic)
                 return json_null();
@@ -24,15 +24,15 @@ json_t *report_flow_row_json(const struct ledger_flow_row *r)
         int lossy = 0;
 
         if (r->copies && r->sink_topic) {
-                sink = json_pack(
-                    "{s:s, s:i, s:I, s:s?, s:i, s:I, s:I, s:o}", "topic",
-                    r->sink_topic, "partition", (int)r->sink_partition,
-                    "offset", (json_int_t)r->sink_offset, "last_topic",
-                    r->sink_topic_last, "last_partition",
-                    (int)r->sink_partition_last, "last_offset",
-                    (json_int_t)r->sink_offset_last, "copies",
-                    (json_int_t)r->copies, "timestamp",
-                    report_opt_json(r->sink_ts));
+                sink = json_pack("{s:s, s:i, s:I, s:s?, s:i, s:I, s:I, s:o}",
+                                 "topic", r->sink_topic, "partition",
+                                 (int)r->sink_partition, "offset",
+                                 (json_int_t)r->sink_offset, "last_topic",
+                                 r->sink_topic_last, "last_partition",
+                                 (int)r->sink_partition_last, "last_offset",
+                                 (json_int_t)r->sink_offset_last, "copies",
+                                 (json_int_t)r->copies, "timestamp",
+                                 report_opt_json(r->sink_ts));
         } else {
                 sink = json_null();
         }
@@ -41,8 +41,8 @@ json_t *report_flow_row_json(const struct ledger_flow_row *r)
                       report_bytes_json(r->id ? r->id : "", r->id_stored,
                                         &lossy),
                       "id_len", (json_int_t)r->id_len, "source",
-                      where_json(r->src_topic, r->src_partition,
-                                 r->src_offset, r->src_ts),
+                      where_json(r->src_topic, r->src_partition, r->src_offset,
+                                 r->src_ts),
                       "sink", sink, "retired", !r->live);
         if (o && lossy) {
                 char hex[2 * DEDUP_FLOW_ID_KEEP + 1];
@@ -117,12 +117,9 @@ json_t *report_flow_json(struct ledger *lg, int64_t evidence_limit,
         c.arr = json_array();
         c.left = evidence_limit;
         if (!c.arr ||
-            ledger_flow_evidence_foreach(lg, NULL, 0,
-                                         evidence_limit < 0 ? -1
-                                                            : evidence_limit +
-                                                                  1,
-                                         ev_json_cb, &c, errstr,
-                                         errstr_size)) {
+            ledger_flow_evidence_foreach(
+                lg, NULL, 0, evidence_limit < 0 ? -1 : evidence_limit + 1,
+                ev_json_cb, &c, errstr, errstr_size)) {
                 json_decref(c.arr);
                 return NULL;
         }
@@ -203,12 +200,9 @@ int report_flow_print(FILE *f, struct ledger *lg, int64_t evidence_limit,
                 return 0;
         c.f = f;
         c.left = evidence_limit;
-        if (ledger_flow_evidence_foreach(lg, NULL, 0,
-                                         evidence_limit < 0 ? -1
-                                                            : evidence_limit +
-                                                                  1,
-                                         ev_print_cb, &c, errstr,
-                                         errstr_size))
+        if (ledger_flow_evidence_foreach(
+                lg, NULL, 0, evidence_limit < 0 ? -1 : evidence_limit + 1,
+                ev_print_cb, &c, errstr, errstr_size))
                 return -1;
         if (c.more)
                 fputs("    ... (scan --json lists them all)\n", f);

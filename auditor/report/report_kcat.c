@@ -76,8 +76,7 @@ int report_kcat_format(const struct ledger_anomaly *a, const char *brokers,
                         if (a->first_partition < 0)
                                 return -1;
                         part = a->first_partition;
-                        hi = a->first_offset_hi > lo ? a->first_offset_hi
-                                                     : lo;
+                        hi = a->first_offset_hi > lo ? a->first_offset_hi : lo;
                 } else {
                         /* A duplicate's first copies: as many records as
                          * the duplicate run, from the first one's offset
@@ -94,8 +93,9 @@ int report_kcat_format(const struct ledger_anomaly *a, const char *brokers,
                        sizeof(b)) ||
             kcat_quote(a->topic, t, sizeof(t)))
                 return -1;
-        n = snprintf(buf, size, "kcat -C -b %s -t %s -p %d -o %lld -c %lld "
-                                "-e -J",
+        n = snprintf(buf, size,
+                     "kcat -C -b %s -t %s -p %d -o %lld -c %lld "
+                     "-e -J",
                      b, t, (int)part, (long long)lo, (long long)cnt);
         if (n < 0 || (size_t)n >= size) {
                 if (size)
@@ -111,13 +111,11 @@ void report_kcat_set(json_t *o, const struct ledger_anomaly *a,
         char cmd[REPORT_KCAT_MAX];
 
         json_object_set_new(o, "kcat",
-                            report_kcat_format(a, brokers, 0, cmd,
-                                               sizeof(cmd))
+                            report_kcat_format(a, brokers, 0, cmd, sizeof(cmd))
                                 ? json_null()
                                 : json_string(cmd));
         json_object_set_new(o, "kcat_first",
-                            report_kcat_format(a, brokers, 1, cmd,
-                                               sizeof(cmd))
+                            report_kcat_format(a, brokers, 1, cmd, sizeof(cmd))
                                 ? json_null()
                                 : json_string(cmd));
 }

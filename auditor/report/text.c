@@ -16,8 +16,8 @@ static void report_id_text(char *buf, size_t size,
 {
         const unsigned char *u = a->msgid;
         size_t n = a->msgid_stored < DEDUP_ID_EVIDENCE_MAX
-                           ? a->msgid_stored
-                           : DEDUP_ID_EVIDENCE_MAX;
+                       ? a->msgid_stored
+                       : DEDUP_ID_EVIDENCE_MAX;
         const char *more = a->msgid_len > (int64_t)n ? "..." : "";
         char hex[DEDUP_ID_EVIDENCE_MAX * 2 + 1];
         size_t i;
@@ -33,8 +33,7 @@ static void report_id_text(char *buf, size_t size,
 }
 
 /* "offset 7" or "offsets 7..9". */
-static void report_offsets_text(char *buf, size_t size, int64_t lo,
-                                int64_t hi)
+static void report_offsets_text(char *buf, size_t size, int64_t lo, int64_t hi)
 {
         if (hi > lo)
                 snprintf(buf, size, "offsets %lld..%lld", (long long)lo,
@@ -55,8 +54,8 @@ static void report_copies_text(char *buf, size_t size,
         if (a->first_offset >= 0)
                 report_offsets_text(first, sizeof(first), a->first_offset,
                                     a->first_offset_hi > a->first_offset
-                                            ? a->first_offset_hi
-                                            : a->first_offset);
+                                        ? a->first_offset_hi
+                                        : a->first_offset);
         if (a->first_offset >= 0 && a->first_partition >= 0)
                 snprintf(where, sizeof(where), "partition %d %s",
                          (int)a->first_partition, first);
@@ -75,8 +74,7 @@ static void report_copies_text(char *buf, size_t size,
                  many ? "are copies of" : "is a copy of", where, id);
 }
 
-int report_event_format(const struct ledger_anomaly *a, char *buf,
-                        size_t size)
+int report_event_format(const struct ledger_anomaly *a, char *buf, size_t size)
 {
         char who[DEDUP_PRODUCER_MAX * 3 + 32] = "", seq[64] = "";
         char epoch[32] = "";
@@ -85,8 +83,8 @@ int report_event_format(const struct ledger_anomaly *a, char *buf,
         int lossy;
 
         if (a->producer) {
-                json_t *name = report_bytes_json(a->producer,
-                                                 a->producer_len, &lossy);
+                json_t *name = report_bytes_json(a->producer, a->producer_len,
+                                                 &lossy);
                 snprintf(who, sizeof(who), " producer '%s'",
                          name ? json_string_value(name) : "?");
                 json_decref(name);
@@ -161,14 +159,16 @@ static void print_redelivered_counts(FILE *f, const struct ledger_summary *s)
         struct tm tm;
 
         if (!s->ids_checked) {
-                fprintf(f, "  redelivered    %llu records (no message id "
-                           "checked)\n",
+                fprintf(f,
+                        "  redelivered    %llu records (no message id "
+                        "checked)\n",
                         (unsigned long long)
                             s->anomalies[DEDUP_KIND_REDELIVERED]);
                 return;
         }
-        fprintf(f, "  redelivered    %llu records (%llu message ids "
-                   "checked)\n",
+        fprintf(f,
+                "  redelivered    %llu records (%llu message ids "
+                "checked)\n",
                 (unsigned long long)s->anomalies[DEDUP_KIND_REDELIVERED],
                 (unsigned long long)s->ids_checked);
         t = (time_t)(s->window_oldest_ms / 1000);
@@ -243,9 +243,8 @@ static int print_walk_cb(void *opaque, const struct ledger_anomaly *a)
         return 0;
 }
 
-int report_summary_print(FILE *f, struct ledger *lg,
-                         const char *const *topics, size_t n,
-                         const struct report_opts *o, char *errstr,
+int report_summary_print(FILE *f, struct ledger *lg, const char *const *topics,
+                         size_t n, const struct report_opts *o, char *errstr,
                          size_t errstr_size)
 {
         enum report_verdict fv = REPORT_CLEAN;
@@ -273,8 +272,9 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 report_untracked_text(&s, warn, sizeof(warn));
                 if (warn[0] && i >= o->sinks)
                         fprintf(f, "  WARNING        %s\n", warn);
-                fprintf(f, "  producers      %llu on %llu (partition, "
-                           "producer) pairs",
+                fprintf(f,
+                        "  producers      %llu on %llu (partition, "
+                        "producer) pairs",
                         (unsigned long long)s.producers,
                         (unsigned long long)s.pairs);
                 if (s.topic_streams)
@@ -299,24 +299,28 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 fprintf(f, "  malformed      %llu records\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_MALFORMED]);
                 print_redelivered_counts(f, &s);
-                fprintf(f, "  torn           %llu (transaction, partition)s "
-                           "short of their manifest\n",
+                fprintf(f,
+                        "  torn           %llu (transaction, partition)s "
+                        "short of their manifest\n",
                         (unsigned long long)s.anomalies[DEDUP_KIND_TORN]);
                 fprintf(f, "  aborted_read   %llu records\n",
                         (unsigned long long)
                             s.anomalies[DEDUP_KIND_ABORTED_READ]);
                 if (s.open_gaps)
-                        fprintf(f, "  open gaps      %llu (not confirmed yet)\n",
+                        fprintf(f,
+                                "  open gaps      %llu (not confirmed yet)\n",
                                 (unsigned long long)s.open_gaps);
                 if (s.coverage_gaps)
-                        fprintf(f, "  coverage gaps  %llu (%llu offsets "
-                                   "deleted before they were audited)\n",
+                        fprintf(f,
+                                "  coverage gaps  %llu (%llu offsets "
+                                "deleted before they were audited)\n",
                                 (unsigned long long)s.coverage_gaps,
                                 (unsigned long long)s.coverage_records);
                 if (s.unknown)
-                        fprintf(f, "  unknown        %llu records of gaps "
-                                   "open across a coverage gap: maybe "
-                                   "deleted, maybe lost\n",
+                        fprintf(f,
+                                "  unknown        %llu records of gaps "
+                                "open across a coverage gap: maybe "
+                                "deleted, maybe lost\n",
                                 (unsigned long long)s.unknown);
                 if (o->prev && o->prev[i].partitions > 0) {
                         struct ledger_summary d;
@@ -325,10 +329,10 @@ int report_summary_print(FILE *f, struct ledger *lg,
                 }
                 fprintf(f, "  verdict        %s\n", print_verdict(v));
                 if (v == REPORT_ANOMALIES && o->examples > 0) {
-                        struct print_walk w = {.f = f,
-                                               .brokers = o->brokers};
-                        fprintf(f, "  latest anomalies (the newest %d of each "
-                                   "kind):\n",
+                        struct print_walk w = {.f = f, .brokers = o->brokers};
+                        fprintf(f,
+                                "  latest anomalies (the newest %d of each "
+                                "kind):\n",
                                 o->examples);
                         if (report_latest(lg, topics[i], o->examples,
                                           print_walk_cb, &w, errstr,

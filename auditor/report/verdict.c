@@ -57,7 +57,7 @@ int report_mostly_untracked(const struct ledger_summary *s)
 /* The warning of a topic that is mostly untracked, into buf ("" when it
  * is not). */
 void report_untracked_text(const struct ledger_summary *s, char *buf,
-                                  size_t size)
+                           size_t size)
 {
         unsigned pct;
 
@@ -79,8 +79,9 @@ void report_untracked_text(const struct ledger_summary *s, char *buf,
  * and coverage gaps. */
 const char *report_kind_at(int k)
 {
-        return k < DEDUP_KIND__ANOMALY_CNT ? dedup_kind_name((enum dedup_kind)k)
-                                           : "coverage";
+        return k < DEDUP_KIND__ANOMALY_CNT
+                   ? dedup_kind_name((enum dedup_kind)k)
+                   : "coverage";
 }
 
 /* The newest `examples` anomalies of each kind of topic, to cb. */
@@ -137,8 +138,7 @@ void report_summary_add(struct ledger_summary *sum,
 
 /* What this run added: s minus prev, each figure clamped at 0. */
 void report_delta(const struct ledger_summary *s,
-                         const struct ledger_summary *prev,
-                         struct ledger_summary *d)
+                  const struct ledger_summary *prev, struct ledger_summary *d)
 {
         int k;
 
@@ -159,7 +159,7 @@ void report_delta(const struct ledger_summary *s,
 
 /* The flow's verdict as the ledger holds it. */
 int report_flow_verdict_get(struct ledger *lg, enum report_verdict *fv,
-                                   char *errstr, size_t errstr_size)
+                            char *errstr, size_t errstr_size)
 {
         struct ledger_flow_summary fs;
 
@@ -194,8 +194,7 @@ int report_verdict_topics(struct ledger *lg, const char *const *topics,
 }
 
 void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
-                               int32_t partition,
-                               const struct dedup_event *ev)
+                               int32_t partition, const struct dedup_event *ev)
 {
         memset(a, 0, sizeof(*a));
         a->id = -1;
@@ -228,8 +227,8 @@ void report_anomaly_from_event(struct ledger_anomaly *a, const char *topic,
                 a->first_offset_hi = ev->first_offset_hi;
                 a->msgid = ev->id;
                 a->msgid_stored = ev->id_len < DEDUP_ID_EVIDENCE_MAX
-                                          ? ev->id_len
-                                          : DEDUP_ID_EVIDENCE_MAX;
+                                      ? ev->id_len
+                                      : DEDUP_ID_EVIDENCE_MAX;
                 a->msgid_len = (int64_t)ev->id_len;
         }
 }
@@ -253,6 +252,7 @@ enum report_verdict report_sink_verdict(enum report_verdict own,
 {
         if (own == REPORT_NOT_AUDITED)
                 return fv;
-        return report_verdict_merge(own, fv == REPORT_NOT_AUDITED ? REPORT_CLEAN
-                                                                  : fv);
+        return report_verdict_merge(own, fv == REPORT_NOT_AUDITED
+                                             ? REPORT_CLEAN
+                                             : fv);
 }

@@ -23,7 +23,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const fuzz_names[] = {
-    "eos.producer", "eos.epoch", "eos.seq", "eos.pid",
+    "eos.producer", "eos.epoch", "eos.seq",     "eos.pid",
     "eos.msgid",    "eos.seqx",  "traceparent", "eos.seq",
 };
 
@@ -72,7 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (i < size) {
                 uint8_t sel, len8;
                 size_t len;
-                if (i + 3 <= size && !data[i] && !data[i + 1] && !data[i + 2]) {
+                if (i + 3 <= size && !data[i] && !data[i + 1] &&
+                    !data[i + 2]) {
                         fuzz_check(&h);
                         h.id = h.msgid;
                         h.id_len = h.msgid_len;

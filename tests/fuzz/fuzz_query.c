@@ -59,7 +59,7 @@ enum {
 };
 
 static const char *const fq_names[FQ_N] = {
-        "topic", "kind", "producer", "since", "limit", "cursor", "minutes",
+    "topic", "kind", "producer", "since", "limit", "cursor", "minutes",
 };
 
 /* Which names each endpoint takes, and its limits. */
@@ -67,15 +67,15 @@ static const struct {
         unsigned names;
         int64_t limit_default, limit_max;
 } fq_eps[5] = {
-        [HTTP_EP_SUMMARY] = {1u << FQ_TOPIC, 0, 0},
-        [HTTP_EP_ANOMALIES] = {0x3fu, HTTP_ANOMALIES_LIMIT_DEFAULT,
-                               HTTP_ANOMALIES_LIMIT_MAX},
-        [HTTP_EP_PRODUCERS] = {(1u << FQ_TOPIC) | (1u << FQ_PRODUCER) |
-                                       (1u << FQ_LIMIT) | (1u << FQ_CURSOR),
-                               HTTP_PRODUCERS_LIMIT_DEFAULT,
-                               HTTP_PRODUCERS_LIMIT_MAX},
-        [HTTP_EP_PARTITIONS] = {1u << FQ_TOPIC, 0, 0},
-        [HTTP_EP_HISTORY] = {(1u << FQ_TOPIC) | (1u << FQ_MINUTES), 0, 0},
+    [HTTP_EP_SUMMARY] = {1u << FQ_TOPIC, 0, 0},
+    [HTTP_EP_ANOMALIES] = {0x3fu, HTTP_ANOMALIES_LIMIT_DEFAULT,
+                           HTTP_ANOMALIES_LIMIT_MAX},
+    [HTTP_EP_PRODUCERS] = {(1u << FQ_TOPIC) | (1u << FQ_PRODUCER) |
+                               (1u << FQ_LIMIT) | (1u << FQ_CURSOR),
+                           HTTP_PRODUCERS_LIMIT_DEFAULT,
+                           HTTP_PRODUCERS_LIMIT_MAX},
+    [HTTP_EP_PARTITIONS] = {1u << FQ_TOPIC, 0, 0},
+    [HTTP_EP_HISTORY] = {(1u << FQ_TOPIC) | (1u << FQ_MINUTES), 0, 0},
 };
 
 struct fq_model {
@@ -190,9 +190,9 @@ static int fq_decimal(const char *s, size_t n, uint64_t max, uint64_t *out)
 
 static int fq_kind_ok(const char *k)
 {
-        static const char *const kinds[] = {"duplicate", "gap",
+        static const char *const kinds[] = {"duplicate",    "gap",
                                             "out_of_order", "fenced",
-                                            "malformed", "coverage"};
+                                            "malformed",    "coverage"};
         size_t i;
 
         for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -224,8 +224,7 @@ static int fq_cursor(struct fq_model *m, const char *v, size_t n)
 }
 
 /* 0: the model accepts q for ep (and m holds the values); -1: it refuses. */
-static int fq_model_parse(struct fq_model *m, int ep, const char *q,
-                          size_t n)
+static int fq_model_parse(struct fq_model *m, int ep, const char *q, size_t n)
 {
         size_t pos = 0;
         uint64_t x;
@@ -253,8 +252,7 @@ static int fq_model_parse(struct fq_model *m, int ep, const char *q,
                 for (i = 0; i < FQ_N && strcmp(key, fq_names[i]); i++)
                         ;
                 free(key);
-                if (i == FQ_N || !(fq_eps[ep].names & (1u << i)) ||
-                    m->val[i])
+                if (i == FQ_N || !(fq_eps[ep].names & (1u << i)) || m->val[i])
                         return -1;
                 if (eq) {
                         val = fq_pct(eq + 1, slen - klen - 1, &vlen);
@@ -357,12 +355,13 @@ static void fq_compare(const struct http_query *q, const struct fq_model *m)
 
 #define FQ_NPARTS 4
 
-static const char *const fq_topics[FQ_NPARTS] = {
-        "orders", "orders", "it's'; DROP TABLE pairs; --", "%_\xff\xfe"};
+static const char *const fq_topics[FQ_NPARTS] = {"orders", "orders",
+                                                 "it's'; DROP TABLE pairs; --",
+                                                 "%_\xff\xfe"};
 static const int32_t fq_partitions[FQ_NPARTS] = {0, 1, 0, 2147483647};
 static const char *const fq_producers[] = {
-        "p1", "' OR 1=1 --", "\";--", "%", "_", "\xff\xfe\x80", "p1 ",
-        "P1", "a\\b", "x'||'y",
+    "p1",           "' OR 1=1 --", "\";--", "%",    "_",
+    "\xff\xfe\x80", "p1 ",         "P1",    "a\\b", "x'||'y",
 };
 #define FQ_NPROD (sizeof(fq_producers) / sizeof(fq_producers[0]))
 
@@ -378,9 +377,8 @@ static void fq_ledger_remove(void)
         rmdir(fq_dir);
 }
 
-static void fq_observe(struct dedup_tracker *tr, uint32_t part,
-                       int64_t offset, const char *producer, int32_t epoch,
-                       int64_t seq)
+static void fq_observe(struct dedup_tracker *tr, uint32_t part, int64_t offset,
+                       const char *producer, int32_t epoch, int64_t seq)
 {
         struct dedup_hdrs h;
 
@@ -442,7 +440,8 @@ static void fq_ledger_make(void)
                                 fq_observe(tr, i, off[i]++, p, 0, s); /* dup */
                                 fq_observe(tr, i, off[i]++, p, 0, s + 2);
                         }
-                        fq_observe(tr, i, off[i]++, "p1", -1, 1); /* malformed */
+                        fq_observe(tr, i, off[i]++, "p1", -1,
+                                   1); /* malformed */
                         parts[i].next_offset = off[i];
                         parts[i].dirty = 1;
                 }
@@ -466,8 +465,7 @@ static void fq_ledger_make(void)
 
 /* Byte strings as the ledger keeps them: equal, and compared as memcmp
  * then length (SQLite's BINARY collation). */
-static int fq_bytes_cmp(const char *a, size_t alen, const char *b,
-                        size_t blen)
+static int fq_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
         int c = memcmp(a, b, alen < blen ? alen : blen);
 
@@ -495,9 +493,8 @@ static int fq_anomaly_cb(void *opaque, const struct ledger_anomaly *a)
         if (q->kind && strcmp(a->kind, q->kind))
                 abort();
         if (q->producer &&
-            (!a->producer ||
-             fq_bytes_cmp(a->producer, a->producer_len, q->producer,
-                          q->producer_len)))
+            (!a->producer || fq_bytes_cmp(a->producer, a->producer_len,
+                                          q->producer, q->producer_len)))
                 abort();
         if (q->since_ms >= 0 && a->detected_ms < q->since_ms)
                 abort();
@@ -544,8 +541,8 @@ static int fq_pair_cb(void *opaque, const struct ledger_pair *p)
                     (!c && p->partition == w->last_part &&
                      fq_bytes_cmp(key + tlen + 1, p->producer_len,
                                   w->last_key + strlen(w->last_key) + 1,
-                                  w->last_key_len - strlen(w->last_key) -
-                                          1) <= 0))
+                                  w->last_key_len - strlen(w->last_key) - 1) <=
+                         0))
                         abort();
         }
         memcpy(w->last_key, key, klen);
@@ -622,9 +619,8 @@ static void fq_ledger_run(int ep, const struct http_query *q)
                 /* As http/api_history.c asks, but from time 0 (not now
                  * minus q->minutes) so that the fixture's rows are walked
                  * whatever the clock says. */
-                rc = ledger_history_foreach(fq_lg, q->topic, 0,
-                                            fq_history_cb, &w, err,
-                                            sizeof(err));
+                rc = ledger_history_foreach(fq_lg, q->topic, 0, fq_history_cb,
+                                            &w, err, sizeof(err));
                 if (w.rows > LEDGER_HISTORY_MINUTES + 1)
                         abort();
                 break;
@@ -663,8 +659,8 @@ static void fq_cursor_roundtrip(const uint8_t *p, size_t n, int32_t part)
                         abort();
                 len = http_cursor_format(buf, sz, topic, part,
                                          (const char *)p + n / 2, plen);
-                if (len && (len >= sz || buf[len] != '\0' ||
-                            strlen(buf) != len))
+                if (len &&
+                    (len >= sz || buf[len] != '\0' || strlen(buf) != len))
                         abort();
                 free(buf);
         }
@@ -722,7 +718,7 @@ static void fq_listen(const uint8_t *p, size_t n, size_t errsz)
                          (unsigned)ntohs(a4->sin_port));
         } else if (a.ss_family == AF_INET6) {
                 const struct sockaddr_in6 *a6 =
-                        (const struct sockaddr_in6 *)&a;
+                    (const struct sockaddr_in6 *)&a;
                 if (alen != sizeof(*a6) ||
                     !inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof(host)))
                         abort();

@@ -186,9 +186,10 @@ int main(int argc, char **argv)
                 hdrs = rd_kafka_headers_new(8);
                 while ((tok = hp_next(next, &next))) {
                         if (hp_header(hdrs, tok)) {
-                                fprintf(stderr,
-                                        "hdrprod: line %ld: bad header '%.40s'\n",
-                                        lineno, tok);
+                                fprintf(
+                                    stderr,
+                                    "hdrprod: line %ld: bad header '%.40s'\n",
+                                    lineno, tok);
                                 rd_kafka_headers_destroy(hdrs);
                                 goto out;
                         }
@@ -196,12 +197,12 @@ int main(int argc, char **argv)
                 snprintf(value, sizeof(value), "record %ld", lineno);
                 do {
                         err = rd_kafka_producev(
-                                rk, RD_KAFKA_V_TOPIC(argv[2]),
-                                RD_KAFKA_V_PARTITION((int32_t)part),
-                                RD_KAFKA_V_VALUE(value, strlen(value)),
-                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                RD_KAFKA_V_TIMESTAMP((int64_t)ts),
-                                RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+                            rk, RD_KAFKA_V_TOPIC(argv[2]),
+                            RD_KAFKA_V_PARTITION((int32_t)part),
+                            RD_KAFKA_V_VALUE(value, strlen(value)),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_TIMESTAMP((int64_t)ts),
+                            RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
                         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                                 rd_kafka_poll(rk, 100);
                 } while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);

@@ -50,8 +50,7 @@ static int mt_ready(rd_kafka_t *rk, const char *name, int want)
         for (i = 0; i < md->topic_cnt; i++) {
                 const struct rd_kafka_metadata_topic *t = &md->topics[i];
 
-                if (strcmp(t->topic, name) || t->err ||
-                    t->partition_cnt < 1 ||
+                if (strcmp(t->topic, name) || t->err || t->partition_cnt < 1 ||
                     (want && t->partition_cnt != want))
                         continue;
                 rc = 1;
@@ -73,8 +72,8 @@ static int mt_ready(rd_kafka_t *rk, const char *name, int want)
                          * unconfirmed): ready means the leader answers
                          * ListOffsets, as it did after TopicCommand's
                          * 2.5 s. */
-                        if (rd_kafka_query_watermark_offsets(
-                                rk, name, j, &lo, &hi, 2000)) {
+                        if (rd_kafka_query_watermark_offsets(rk, name, j, &lo,
+                                                             &hi, 2000)) {
                                 rc = 0;
                                 break;
                         }
@@ -145,8 +144,9 @@ int main(int argc, char **argv)
         }
         opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
         /* The broker answers once the topic is made, not just accepted. */
-        if (rd_kafka_AdminOptions_set_operation_timeout(
-                opt, MT_TIMEOUT_MS, errstr, sizeof(errstr)) ||
+        if (rd_kafka_AdminOptions_set_operation_timeout(opt, MT_TIMEOUT_MS,
+                                                        errstr,
+                                                        sizeof(errstr)) ||
             rd_kafka_AdminOptions_set_request_timeout(
                 opt, MT_TIMEOUT_MS + 5000, errstr, sizeof(errstr))) {
                 fprintf(stderr, "mktopic: %s\n", errstr);
@@ -190,8 +190,9 @@ int main(int argc, char **argv)
                 }
                 mt_sleep_ms(50);
         }
-        fprintf(stderr, "mktopic: topic %s has no leader on every partition "
-                        "after %d ms\n",
+        fprintf(stderr,
+                "mktopic: topic %s has no leader on every partition "
+                "after %d ms\n",
                 argv[2], MT_TIMEOUT_MS);
 out:
         if (ev)
