@@ -21,11 +21,11 @@
 # IT_LOCK_WAIT=1800 s).
 #
 # A test with a line "# it-background: yes" needs nothing of the others
-# nor of the suite's broker (a broker, cluster or container of its own:
-# t_31, t_45, t_46, t_97): those run one after another in a lane of
-# their own beside the others, from the start, under nice -n 19 so that
-# the tests in the sequence keep the CPU they had; their PASS/FAIL lines
-# come at the end.
+# nor of the suite's broker (a broker, cluster, compose stack or container
+# of its own: t_31, t_45, t_46, t_96, t_97): those run one after another
+# in a lane of their own beside the others, from the start, under
+# nice -n 19 so that the tests in the sequence keep the CPU they had;
+# their PASS/FAIL lines come at the end.
 #
 # Environment: IT_TEST_TIMEOUT=180 (s per test; a test may ask for more
 # with a line "# it-timeout: SECONDS"), IT_KEEP_TOPICS=1 (keep the topics
