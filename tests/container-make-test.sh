@@ -9,9 +9,12 @@
 # A clean clone of COMMIT (git clone of this repository, so untracked and
 # ignored files stay behind) is copied to /src in a container from the
 # debootstrap base image of BASE_SUITE (default bookworm; podman.sh base),
-# run with --privileged (the inner Podman of t_95..t_97 needs it) and
-# --network host (the inner suite picks free ports beside anything on
-# this machine, as it does here).  There, as root: apt-get install make
+# run with --privileged (the inner Podman of t_95..t_97 needs it) in a
+# network namespace of its own (Podman's default network; apt and Maven
+# reach out through it): with --network host, another suite on this
+# machine took the inner broker's port between its check and its bind
+# (ports are picked, not reserved), and the inner t_45/t_46 would meet
+# any other suite's cluster on 29400.  There, as root: apt-get install make
 # git ca-certificates, `make run`, `make test`.  The container's root is
 # an overlay, so its Podman storage is too: podman.sh must choose
 # fuse-overlayfs (or vfs) there by itself.
@@ -75,7 +78,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say "$SUITE container $C from $BASE, commit $rev, logs in $OUT"
-podman run -d --name "$C" --privileged --network host --no-healthcheck \
+podman run -d --name "$C" --privileged --no-healthcheck \
         -v "$CACHE/ctest-apt-archives:/var/cache/apt/archives" \
         -v "$CACHE/ctest-m2:/root/.m2" -v "$CACHE/ctest-npm:/root/.npm" \
         -v "$INNER:/var/cache/eosaudit" "${CA_ARGS[@]}" \
