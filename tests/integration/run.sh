@@ -133,11 +133,20 @@ mkdir -p "$OUT"
 : >"$OUT/kafka.log"
 
 if ! "$KAFKA_SH" status >/dev/null 2>&1; then
-        it_broker_pick || exit 1
-        echo "starting the test broker on 127.0.0.1:$KAFKA_PORT (deploy/kafka/kafka.sh up) ..."
-        # Set before up: an interrupted start must still be stopped.
-        started_broker=1
-        if ! "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1; then
+        # Ports are picked, not reserved: another suite on the machine may
+        # take one before the broker binds it.  Then the next free ones,
+        # twice more.
+        for attempt in 1 2 3; do
+                it_broker_pick || exit 1
+                echo "starting the test broker on 127.0.0.1:$KAFKA_PORT (deploy/kafka/kafka.sh up) ..."
+                # Set before up: an interrupted start must still be stopped.
+                started_broker=1
+                "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1 && break
+                grep -q 'already in use\|Unable to start acceptor\|exited during startup' \
+                        "$OUT/kafka.log" && [ "$attempt" -lt 3 ] || break
+                echo "run.sh: the broker's ports were taken meanwhile; picking others" >&2
+        done
+        if ! "$KAFKA_SH" status >/dev/null 2>&1; then
                 cat "$OUT/kafka.log" >&2
                 echo "run.sh: the broker did not start" >&2
                 summary
