@@ -66,7 +66,7 @@ BENCHES     := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 INTERCEPTOR_JAR := $(BUILD)/eosaudit-interceptor.jar
 INTERCEPTOR_SRC := interceptor/pom.xml $(shell find interceptor/src -type f 2>/dev/null)
 
-.PHONY: all deps run test unit-test sanitize-unit-test integration-test bench fuzz clean
+.PHONY: all deps run test unit-test unit-build unit-run sanitize-unit-test integration-test bench fuzz clean
 # Keep objects of tests and benchmarks between runs.
 .SECONDARY:
 all: $(BUILD)/eosaudit $(INTERCEPTOR_JAR)
@@ -134,7 +134,24 @@ run: $(BUILD)/eosaudit
 
 # Unit tests (cmocka, no broker), then the integration tests, which start
 # a real Apache Kafka broker when none is running and stop it afterwards.
-test: unit-test sanitize-unit-test integration-test
+# The unit test programs mostly wait (time-outs) while a build is all
+# CPU, so each run goes beside the next build: the plain unit tests
+# beside the sanitizer's build, the sanitizer's unit tests beside the
+# interceptor's Maven build.  A run's output is shown when it ends.
+SAN_MAKE := $(MAKE) --no-print-directory SANITIZE=address,undefined
+# $(call beside,RUN,BUILD,NAME): both at once; fails if either failed.
+beside = { $(1); } >$(BUILD)/$(3).out 2>&1 & pid=$$!; \
+	b=0; $(2) || b=$$?; u=0; wait $$pid || u=$$?; \
+	cat $(BUILD)/$(3).out; [ $$u = 0 ] && [ $$b = 0 ]
+test:
+	@$(MAKE) --no-print-directory unit-build
+ifeq ($(SANITIZE),)
+	@$(call beside,$(MAKE) --no-print-directory unit-run,$(SAN_MAKE) unit-build,unit-run)
+	@$(call beside,$(SAN_MAKE) unit-run,$(MAKE) --no-print-directory $(INTERCEPTOR_JAR),san-unit-run)
+else
+	@$(call beside,$(MAKE) --no-print-directory unit-run,$(MAKE) --no-print-directory $(INTERCEPTOR_JAR),unit-run)
+endif
+	@$(MAKE) --no-print-directory integration-test
 
 # The unit tests once more under ASan and UBSan (build-san/), unless this
 # run is already a sanitizer build.
@@ -145,8 +162,13 @@ endif
 
 # The programs run four at a time (tests/run_unit.sh): they mostly wait.
 # Built two jobs at a time unless make was given -j already.
-unit-test:
+unit-test: unit-build
+	@$(MAKE) --no-print-directory unit-run
+
+unit-build:
 	@$(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j2) $(TESTS) $(BUILD)/eosaudit
+
+unit-run:
 	@./tests/check_banned.sh
 	@./tests/check_layers.sh
 	@./tests/check_calls.sh $(BUILD)

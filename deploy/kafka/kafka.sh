@@ -234,7 +234,10 @@ up() {
       rm -f "$PIDF"
       exit 1
     fi
-    if answers; then
+    # Still alive a second after its first answer: a broker whose
+    # controller port was taken (another suite picked it meanwhile)
+    # answers on its own port for a moment, then exits.
+    if answers && sleep 1 && kill -0 "$pid" 2>/dev/null && answers; then
       say "broker up on $BOOTSTRAP (pid $pid) after $((SECONDS - start)) s"
       return 0
     fi

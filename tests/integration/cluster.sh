@@ -171,19 +171,41 @@ up() { # DIR BASE
         die "the cluster did not come up within 120 s (logs in $dir)"
 }
 
-down() { # DIR
-        local dir="$1" n pid i
-        for ((n = NBROKERS; n >= 0; n--)); do
+# stop_nodes DIR N...: SIGTERM to those nodes at once, SIGKILL to any
+# still there after 10 s.
+stop_nodes() {
+        local dir="$1" n pid i alive pids=()
+        shift
+        for n in "$@"; do
                 pid="$(node_pid "$dir" "$n")" || { rm -f "$dir/node$n.pid"; continue; }
                 kill -CONT "$pid" 2>/dev/null || true
                 kill -TERM "$pid" 2>/dev/null || true
-                for ((i = 0; i < 40; i++)); do
-                        kill -0 "$pid" 2>/dev/null || break
-                        sleep 0.25
+                pids+=("$pid")
+        done
+        for ((i = 0; i < 40 && ${#pids[@]} > 0; i++)); do
+                alive=0
+                for pid in "${pids[@]}"; do
+                        kill -0 "$pid" 2>/dev/null && alive=1
                 done
+                [ "$alive" = 0 ] && break
+                sleep 0.25
+        done
+        for pid in "${pids[@]}"; do
                 kill -KILL "$pid" 2>/dev/null || true
+        done
+        for n in "$@"; do
                 rm -f "$dir/node$n.pid"
         done
+}
+down() { # DIR
+        local dir="$1" n brokers=()
+        # The brokers together (one after another, each controlled shutdown
+        # was waited for in turn), then the controller they report to.
+        for ((n = 1; n <= NBROKERS; n++)); do
+                brokers+=("$n")
+        done
+        stop_nodes "$dir" "${brokers[@]}"
+        stop_nodes "$dir" 0
 }
 
 cmd="${1:-}"

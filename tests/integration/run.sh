@@ -20,6 +20,13 @@
 # broker, one per bootstrap address for a KAFKA_PORT given; exit 75 after
 # IT_LOCK_WAIT=1800 s).
 #
+# A test with a line "# it-background: yes" needs nothing of the others
+# nor of the suite's broker (a broker, cluster, compose stack or container
+# of its own: t_31, t_45, t_46, t_96, t_97): those run one after another
+# in a lane of their own beside the others, from the start, under
+# nice -n 19 so that the tests in the sequence keep the CPU they had;
+# their PASS/FAIL lines come at the end.
+#
 # Environment: IT_TEST_TIMEOUT=180 (s per test; a test may ask for more
 # with a line "# it-timeout: SECONDS"), IT_KEEP_TOPICS=1 (keep the topics
 # of the tests that passed too; a failed test's are always kept),
@@ -65,6 +72,8 @@ timings=()
 failed=0
 started_broker=0
 test_pid=
+# The background tests' lane (run_lane).
+lane_pid=
 summary_done=0
 
 summary() {
@@ -96,6 +105,12 @@ on_exit() {
 
 on_signal() {
         trap '' INT TERM
+        if [ -n "$lane_pid" ]; then
+                kill -TERM "$lane_pid" 2>/dev/null
+                wait "$lane_pid" 2>/dev/null
+                echo "FAIL background tests (interrupted)"
+                failed=$((failed + 1))
+        fi
         if [ -n "$test_pid" ]; then
                 kill -TERM -- "-$test_pid" 2>/dev/null
                 wait "$test_pid" 2>/dev/null
@@ -118,11 +133,20 @@ mkdir -p "$OUT"
 : >"$OUT/kafka.log"
 
 if ! "$KAFKA_SH" status >/dev/null 2>&1; then
-        it_broker_pick || exit 1
-        echo "starting the test broker on 127.0.0.1:$KAFKA_PORT (deploy/kafka/kafka.sh up) ..."
-        # Set before up: an interrupted start must still be stopped.
-        started_broker=1
-        if ! "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1; then
+        # Ports are picked, not reserved: another suite on the machine may
+        # take one before the broker binds it.  Then the next free ones,
+        # twice more.
+        for attempt in 1 2 3; do
+                it_broker_pick || exit 1
+                echo "starting the test broker on 127.0.0.1:$KAFKA_PORT (deploy/kafka/kafka.sh up) ..."
+                # Set before up: an interrupted start must still be stopped.
+                started_broker=1
+                "$KAFKA_SH" up >>"$OUT/kafka.log" 2>&1 && break
+                grep -q 'already in use\|Unable to start acceptor\|exited during startup' \
+                        "$OUT/kafka.log" && [ "$attempt" -lt 3 ] || break
+                echo "run.sh: the broker's ports were taken meanwhile; picking others" >&2
+        done
+        if ! "$KAFKA_SH" status >/dev/null 2>&1; then
                 cat "$OUT/kafka.log" >&2
                 echo "run.sh: the broker did not start" >&2
                 summary
@@ -141,37 +165,85 @@ for t in "$IT_DIR"/t_*.sh; do
         tests+=("$t")
 done
 
+test_limit() {
+        local limit
+        limit="$(sed -n 's/^# it-timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1)"
+        echo "${limit:-$TIMEOUT}"
+}
+
+# report NAME SECS RC LIMIT: PASS or FAIL with the log's end on failure.
+report() {
+        local name="$1" secs="$2" rc="$3" limit="$4" log="$OUT/$1.log" why
+        timings+=("$secs $name")
+        if [ "$rc" = 0 ]; then
+                echo "PASS $name (${secs}s)"
+                passed=$((passed + 1))
+                passed_names+=("$name")
+        else
+                why="exit $rc"
+                [ "$rc" = 124 ] && why="timed out after ${limit}s"
+                [ "$rc" = 137 ] && why="killed: timed out after ${limit}s, then no exit on SIGTERM"
+                echo "FAIL $name (${secs}s, $why; log: $log)"
+                grep -E '^(FAIL|ERROR)' "$log" | head -n 20 | sed 's/^/    /'
+                echo "    --- last lines:"
+                tail -n 25 "$log" | sed 's/^/    /'
+                failed=$((failed + 1))
+        fi
+}
+
+# run_lane TEST...: the background tests, one after another, each niced
+# in its own process group (timeout's) under its time limit; a line
+# "NAME RC SECS LIMIT" for each in $OUT/background.results.  SIGTERM ends
+# the one running.
+run_lane() {
+        local t name limit start rc lane_test=
+        trap '[ -n "$lane_test" ] && kill -TERM -- "-$lane_test" 2>/dev/null; exit 130' TERM INT
+        for t in "$@"; do
+                name="$(basename "$t" .sh)"
+                name="${name#t_}"
+                limit="$(test_limit "$t")"
+                start=$SECONDS
+                nice -n 19 timeout -k 10 "$limit" bash "$t" >"$OUT/$name.log" 2>&1 </dev/null &
+                lane_test=$!
+                rc=0
+                wait "$lane_test" || rc=$?
+                lane_test=
+                echo "$name $rc $((SECONDS - start)) $limit" >>"$OUT/background.results"
+        done
+}
+
 suite_start=$SECONDS
+seq_tests=()
+bg_tests=()
 for t in "${tests[@]}"; do
+        if grep -qE '^# it-background: yes( |$)' "$t"; then
+                bg_tests+=("$t")
+        else
+                seq_tests+=("$t")
+        fi
+done
+: >"$OUT/background.results"
+if [ ${#bg_tests[@]} -gt 0 ]; then
+        run_lane "${bg_tests[@]}" &
+        lane_pid=$!
+        echo "in the background, one after another (niced): $(for t in "${bg_tests[@]}"; do
+                n="$(basename "$t" .sh)"; printf '%s ' "${n#t_}"; done)"
+fi
+
+for t in "${seq_tests[@]}"; do
         current="$(basename "$t" .sh)"
         current="${current#t_}"
         log="$OUT/$current.log"
         start=$SECONDS
         # timeout kills the test's whole process group when the limit hits.
-        limit="$(sed -n 's/^# it-timeout: \([0-9][0-9]*\)$/\1/p' "$t" | head -n 1)"
-        limit="${limit:-$TIMEOUT}"
+        limit="$(test_limit "$t")"
         timeout -k 10 "$limit" bash "$t" >"$log" 2>&1 </dev/null &
         test_pid=$!
         rc=0
         { wait "$test_pid"; } 2>/dev/null || rc=$?
         test_pid=
         thaw_broker
-        secs=$((SECONDS - start))
-        timings+=("$secs $current")
-        if [ "$rc" = 0 ]; then
-                echo "PASS $current (${secs}s)"
-                passed=$((passed + 1))
-                passed_names+=("$current")
-        else
-                why="exit $rc"
-                [ "$rc" = 124 ] && why="timed out after ${limit}s"
-                [ "$rc" = 137 ] && why="killed: timed out after ${limit}s, then no exit on SIGTERM"
-                echo "FAIL $current (${secs}s, $why; log: $log)"
-                grep -E '^(FAIL|ERROR)' "$log" | head -n 20 | sed 's/^/    /'
-                echo "    --- last lines:"
-                tail -n 25 "$log" | sed 's/^/    /'
-                failed=$((failed + 1))
-        fi
+        report "$current" $((SECONDS - start)) "$rc" "$limit"
         # A test that stopped the broker and could not restart it would fail
         # every later test for the wrong reason.
         if ! "$KAFKA_SH" status >/dev/null 2>&1; then
@@ -182,6 +254,13 @@ for t in "${tests[@]}"; do
                 }
         fi
 done
+if [ -n "$lane_pid" ]; then
+        { wait "$lane_pid"; } 2>/dev/null
+        lane_pid=
+        while read -r current rc secs limit; do
+                report "$current" "$secs" "$rc" "$limit"
+        done <"$OUT/background.results"
+fi
 # Tests that did not run (the broker died) count as failed.
 failed=$((${#tests[@]} - passed))
 

@@ -7,6 +7,7 @@
 # from 29700; the scan must find exactly the producers' manifest, and
 # kcat's read of the log (read_committed) must agree on the records.
 # it-timeout: 240
+# it-background: yes (a broker of its own: run.sh runs it beside the others)
 source "$(dirname "$0")/lib.sh"
 
 K39_VERSION="${IT_KAFKA39_VERSION:-3.9.2}"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # it-timeout: 420
+# it-background: yes (a cluster of its own: run.sh runs it beside the others)
 # A log truncated under a running serve: the classic loss of an unclean
 # leader election, on a real cluster (cluster.sh: a KRaft controller and
 # three brokers).  One partition on brokers 1 (leader), 2 and 3 with

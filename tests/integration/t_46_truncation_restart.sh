@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # it-timeout: 420
+# it-background: yes (a cluster of its own: run.sh runs it beside the others)
 # The same truncation as t_45 (cluster.sh; an unclean leader election cuts
 # the log below what serve had read), but while serve is stopped: serve
 # reads what the leader takes alone, stops (SIGTERM), the leader is killed

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# it-timeout: 300
+# it-timeout: 1200
+# it-background: yes (a compose stack of its own: run.sh runs it beside the others)
+# (In the background lane it comes before t_95 and builds the image
+# itself; the first build bootstraps librdkafka in the image's build
+# stage, some 8 minutes on a busy 2-core machine, as in t_95.)
 # deploy/docker/compose.yaml, up for real: podman-compose (Debian's 1.0.3,
 # which ignores depends_on conditions and profiles, hence the services
 # named on the command line) runs the stack with the local stand-ins of
@@ -36,7 +40,9 @@ export EOSAUDIT_IMAGE=localhost/eosaudit:it
 # for the podman commands below.
 eval "$("$PODMAN_SH" env)"
 start=$SECONDS
-# The image t_95 built from this tree in this run, else built here.
+# The image t_95 built from this tree in this run, else built here (as a
+# rule: this test runs in run.sh's background lane, before t_95 comes up
+# in the sequence; t_95's build then finds every layer in the cache).
 if image_built_here "$EOSAUDIT_IMAGE"; then
         log "the eosaudit image as t_95 built it in this run"
 else

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # it-timeout: 1800
+# it-background: yes (a container of its own: run.sh runs it beside the others)
 # (The first run downloads every package and builds librdkafka; later runs
 # find both in /var/cache/eosaudit.)
 # A fresh machine, as a new user meets it: a Debian 13 (trixie) container
