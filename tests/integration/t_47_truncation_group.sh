@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # it-timeout: 420
+# it-background: yes (a cluster of its own: run.sh runs it beside the others)
 # A log truncated under serve --group (issue 34): t_45's unclean leader
 # election (trunc_lib.sh) under two members of one group.  The cluster
 # has a fourth broker that holds the group's state and events topics and
