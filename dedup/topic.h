@@ -6,7 +6,7 @@
  * client's interceptor runs before the partitioner) stamps eos.scope:
  * topic, and eos.seq numbers the stream (eos.producer, eos.epoch, topic)
  * across all partitions of the topic, from 0, +1 per record
- * (schema/HEADERS.md, contract version 4).  The tracker reconciles such a
+ * (schema/HEADERS.md, contract version 2).  The tracker reconciles such a
  * stream across the parts the caller tied to one topic
  * (dedup_tracker_part_set_topic()):
  *
