@@ -32,4 +32,8 @@ void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
 int kafka_log_last_error(char *buf, size_t size);
 void kafka_log_clear(void);
 
+/* The process is closing its clients: from now on a broker connection's
+ * failure (facility FAIL) is logged at debug, not warn.  Never undone. */
+void kafka_log_closing(void);
+
 #endif /* EOSAUDIT_KAFKA_LOG_H */

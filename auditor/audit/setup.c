@@ -542,6 +542,7 @@ void audit_free(struct audit *a)
 
         if (!a)
                 return;
+        kafka_log_closing();
         /* (group: its view's thread asks the consumer its member id; its
          * ids consumer closes before this one.) */
         if (a->mode && a->mode->stop)
