@@ -98,9 +98,16 @@ struct seen {
 static int seen_cb(void *opaque, const struct dedup_flow_view *v)
 {
         struct seen *s = opaque;
+        char b[DEDUP_FLOW_ID_KEEP + 1], *end;
+        size_t n = v->id_len < DEDUP_FLOW_ID_KEEP ? v->id_len
+                                                  : DEDUP_FLOW_ID_KEEP;
 
         assert_true(s->n < 64);
-        s->ids[s->n++] = atoi((const char *)v->id_bytes + 3);
+        assert_true(n > 3);
+        memcpy(b, v->id_bytes, n);
+        b[n] = 0;
+        s->ids[s->n++] = (int)strtol(b + 3, &end, 10);
+        assert_true(*end == 0);
         s->last = *v;
         return 0;
 }
