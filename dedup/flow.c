@@ -183,7 +183,7 @@ static enum dedup_flow_outcome outcome_of(const struct dedup_flow *fl,
         if (copies == 0) {
                 if (e->flags & F_PRIOR)
                         return DEDUP_FLOW_DELIVERED;
-                if (!(e->flags & F_DUE))
+                if (e->flags & (F_GONE) || !(e->flags & F_DUE))
                         return DEDUP_FLOW_PENDING;
                 return fl->conf.expect == DEDUP_FLOW_AT_MOST_ONE
                            ? DEDUP_FLOW_DELIVERED
@@ -285,6 +285,7 @@ static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
         v->born = r.born;
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
+        v->gone = !!(e->flags & F_GONE);
         v->evid = !!(e->flags & F_EVID);
         v->id_len = dedup_flow_arena_get(fl, i, &v->id, v->id_bytes);
 }
@@ -526,15 +527,19 @@ static void dedup_flow_ent_fill(struct dedup_flow *fl, uint32_t i,
 
         if (v->latency_done)
                 e->flags |= F_LAT;
-        if (v->prior && v->src_seen)
+        /* A sink-only entry is prior too when a truncation may have
+         * left copies it no longer counts (dedup_flow_truncated()). */
+        if (v->prior)
                 e->flags |= F_PRIOR;
         if (v->evid)
                 e->flags |= F_EVID;
         if (v->src_seen) {
                 e->flags |= F_SRC;
+                if (v->gone)
+                        e->flags |= F_GONE;
                 if (v->due)
                         e->flags |= F_DUE;
-                else if (!v->copies)
+                else if (!v->copies && !v->gone)
                         q_push(fl, &fl->plists[v->src_part], i);
         } else if (v->due) {
                 e->flags |= F_AGED;
@@ -651,7 +656,12 @@ int dedup_flow_source(struct dedup_flow *fl, uint32_t part, int64_t offset,
         if ((i = ent_get(fl, idb, id_len, &fresh, &revived)) == NIL)
                 return -1;
         e = &fl->ents[i];
-        if (!fresh) {
+        if (!fresh && (e->flags & F_GONE)) {
+                /* Its record was truncated from the source: written
+                 * again, it is a source record again (not a repeat). */
+                dedup_flow_acct(fl, e, &fl->cur, -1);
+                e->flags &= ~(F_GONE | F_DUE);
+        } else if (!fresh) {
                 if (e->flags & F_SRC) {
                         /* The source's own repeat: its audit says so.  A
                          * revived entry is live again: persisted so, and
@@ -731,7 +741,10 @@ void dedup_flow_frontier(struct dedup_flow *fl, uint32_t part,
                 fl->failed = 1;
                 return;
         }
-        if (committed <= fl->frontier[part])
+        /* The same frontier again walks the list again: a source record
+         * a sink truncation put back (dedup_flow_truncated()) is due
+         * at the next frontier applied, not only at a higher one. */
+        if (committed < fl->frontier[part])
                 return;
         fl->frontier[part] = committed;
         l = &fl->plists[part];
@@ -789,6 +802,268 @@ void dedup_flow_finish(struct dedup_flow *fl, int sources_due)
                 for (p = 0; p < fl->nparts; p++)
                         while (fl->plists[p].head != NIL)
                                 make_due(fl, fl->plists[p].head);
+}
+
+/* ------------------------------------------------------------------ */
+/* Truncation (flow.h, dedup_flow_truncated())                        */
+/* ------------------------------------------------------------------ */
+
+/* Queues entry i, a source record of part at offset without a copy and
+ * not due, in its part's list in offset order: from the tail back (the
+ * records put back by a sink truncation are older than most waiting
+ * ones, which are the processor's lag). */
+static void q_insert_src(struct dedup_flow *fl, uint32_t i, uint32_t part,
+                         int64_t offset)
+{
+        struct flow_list *l = &fl->plists[part];
+        struct flow_ent *e = &fl->ents[i];
+        uint32_t after = l->tail, *q;
+
+        while (after != NIL && dedup_flow_src_offset(fl, after) > offset)
+                after = dedup_flow_links(&fl->ents[after])[0];
+        e->flags |= F_QUEUED;
+        q = dedup_flow_links(e);
+        q[0] = after;
+        q[1] = after == NIL ? l->head : dedup_flow_links(&fl->ents[after])[1];
+        if (q[1] != NIL)
+                dedup_flow_links(&fl->ents[q[1]])[0] = i;
+        else
+                l->tail = i;
+        if (after != NIL)
+                dedup_flow_links(&fl->ents[after])[1] = i;
+        else
+                l->head = i;
+}
+
+/*
+ * The copies of r once sink part was truncated at d: those on part at or
+ * past d are gone.  The engine keeps the first and the last copy and a
+ * count; copies read on one part come in offset order, so a copy read
+ * between them on part lies below the last one when that one is on part,
+ * above the first one when that one is on part.  Known: one copy; two
+ * (the first and the last are both); more, with the last on part below d
+ * (none gone but the first, which cannot be then).  Unknown: the copies
+ * between (more than two, the last elsewhere or gone), which may lie on
+ * part past d or elsewhere: *unsure is then set and r keeps the copies
+ * surely left (the first, the last, or none): a lower bound.  Returns 1
+ * when r changed.
+ */
+static int cut_copies(struct flow_rec *r, uint32_t part, int64_t d,
+                      int *unsure)
+{
+        uint32_t c = r->copies;
+        int fg, lg, mid;
+
+        *unsure = 0;
+        if (!c)
+                return 0;
+        fg = r->sink_part == part && r->sink_offset >= d;
+        lg = r->sink_part_last == part && r->sink_offset_last >= d;
+        mid = c > 2 && !(r->sink_part_last == part && r->sink_offset_last < d);
+        if (c == 1) { /* the first copy is the last */
+                lg = fg;
+                mid = 0;
+        }
+        if (!fg && !lg && !mid)
+                return 0;
+        *unsure = mid;
+        if (fg && lg) {
+                r->copies = 0;
+                r->sink_part = r->sink_part_last = UINT32_MAX;
+                r->sink_offset = r->sink_offset_last = -1;
+                r->sink_ts = 0;
+        } else if (fg) {
+                /* The last one is left (its time is not kept: the first
+                 * copy's stays, latency was counted with it). */
+                r->copies = 1;
+                r->sink_part = r->sink_part_last;
+                r->sink_offset = r->sink_offset_last;
+        } else if (lg) {
+                r->copies = 1;
+                r->sink_part_last = r->sink_part;
+                r->sink_offset_last = r->sink_offset;
+        } else {
+                r->copies = 2; /* the first and the last; between: unsure */
+        }
+        return 1;
+}
+
+/* Entry i after a truncation of side's part at d: 1 when it changed,
+ * 0 when not, -1 when out of memory. */
+static int trunc_ent(struct dedup_flow *fl, uint32_t i,
+                     enum dedup_flow_side side, uint32_t part, int64_t d)
+{
+        struct flow_ent *e = &fl->ents[i];
+        struct flow_rec r;
+        int unsure, back = 0;
+
+        dedup_flow_unpack(fl, i, &r);
+        if (side == DEDUP_FLOW_SIDE_SOURCE) {
+                /* An outstanding source record (pending or lost) no
+                 * longer is: never due.  A copied one keeps its verdict. */
+                if (!(e->flags & F_SRC) || (e->flags & (F_GONE | F_PRIOR)) ||
+                    r.copies || r.src_part != part || r.src_offset < d)
+                        return 0;
+                dedup_flow_acct(fl, e, &fl->cur, -1);
+                q_unlink(fl, i);
+                e->flags &= ~F_DUE;
+                e->flags |= F_GONE;
+                dedup_flow_acct(fl, e, &fl->cur, +1);
+                touch(fl, i);
+                return fl->failed ? -1 : 1;
+        }
+        if (!cut_copies(&r, part, d, &unsure))
+                return 0;
+        dedup_flow_acct(fl, e, &fl->cur, -1);
+        if (unsure)
+                e->flags |= F_PRIOR;
+        if ((e->flags & F_SRC) && !r.copies &&
+            !(e->flags & (F_PRIOR | F_GONE))) {
+                /* Outstanding again: due by the rules, due_records
+                 * counted from now. */
+                e->flags &= ~F_DUE;
+                r.born = fl->st.sink_reads;
+                back = 1;
+        }
+        if (dedup_flow_pack(fl, i, &r))
+                return -1;
+        if (back)
+                q_insert_src(fl, i, r.src_part, r.src_offset);
+        dedup_flow_acct(fl, e, &fl->cur, +1);
+        touch(fl, i);
+        return fl->failed ? -1 : 1;
+}
+
+/* The outcome of a retired view as the engine counts it (outcome_of()). */
+static enum dedup_flow_outcome view_outcome(const struct dedup_flow *fl,
+                                            const struct dedup_flow_view *v)
+{
+        if (!v->src_seen)
+                return v->due ? DEDUP_FLOW_UNEXPECTED : DEDUP_FLOW_AWAITING;
+        if (!v->copies) {
+                if (v->prior)
+                        return DEDUP_FLOW_DELIVERED;
+                if (v->gone || !v->due)
+                        return DEDUP_FLOW_PENDING;
+                return fl->conf.expect == DEDUP_FLOW_AT_MOST_ONE
+                           ? DEDUP_FLOW_DELIVERED
+                           : DEDUP_FLOW_LOST;
+        }
+        if (v->copies == 1 || fl->conf.expect == DEDUP_FLOW_AT_LEAST_ONE)
+                return DEDUP_FLOW_DELIVERED;
+        return DEDUP_FLOW_DUPLICATED;
+}
+
+/* v, a retired view (judged: due), after the truncation: 1 when it
+ * changed (outcome and evid too). */
+static int trunc_view(const struct dedup_flow *fl, struct dedup_flow_view *v,
+                      enum dedup_flow_side side, uint32_t part, int64_t d)
+{
+        struct flow_rec r;
+        int unsure, bad = (unsigned)v->outcome < DEDUP_FLOW__OUTCOMES &&
+                          dedup_flow_outcome_bad(v->outcome);
+
+        if (side == DEDUP_FLOW_SIDE_SOURCE) {
+                if (!v->src_seen || v->gone || v->prior || v->copies ||
+                    v->src_part != part || v->src_offset < d)
+                        return 0;
+                v->gone = 1;
+        } else {
+                rec_of_view(v, &r);
+                if (!cut_copies(&r, part, d, &unsure))
+                        return 0;
+                v->copies = r.copies;
+                v->sink_part = r.sink_part;
+                v->sink_part_last = r.sink_part_last;
+                v->sink_offset = r.sink_offset;
+                v->sink_offset_last = r.sink_offset_last;
+                v->sink_ts = r.sink_ts;
+                if (unsure)
+                        v->prior = 1;
+        }
+        /* Its evidence, if it had any, is taken back by the caller when
+         * the new verdict is none. */
+        v->evid = v->evid || bad;
+        v->outcome = view_outcome(fl, v);
+        return 1;
+}
+
+/* v, retired, changed: its new view goes to the retired list (persisted
+ * with the next batch, the later view of the id) and the retired
+ * counters move from the old to the new. */
+static void trunc_view_push(struct dedup_flow *fl,
+                            const struct dedup_flow_view *old,
+                            const struct dedup_flow_view *v)
+{
+        dedup_flow_spill_count(fl, old, -1);
+        dedup_flow_spill_count(fl, v, +1);
+        dedup_flow_spill_push(fl, v);
+}
+
+int dedup_flow_truncated(struct dedup_flow *fl, enum dedup_flow_side side,
+                         uint32_t part, int64_t d, uint64_t *changed)
+{
+        uint64_t k, live = fl->live, n = 0;
+        size_t nret = fl->nretired, j;
+        uint32_t i;
+        int r;
+
+        if (changed)
+                *changed = 0;
+        if (fl->failed)
+                return -1;
+        if (side == DEDUP_FLOW_SIDE_SOURCE) {
+                if (dedup_flow_parts_ensure(fl, part)) {
+                        fl->failed = 1;
+                        return -1;
+                }
+                /* The processor's offsets were of the old log: a record
+                 * written at d or past it again is due by a frontier
+                 * applied from now on. */
+                if (fl->frontier[part] > d)
+                        fl->frontier[part] = d;
+        }
+        for (k = 0, i = fl->head; k < live; k++, i = dedup_flow_next(fl, i)) {
+                if ((r = trunc_ent(fl, i, side, part, d)) < 0) {
+                        fl->failed = 1;
+                        return -1;
+                }
+                n += (uint64_t)r;
+        }
+        /* Retired since the last batch, not yet persisted: their latest
+         * views, but those live again (their live entry is newer). */
+        for (j = 0; j < nret; j++) {
+                struct dedup_flow_view old = fl->retired[j], v;
+                if (dedup_flow_spill_at(fl, &old.id) != j + 1 ||
+                    h_find(fl, &old.id, NULL, 0) != NIL)
+                        continue;
+                v = old;
+                if (!trunc_view(fl, &v, side, part, d))
+                        continue;
+                trunc_view_push(fl, &old, &v);
+                n++;
+        }
+        if (changed)
+                *changed = n;
+        return fl->failed ? -1 : 0;
+}
+
+int dedup_flow_retired_truncated(struct dedup_flow *fl,
+                                 enum dedup_flow_side side, uint32_t part,
+                                 int64_t d, const struct dedup_flow_view *v)
+{
+        struct dedup_flow_view nv = *v;
+
+        if (fl->failed)
+                return -1;
+        /* The engine's own view is newer: dedup_flow_truncated() did it. */
+        if (dedup_flow_spill_at(fl, &v->id) ||
+            h_find(fl, &v->id, NULL, 0) != NIL)
+                return 0;
+        if (!trunc_view(fl, &nv, side, part, d))
+                return 0;
+        trunc_view_push(fl, v, &nv);
+        return fl->failed ? -1 : 1;
 }
 
 static int64_t lat_pct(const struct dedup_flow_state *s, uint64_t n, double q)

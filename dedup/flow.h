@@ -15,7 +15,13 @@
  *                                           DELIVERED, a fan-out)
  *   source seen, copies == 0, prior      -> DELIVERED (its copies were in
  *                                           a sink incarnation since
- *                                           retired: restore only)
+ *                                           retired: restore only; or a
+ *                                           sink truncation left copies
+ *                                           it cannot count)
+ *   source seen, copies == 0, gone       -> PENDING for good, never due
+ *                                           (its record was truncated
+ *                                           from the source before a copy
+ *                                           was read: dedup_flow_truncated)
  *   sink seen, no source, not yet aged   -> AWAITING (the source copy may
  *                                           still come: sink-before-source)
  *   sink seen, no source, aged           -> UNEXPECTED
@@ -173,10 +179,18 @@ struct dedup_flow_view {
         uint64_t born; /* reads counter at arrival (for aging) */
         int latency_done;
         /* A source record whose copies were in a sink topic that was
-         * recreated or truncated since (a new incarnation, the copies
-         * forgotten): DELIVERED with no copy, and its copies in the new
-         * sink count from zero, so a re-delivery is not DUPLICATED. */
+         * recreated since (a new incarnation, the copies forgotten), or
+         * truncated where the engine cannot tell whether copies are left
+         * (dedup_flow_truncated()): DELIVERED with no copy, and its
+         * copies count from zero (copies is then a lower bound), so a
+         * re-delivery is not DUPLICATED.  Also set on a sink-only entry
+         * after such a truncation: its source, when it comes, is
+         * DELIVERED. */
         int prior;
+        /* A source record without a copy whose record was truncated from
+         * the source (dedup_flow_truncated()): PENDING for good, never
+         * due; read again from the source, a source record as any. */
+        int gone;
         /* Its last persisted view was lost, duplicated or unexpected
          * (the caller keeps evidence of those: dedup_flow_outcome_bad()),
          * so a write that is none of them must take that evidence back.
@@ -250,6 +264,68 @@ void dedup_flow_state_set(struct dedup_flow *fl,
 /* Restores a live entry (not dirty); in seq order.  0, or -1 (memory, or
  * an id already there). */
 int dedup_flow_restore(struct dedup_flow *fl, const struct dedup_flow_view *v);
+
+/*
+ * A partition of one side truncated at offset d (an unclean leader
+ * election: records read, then gone from the log; the caller found d).
+ * Unlike a recreated topic (a new incarnation, which the caller handles
+ * in its store), the entries are corrected, live ones and the retired
+ * ones not yet persisted:
+ *
+ * DEDUP_FLOW_SIDE_SINK, part a sink part: every copy on part at offset
+ * >= d is gone.  An entry keeps its first and last copy and a count, and
+ * copies read on one part come in offset order, so what is left is known
+ * for one copy, for two (both ends kept), and for more when the last copy
+ * is on part below d (none gone).  An entry whose copies are all gone is
+ * outstanding again: PENDING (not due, queued by source offset, due by
+ * the rules again: due_records counted from now, due_ms from the record's
+ * time as before, a frontier applied from now on, even the same one), so
+ * LOST if the processor does not copy it again, DELIVERED once (not
+ * DUPLICATED) if it does.  An entry with copies left keeps those (a
+ * DUPLICATED one with one left turns DELIVERED).  Unknowable: more than
+ * two copies with the copies between the first and the last on part or
+ * elsewhere (the last not on part below d).  The engine then keeps the
+ * copies surely left (the ends not gone: 0, 1 or 2) and sets prior: with
+ * none left the entry reads DELIVERED, not LOST, and a copy written
+ * again counts from the ones kept, so it never turns a false LOST or a
+ * false DUPLICATED (a missed one at worst: a loss or a duplicate among
+ * copies it can no longer count).  An entry already prior stays
+ * DELIVERED with no copy left.
+ *
+ * DEDUP_FLOW_SIDE_SOURCE, part a source part: a source record at offset
+ * >= d of part that was outstanding (PENDING or LOST, no copy) no longer
+ * exists, so no copy is owed: it is gone (view.gone), PENDING for good,
+ * never due, never LOST.  A copy of it read later was made before the
+ * truncation: DELIVERED, not UNEXPECTED.  Written again (the same id read
+ * from the source), it is a source record again, normal rules.  A record
+ * with a copy keeps its verdict (the processor did copy it).  The part's
+ * frontier goes back to d: a record written at d or past it again is due
+ * by a frontier applied from then on.
+ *
+ * Sink-only entries follow the sink rule (copies gone are not counted:
+ * UNEXPECTED counts fewer records).  Changed entries are dirty (their
+ * verdict changes reach the caller as any other: a DUPLICATED turned
+ * DELIVERED has evid set, and its evidence is taken back); changed
+ * retired views go to the retired list (dedup_flow_retired()) and the
+ * retired counters move with them.  *changed (may be NULL): how many
+ * entries changed.  0, or -1 (out of memory: the flow is failed).
+ */
+enum dedup_flow_side {
+        DEDUP_FLOW_SIDE_SOURCE = 0,
+        DEDUP_FLOW_SIDE_SINK,
+};
+int dedup_flow_truncated(struct dedup_flow *fl, enum dedup_flow_side side,
+                         uint32_t part, int64_t d, uint64_t *changed);
+/* The same truncation applied to v, a retired view the caller's store
+ * holds (its latest, persisted), after dedup_flow_truncated(): retired
+ * entries are judged (due), so a source record whose copies are all gone
+ * is LOST there until a copy written again revives it.  1 when it changed
+ * (its new view is in the retired list, the counters moved), 0 when not
+ * (or when the engine holds a newer view of the id: live or in the
+ * retired list), -1 when the flow failed. */
+int dedup_flow_retired_truncated(struct dedup_flow *fl,
+                                 enum dedup_flow_side side, uint32_t part,
+                                 int64_t d, const struct dedup_flow_view *v);
 
 /* Where retired entries already persisted are found again: fills *out
  * with the latest retired entry of id (outcome as it was counted, due set)

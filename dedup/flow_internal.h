@@ -49,6 +49,7 @@
 #define F_PRIOR 0x80u  /* delivered to a sink incarnation since retired */
 #define F_EVID 0x100u  /* persisted lost, duplicated or unexpected */
 #define F_WIDE 0x200u  /* fields in fl->wide[src_off] (flow_pack.c) */
+#define F_GONE 0x400u  /* its source record was truncated away uncopied */
 
 /* An entry's fields, unpacked: what flow.c reads and writes. */
 struct flow_rec {
@@ -169,6 +170,13 @@ void dedup_flow_spill_revived(struct dedup_flow *fl,
                               const struct dedup_flow_view *v);
 /* Empties the retired list (persisted). */
 void dedup_flow_spill_clear(struct dedup_flow *fl);
+/* Adds (sign +1) or takes (-1) a retired view's contribution to the
+ * retired counters, by the outcome stored in it. */
+void dedup_flow_spill_count(struct dedup_flow *fl,
+                            const struct dedup_flow_view *v, int sign);
+/* Index + 1 of id's latest view in the retired list; 0: not there. */
+size_t dedup_flow_spill_at(const struct dedup_flow *fl,
+                           const struct dedup_id *id);
 
 /* flow_pack.c */
 /* Entry i's fields. */

@@ -88,17 +88,39 @@ static void sub_clamp(uint64_t *c, uint64_t n)
         *c = *c > n ? *c - n : 0;
 }
 
+void dedup_flow_spill_count(struct dedup_flow *fl,
+                            const struct dedup_flow_view *v, int sign)
+{
+        struct dedup_flow_counts *c = &fl->st.retired;
+        uint64_t w = v->src_seen ? 1 : v->copies;
+        uint64_t extra = v->outcome == DEDUP_FLOW_DUPLICATED && v->copies
+                             ? v->copies - 1
+                             : 0;
+
+        if ((unsigned)v->outcome >= DEDUP_FLOW__OUTCOMES)
+                return;
+        if (sign > 0) {
+                c->outcome[v->outcome] += w;
+                c->duplicate_copies += extra;
+        } else {
+                sub_clamp(&c->outcome[v->outcome], w);
+                sub_clamp(&c->duplicate_copies, extra);
+        }
+}
+
 /* Takes a retired view's contribution out of the retired counters, by the
  * outcome it was counted with (stored in the view). */
 static void retired_sub(struct dedup_flow *fl, const struct dedup_flow_view *v)
 {
-        struct dedup_flow_counts *c = &fl->st.retired;
+        dedup_flow_spill_count(fl, v, -1);
+}
 
-        if ((unsigned)v->outcome >= DEDUP_FLOW__OUTCOMES)
-                return;
-        sub_clamp(&c->outcome[v->outcome], v->src_seen ? 1 : v->copies);
-        if (v->outcome == DEDUP_FLOW_DUPLICATED && v->copies)
-                sub_clamp(&c->duplicate_copies, v->copies - 1);
+size_t dedup_flow_spill_at(const struct dedup_flow *fl,
+                           const struct dedup_id *id)
+{
+        if (!fl->nretired)
+                return 0;
+        return fl->rslots[r_slot(fl, id)];
 }
 
 int dedup_flow_spill_find(struct dedup_flow *fl, const struct dedup_id *id,

@@ -331,6 +331,40 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
         return role == AUDIT_FLOW_SINK;
 }
 
+int audit_flow_truncated(struct audit *a, const struct ledger_part *lp,
+                         int64_t d, char *errstr, size_t errstr_size)
+{
+        int role = a->rt[lp->part].flow_role;
+        uint64_t changed = 0;
+        char err[256];
+
+        if (role != AUDIT_FLOW_SOURCE && role != AUDIT_FLOW_SINK)
+                return 0;
+        if (ledger_flow_truncated(a->lg,
+                                  role == AUDIT_FLOW_SINK
+                                      ? DEDUP_FLOW_SIDE_SINK
+                                      : DEDUP_FLOW_SIDE_SOURCE,
+                                  lp->part, d, &changed, err, sizeof(err))) {
+                snprintf(errstr, errstr_size,
+                         "%s [%d]: cannot take the truncation into the flow "
+                         "audit: %s",
+                         lp->topic, (int)lp->partition, err);
+                return -1;
+        }
+        log_warn("%s [%d]: flow: the %s was truncated at offset %lld: %llu "
+                 "flow entr%s corrected (%s)",
+                 lp->topic, (int)lp->partition,
+                 role == AUDIT_FLOW_SINK ? "sink" : "source", (long long)d,
+                 (unsigned long long)changed, changed == 1 ? "y" : "ies",
+                 role == AUDIT_FLOW_SINK
+                     ? "copies at or past it are gone: a record left with "
+                       "none is outstanding again, lost if the processor "
+                       "does not copy it again"
+                     : "records at or past it not yet copied are gone: "
+                       "never due, never lost");
+        return 0;
+}
+
 /* serve: says when the flow's lost, duplicated or unexpected counts
  * grow (at most every 5 s), as the live anomaly lines do for topics. */
 /* Entries retired past --flow-max-ids that still read lost or unexpected

@@ -361,6 +361,12 @@ int audit_flow_topics(struct audit *a, char *errstr, size_t errstr_size);
 int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size);
 int audit_flow_record(struct audit *a, const struct ledger_part *lp,
                       int64_t offset, const struct dedup_hdrs *h);
+/* lp, a flow's source or sink part (else nothing), was truncated at d
+ * (trunc_unaudit.c): its entries corrected (ledger_flow_truncated()),
+ * written by the next commit with the truncation.  0, or -1 with
+ * errstr. */
+int audit_flow_truncated(struct audit *a, const struct ledger_part *lp,
+                         int64_t d, char *errstr, size_t errstr_size);
 void audit_flow_poll(struct audit *a, int64_t now);
 void audit_flow_end(struct audit *a);
 void audit_flow_free(struct audit *a);

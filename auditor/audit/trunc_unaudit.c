@@ -13,7 +13,9 @@
  * offsets, the records and each stream's seqs.  All of it is written by
  * the next commit, in one transaction.  The id windows keep the ids of
  * records taken back: a copy written again under --dedup-key reads as
- * redelivered (see docs/RUNBOOK.md).
+ * redelivered (see docs/RUNBOOK.md).  A flow's source or sink part has
+ * its flow entries corrected too (flow.c, audit_flow_truncated()), in
+ * the same commit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +142,19 @@ int audit_trunc_unaudit(struct audit *a, struct ledger_part *lp, int64_t d,
         t.detail = detail;
         if (ledger_trunc_pending(a->lg, lp, &t, errstr, errstr_size))
                 goto out;
+        /* A flow's source or sink: its entries are corrected, not
+         * dropped as a new incarnation's (dedup/flow.h).  Found when the
+         * audit starts, the flow is not loaded yet: not corrected. */
+        if (a->flow) {
+                if (audit_flow_truncated(a, lp, d, errstr, errstr_size))
+                        goto out;
+        } else if (a->conf.source_cnt) {
+                log_warn("%s [%d]: truncated before the flow audit was "
+                         "loaded: if it is a source or a sink of the flow, "
+                         "its flow entries are not corrected (copies past "
+                         "offset %lld still count)",
+                         lp->topic, (int)lp->partition, (long long)d);
+        }
         log_warn("%s [%d]: truncated: the log now ends at %lld, below "
                  "offset %lld that the audit had read (%s; an unclean "
                  "leader election?); it is the same log up to offset %lld: "

@@ -434,6 +434,60 @@ static int ledger_flow_lookup(void *opaque, const struct dedup_id *id,
         return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* A truncated partition                                               */
+/* ------------------------------------------------------------------ */
+
+struct trunc_ctx {
+        struct dedup_flow *fl;
+        enum dedup_flow_side side;
+        uint32_t part;
+        int64_t d;
+        uint64_t changed;
+};
+
+static int trunc_retired_cb(void *opaque, const struct dedup_flow_view *v)
+{
+        struct trunc_ctx *c = opaque;
+        int r = dedup_flow_retired_truncated(c->fl, c->side, c->part, c->d, v);
+
+        if (r < 0)
+                return 1; /* out of memory */
+        c->changed += (uint64_t)r;
+        return 0;
+}
+
+int ledger_flow_truncated(struct ledger *lg, enum dedup_flow_side side,
+                          uint32_t part, int64_t d, uint64_t *changed,
+                          char *errstr, size_t errstr_size)
+{
+        struct trunc_ctx c = {lg->flow, side, part, d, 0};
+        struct dedup_flow_state s;
+        unsigned o;
+        int any = 0;
+
+        *changed = 0;
+        if (!lg->flow) {
+                snprintf(errstr, errstr_size, "no flow is loaded");
+                return -1;
+        }
+        if (dedup_flow_truncated(lg->flow, side, part, d, &c.changed)) {
+                snprintf(errstr, errstr_size,
+                         "the flow audit ran out of memory");
+                return -1;
+        }
+        /* The retired entries already committed: one walk of the store
+         * (a truncation is rare), none when nothing was ever retired. */
+        dedup_flow_state_get(lg->flow, &s);
+        for (o = 0; o < DEDUP_FLOW__OUTCOMES; o++)
+                any |= s.retired.outcome[o] != 0;
+        if (any && ledger_flow_store_retired_foreach(lg, trunc_retired_cb, &c,
+                                                     errstr, errstr_size))
+                return -1;
+        *changed = c.changed;
+        return 0;
+}
+
 /* row_view() for ledger_flow_store_legacy(). */
 static int legacy_row(struct ledger *lg, sqlite3_stmt *st,
                       struct dedup_flow_view *v)

@@ -13,7 +13,8 @@
  *    80 sink ts
  *    88 bits (u32): outcome (4 bits), live << 4 (2 bits: 1 held by the
  *       engine, 0 retired, 2 judged in an old incarnation, 3 dropped with
- *       one), src_seen << 6, due << 7, latency_done << 8, prior << 9
+ *       one), src_seen << 6, due << 7, latency_done << 8, prior << 9,
+ *       gone << 10 (a source record truncated away: dedup/flow.h)
  *    92 id length (u32)   96 up to 32 bytes of the id
  * The latest view of an id counts: a later batch's over an earlier one's,
  * the batches' over the files', a newer file's over an older one's.
@@ -130,7 +131,8 @@ static void view_pack(const struct ledger_flow_store *fs,
                         (uint32_t) !!v->src_seen << 6 |
                         (uint32_t) !!v->due << 7 |
                         (uint32_t) !!v->latency_done << 8 |
-                        (uint32_t) !!v->prior << 9;
+                        (uint32_t) !!v->prior << 9 |
+                        (uint32_t) !!v->gone << 10;
 
         memset(p, 0, VIEW);
         le64_put(p, v->id.lo);
@@ -180,6 +182,7 @@ static int view_unpack(const struct ledger_flow_store *fs,
         v->due = !!(bits & 1u << 7);
         v->latency_done = !!(bits & 1u << 8);
         v->prior = !!(bits & 1u << 9);
+        v->gone = !!(bits & 1u << 10);
         v->evid = v->outcome != DEDUP_FLOW__OUTCOMES &&
                   dedup_flow_outcome_bad(v->outcome);
         v->id_len = le32_get(p + 92);
@@ -958,6 +961,45 @@ int ledger_flow_store_find(struct ledger *lg, const struct dedup_id *id,
         if (!hit || v_live(hit) != LIVE_RETIRED)
                 return 0;
         return view_unpack(fs, hit, out) ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The retired views                                                   */
+/* ------------------------------------------------------------------ */
+
+struct ret_ctx {
+        struct ledger_flow_store *fs;
+        ledger_flow_view_fn *cb;
+        void *opaque;
+};
+
+static int ret_cb(void *opaque, const unsigned char *p)
+{
+        struct ret_ctx *c = opaque;
+        struct dedup_flow_view v;
+
+        /* Held ones are the engine's; an old incarnation's never come
+         * back; one naming a part the flow no longer has neither. */
+        if (v_live(p) != LIVE_RETIRED || view_unpack(c->fs, p, &v))
+                return 0;
+        return c->cb(c->opaque, &v) ? 1 : 0;
+}
+
+int ledger_flow_store_retired_foreach(struct ledger *lg,
+                                      ledger_flow_view_fn *cb, void *opaque,
+                                      char *errstr, size_t errstr_size)
+{
+        struct ret_ctx c = {lg->fs, cb, opaque};
+        int x;
+
+        if (!lg->fs) {
+                snprintf(errstr, errstr_size, "the flow store is not open");
+                return -1;
+        }
+        x = latest_foreach(lg, ret_cb, &c, errstr, errstr_size);
+        if (x > 0)
+                snprintf(errstr, errstr_size, "out of memory");
+        return x ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */

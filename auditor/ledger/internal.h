@@ -400,6 +400,14 @@ void ledger_flow_store_committed(struct ledger *lg);
 int ledger_flow_store_find(struct ledger *lg, const struct dedup_id *id,
                            struct dedup_flow_view *out, char *errstr,
                            size_t errstr_size);
+/* Calls cb with the latest view of every retired entry (live = 0) of the
+ * attached flow, committed; cb returning non-zero (out of memory) stops
+ * it.  0, or -1 with errstr. */
+typedef int(ledger_flow_view_fn)(void *opaque,
+                                 const struct dedup_flow_view *v);
+int ledger_flow_store_retired_foreach(struct ledger *lg,
+                                      ledger_flow_view_fn *cb, void *opaque,
+                                      char *errstr, size_t errstr_size);
 int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
                                 struct ledger_flow_inc *r, char *errstr,
                                 size_t errstr_size);

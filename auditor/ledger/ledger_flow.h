@@ -40,6 +40,22 @@ int ledger_flow_load(struct ledger *lg, struct dedup_flow *fl,
                      const struct ledger_part *parts, size_t nparts,
                      const char *expect, char *errstr, size_t errstr_size);
 
+/*
+ * Sink or source part (a flow part, as the engine numbers them) of the
+ * attached flow was truncated at offset d (an unclean leader election;
+ * not a recreated topic, which is a new incarnation): the engine's
+ * entries are corrected (dedup_flow_truncated()), and so are the retired
+ * ones the store holds (dedup_flow_retired_truncated(): their new views
+ * join the engine's retired list).  Nothing is written here: the next
+ * ledger_commit() writes it all, with the truncation the caller noted
+ * (ledger_trunc_pending()), in one transaction.  *changed: the entries
+ * changed.  0, or -1 with errstr (out of memory, the store unreadable:
+ * the flow is then not to be committed).
+ */
+int ledger_flow_truncated(struct ledger *lg, enum dedup_flow_side side,
+                          uint32_t part, int64_t d, uint64_t *changed,
+                          char *errstr, size_t errstr_size);
+
 /* How many views the flow's batches gather before they are closed into a
  * file of their own (schema/0016_flow_store.sql); 0: the default,
  * 131,072.  For tests, which want files from a few ids. */
