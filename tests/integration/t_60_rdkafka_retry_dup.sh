@@ -18,7 +18,7 @@
 # it only touches this broker, not every loopback user of the machine.
 source "$(dirname "$0")/lib.sh"
 
-N=3000 RATE=1000 # 3 s of producing; the broker freezes 1 s in, for 3 s
+N=3000 RATE=1000 # 3 s of producing; the broker freezes 200 records in, for 3 s
 # Never leave the broker frozen, whatever happens below.
 broker_freezable
 
@@ -32,7 +32,17 @@ for idem in false true; do
                 -X enable.idempotence="$idem" -X socket.timeout.ms=500 \
                 -X reconnect.backoff.max.ms=200 \
                 >"$IT_TMP/produce-$idem.json" 2>"$IT_TMP/produce-$idem.err"
-        sleep 1
+        # Freeze once records are landing, not after a fixed second: an
+        # idempotent producer first asks for its PID, and a freeze that
+        # catches that request times out no ProduceRequest (seen under
+        # load: "Timed out InitProducerIdRequest in flight").
+        for _ in $(seq 300); do
+                end="$(kcat -b "$BOOTSTRAP" -Q -t "$T:0:-1" 2>/dev/null |
+                        awk '/offset/ { print $NF }')"
+                [ "${end:-0}" -lt 200 ] || break
+                sleep 0.1
+        done
+        [ "${end:-0}" -ge 200 ] || die "the producer wrote ${end:-0} records in 30 s"
         kill -STOP "$BPID"
         log "broker frozen"
         sleep 3
