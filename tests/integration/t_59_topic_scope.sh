@@ -142,6 +142,10 @@ done
 # kept), written to the next partition with kcat, headers as they are,
 # must be found with their first copies as evidence.
 log "== copies on another partition"
+# An injected duplicate usually lands with its first copy, but unkeyed, the
+# sticky partitioner can switch between the two (seen once in CI: 1 of
+# 223): count the three copies made here on top of those.
+CROSS0=$ORACLE_CROSS
 read -r SRC FIRST DST HW < <(python3 -c 'import json, subprocess, sys
 bootstrap, topic = sys.argv[1], sys.argv[2]
 out = subprocess.run(["kcat", "-C", "-b", bootstrap, "-t", topic, "-o",
@@ -180,7 +184,7 @@ print(p, recs[0]["offset"], dst, hw)' "$BOOTSTRAP" "$T") ||
 log "copied partition $SRC offsets $FIRST.. to partition $DST offsets $HW.."
 check_scan "copies" 2 --db "$IT_TMP/copies.db"
 assert_eq "copies: oracle extra" $((dups + 3)) "$ORACLE_EXTRA"
-assert_eq "copies: oracle copies on another partition" 3 "$ORACLE_CROSS"
+assert_eq "copies: oracle copies on another partition" $((CROSS0 + 3)) "$ORACLE_CROSS"
 # A run of copies is one anomaly naming the first copy of its lowest seq;
 # which copy is "first" is the one the audit read first (partitions are
 # read at their own paces): either way the anomaly names both places.
