@@ -260,6 +260,18 @@ static void latency(struct dedup_flow *fl, struct flow_ent *e,
 /* Life of an entry                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A record's copies (count, first and last place, first time) into v. */
+static void view_copies_of_rec(struct dedup_flow_view *v,
+                               const struct flow_rec *r)
+{
+        v->copies = r->copies;
+        v->sink_part = r->sink_part;
+        v->sink_part_last = r->sink_part_last;
+        v->sink_offset = r->sink_offset;
+        v->sink_offset_last = r->sink_offset_last;
+        v->sink_ts = r->sink_ts;
+}
+
 /* The view of entry i, as the API and the retired list show it. */
 static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
                                 struct dedup_flow_view *v)
@@ -276,12 +288,7 @@ static void dedup_flow_ent_view(const struct dedup_flow *fl, uint32_t i,
         v->src_part = r.src_part;
         v->src_offset = r.src_offset;
         v->src_ts = r.src_ts;
-        v->copies = r.copies;
-        v->sink_part = r.sink_part;
-        v->sink_part_last = r.sink_part_last;
-        v->sink_offset = r.sink_offset;
-        v->sink_offset_last = r.sink_offset_last;
-        v->sink_ts = r.sink_ts;
+        view_copies_of_rec(v, &r);
         v->born = r.born;
         v->latency_done = !!(e->flags & F_LAT);
         v->prior = !!(e->flags & F_PRIOR);
@@ -972,12 +979,7 @@ static int trunc_view(const struct dedup_flow *fl, struct dedup_flow_view *v,
                 rec_of_view(v, &r);
                 if (!cut_copies(&r, part, d, &unsure))
                         return 0;
-                v->copies = r.copies;
-                v->sink_part = r.sink_part;
-                v->sink_part_last = r.sink_part_last;
-                v->sink_offset = r.sink_offset;
-                v->sink_offset_last = r.sink_offset_last;
-                v->sink_ts = r.sink_ts;
+                view_copies_of_rec(v, &r);
                 if (unsure)
                         v->prior = 1;
         }
