@@ -227,6 +227,8 @@ struct audit_flow_info {
         int group_committed; /* it has a committed offset on a source */
         uint64_t frontiers;  /* frontiers applied */
         uint64_t holds;      /* times pacing held one side back */
+        uint64_t ts_holds;   /* times pacing held sink parts back in the
+                                records' time */
         int64_t lag;         /* records of the sources above the group's
                                 committed offsets at the last read; -1 */
 };

@@ -322,6 +322,9 @@ int audit_flow_record(struct audit *a, const struct ledger_part *lp,
 {
         int role = a->topics[a->last_topic].flow_role;
 
+        if (h->ts_ms > 0)
+                a->rt[lp->part].flow_ts = h->ts_ms;
+
         if (role == AUDIT_FLOW_SOURCE)
                 dedup_flow_source(a->flow, lp->part, offset, h->ts_ms, h->id,
                                   h->id ? h->id_len : 0);
@@ -425,6 +428,26 @@ static void flow_say(struct audit *a, int64_t now)
 #define FLOW_HOLD_AT(max) ((max) / 4)
 #define FLOW_FREE_AT(max) ((max) / 8)
 
+/*
+ * Pacing in the records' time.  A copy is written after its source
+ * record, so in a scan a sink partition whose records are later than
+ * those of every source partition still being read is ahead of the
+ * sources: what it reads now are copies of records not read yet.  Each
+ * becomes an entry awaiting its source, written to the ledger at the
+ * next commit, aged unexpected (an evidence row, taken back when the
+ * source comes) and written again: of a 2M-record flow scan, more than
+ * 2.5 views per id.  Read after its source, a copy meets it in memory.
+ * So a sink part whose last record is more than FLOW_TS_AHEAD_MS later
+ * than the earliest last record of the sources being read is paused,
+ * and resumed once the sources are no more than FLOW_TS_AHEAD_MS / 2
+ * behind it, or have nothing more to read now.  A source part that gave
+ * nothing for FLOW_TS_IDLE_MS (an open transaction holding it, say) does
+ * not hold the sinks back.  Timestamps only order the reading: the
+ * verdicts do not depend on the order.
+ */
+#define FLOW_TS_AHEAD_MS 1000
+#define FLOW_TS_IDLE_MS 1000
+
 /* Whether a part of role has records to read now (not at its end). */
 static int side_reading(const struct audit *a, int role)
 {
@@ -432,7 +455,8 @@ static int side_reading(const struct audit *a, int role)
 
         for (p = 0; p < a->nparts; p++)
                 if (a->rt[p].flow_role == role && !a->rt[p].done &&
-                    !a->rt[p].eof && !a->rt[p].flow_held)
+                    !a->rt[p].eof && !a->rt[p].flow_held &&
+                    !a->rt[p].flow_ts_held)
                         return 1;
         return 0;
 }
@@ -452,7 +476,7 @@ static void side_hold(struct audit *a, int role)
         for (p = 0; p < a->nparts; p++) {
                 struct audit_rt *rt = &a->rt[p];
                 if (a->rt[p].flow_role != role || rt->done || rt->paused ||
-                    rt->eof)
+                    rt->eof || rt->flow_ts_held)
                         continue;
                 rd_kafka_topic_partition_list_add(l, a->parts[p].topic,
                                                   a->parts[p].partition);
@@ -506,6 +530,73 @@ static void side_free(struct audit *a, int64_t now)
         a->fls.held_role = AUDIT_FLOW_NONE;
 }
 
+/* The earliest last record of the source parts being read now (ms), or
+ * INT64_MAX when none is. */
+static int64_t sources_time(const struct audit *a, int64_t now)
+{
+        int64_t t = INT64_MAX;
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++) {
+                const struct audit_rt *rt = &a->rt[p];
+                if (rt->flow_role != AUDIT_FLOW_SOURCE || rt->done ||
+                    rt->eof || rt->paused || rt->flow_held ||
+                    now - rt->last_progress_ms >= FLOW_TS_IDLE_MS)
+                        continue;
+                if (rt->flow_ts < t)
+                        t = rt->flow_ts;
+        }
+        return t;
+}
+
+static void ts_pace(struct audit *a, int64_t now)
+{
+        int64_t t = sources_time(a, now);
+        rd_kafka_topic_partition_list_t *hold = NULL, *go = NULL;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        uint32_t p;
+
+        for (p = 0; p < a->nparts; p++) {
+                struct audit_rt *rt = &a->rt[p];
+                rd_kafka_topic_partition_list_t **l;
+                if (rt->flow_role != AUDIT_FLOW_SINK || rt->paused ||
+                    rt->flow_held)
+                        continue;
+                if (!rt->flow_ts_held && !rt->done && !rt->eof &&
+                    t != INT64_MAX && rt->flow_ts > t + FLOW_TS_AHEAD_MS)
+                        l = &hold;
+                else if (rt->flow_ts_held &&
+                         a->fls.held_role != AUDIT_FLOW_SINK &&
+                         (rt->done || t == INT64_MAX ||
+                          rt->flow_ts <= t + FLOW_TS_AHEAD_MS / 2))
+                        l = &go;
+                else
+                        continue;
+                if (!*l)
+                        *l = rd_kafka_topic_partition_list_new(8);
+                rd_kafka_topic_partition_list_add(*l, a->parts[p].topic,
+                                                  a->parts[p].partition);
+                rt->flow_ts_held = l == &hold;
+                if (l == &go)
+                        rt->last_progress_ms = now;
+        }
+        if (hold) {
+                rd_kafka_pause_partitions(flow_rk(a, AUDIT_FLOW_SINK), hold);
+                rd_kafka_topic_partition_list_destroy(hold);
+                a->fls.info.ts_holds++;
+        }
+        if (go) {
+                /* As side_free(): from where the application stood. */
+                err = rd_kafka_resume_partitions(flow_rk(a, AUDIT_FLOW_SINK),
+                                                 go);
+                rd_kafka_topic_partition_list_destroy(go);
+        }
+        if (err)
+                log_warn("flow: cannot resume the sink partitions let go "
+                         "after pacing: %s",
+                         rd_kafka_err2str(err));
+}
+
 static void flow_pace(struct audit *a, int64_t now)
 {
         uint64_t max = a->conf.flow.max_ids, src, snk;
@@ -516,6 +607,7 @@ static void flow_pace(struct audit *a, int64_t now)
          * backlog is not paced. */
         if (a->conf.follow)
                 return;
+        ts_pace(a, now);
         /* Live entries only: retired ones were judged. */
         dedup_flow_outstanding(a->flow, &src, &snk);
         if (a->fls.held_role == AUDIT_FLOW_SOURCE) {

@@ -106,6 +106,10 @@ struct audit_rt {
         int fp_stale;        /* parts[].fp.offset is set, its hash not yet
                                 (audit_fingerprint_batch) */
         int flow_held;       /* paused by the flow's pacing (flow.c) */
+        int flow_ts_held;    /* a sink part paused by the flow's pacing
+                                in the records' time (flow.c) */
+        int64_t flow_ts;     /* the time of the last record read in it
+                                (ms; 0: none yet), for that pacing */
         int flow_role;       /* AUDIT_FLOW_*: its topic's, set once
                                 (audit_flow_setup, audit_part_new) */
         int owned;           /* audited by this process now (single:
