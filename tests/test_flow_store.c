@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -242,8 +243,8 @@ static void summary_eq(struct ledger *lg, const struct dedup_flow_stats *st)
         assert_int_equal(s.lat_count, st->lat_count);
 }
 
-/* "<path>-ids/<n>.flow" files. */
-static int flow_files(const char *path)
+/* "<path>-ids/<n>SUFFIX" files. */
+static int files_named(const char *path, const char *suffix)
 {
         char dir[128];
         struct dirent *de;
@@ -254,11 +255,34 @@ static int flow_files(const char *path)
         d = opendir(dir);
         if (!d)
                 return 0;
-        while ((de = readdir(d)))
-                if (strstr(de->d_name, ".flow"))
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name), sl = strlen(suffix);
+                if (len > sl && !strcmp(de->d_name + len - sl, suffix))
                         n++;
+        }
         closedir(d);
         return n;
+}
+
+static int flow_files(const char *path)
+{
+        return files_named(path, ".flow");
+}
+
+/* The batches' logs ("<n>.flowlog", schema/0018_flow_log.sql). */
+static int log_files(const char *path)
+{
+        return files_named(path, ".flowlog");
+}
+
+/* The size of the log flow_log names, or -1. */
+static int64_t log_size(const char *path, int64_t log)
+{
+        char f[160];
+        struct stat sb;
+
+        snprintf(f, sizeof(f), "%s-ids/%lld.flowlog", path, (long long)log);
+        return stat(f, &sb) ? -1 : (int64_t)sb.st_size;
 }
 
 static int64_t db_int(const char *path, const char *sql)
@@ -314,6 +338,17 @@ static void test_store_bounded(void **state)
         assert_int_equal(flow_files(fx->path[0]),
                          db_int(fx->path[0], "SELECT count(*) FROM "
                                              "flow_gens"));
+        /* One log, the one its row names, holding what the row says; the
+         * batches are no longer blobs. */
+        assert_int_equal(log_files(fx->path[0]), 1);
+        assert_true(db_int(fx->path[0], "SELECT bytes FROM flow_log") > 0);
+        assert_int_equal(log_size(fx->path[0],
+                                  db_int(fx->path[0], "SELECT log FROM "
+                                                      "flow_log")),
+                         db_int(fx->path[0], "SELECT bytes FROM flow_log"));
+        assert_int_equal(db_int(fx->path[0], "SELECT count(*) FROM "
+                                             "flow_batches"),
+                         0);
         /* One evidence row per bad entry: lost and duplicated source
          * ids, unexpected sink records (one each here), no other. */
         bad = want.c.outcome[DEDUP_FLOW_LOST] +
@@ -525,9 +560,12 @@ static void test_store_crash(void **state)
         files = flow_files(fx->path[1]);
         assert_true(gens > 0);
         assert_int_equal(files, gens + 1);
+        /* ... and the next log, which no row names either. */
+        assert_int_equal(log_files(fx->path[1]), 2);
 
         assert_int_equal(run_open(fx, fx->path[1], &r), 0);
         assert_int_equal(flow_files(fx->path[1]), gens);
+        assert_int_equal(log_files(fx->path[1]), 1);
         summary_eq(r.lg, &at_k);
         play(fx, fx->path[1], &r, k, nev, 0);
         finish(r.fl);
@@ -543,6 +581,140 @@ static void db_exec(const char *path, const char *sql)
         assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(db);
+}
+
+/* The log flow_log names: its path into f, its number. */
+static int64_t log_path(const char *path, char *f, size_t size)
+{
+        int64_t log = db_int(path, "SELECT log FROM flow_log");
+
+        snprintf(f, size, "%s-ids/%lld.flowlog", path, (long long)log);
+        return log;
+}
+
+/* A commit that wrote its views to the log and died before its
+ * transaction committed leaves bytes past the length flow_log says: a
+ * restart reads none of them, and the next commit writes over them. */
+static void test_store_log_tail(void **state)
+{
+        struct fx *fx = *state;
+        const char *path = fx->path[0];
+        struct dedup_flow_stats want, at_k;
+        size_t k = 7 * EVERY + 3;
+        unsigned char junk[3 * 128];
+        char f[160];
+        int64_t bytes;
+        size_t i;
+        struct run r;
+        FILE *fp;
+
+        oracle(&want);
+        assert_int_equal(run_open(fx, path, &r), 0);
+        play(fx, path, &r, 0, k, 0);
+        dedup_flow_stats_get(r.fl, &at_k);
+        run_close(&r);
+        bytes = db_int(path, "SELECT bytes FROM flow_log");
+        assert_true(bytes > 0);
+        log_path(path, f, sizeof(f));
+        assert_int_equal(log_size(path, db_int(path, "SELECT log FROM "
+                                                     "flow_log")),
+                         bytes);
+        /* Views that would count if read: the log's first three, made
+         * held, lost (source seen, due, no copy) and later than all. */
+        fp = fopen(f, "rb");
+        assert_non_null(fp);
+        assert_int_equal(fread(junk, 1, sizeof(junk), fp), sizeof(junk));
+        fclose(fp);
+        for (i = 0; i < 3; i++) {
+                unsigned char *v = junk + i * 128;
+                memset(v + 44, 0, 4);
+                v[88] = 2 | 1 << 4 | 1 << 6 | 1 << 7;
+                v[89] = 0;
+        }
+        fp = fopen(f, "ab");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(junk, 1, sizeof(junk), fp), sizeof(junk));
+        assert_int_equal(fclose(fp), 0);
+
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, &at_k);
+        play(fx, path, &r, k, nev, 0);
+        finish(r.fl);
+        assert_int_equal(commit(fx, &r), 0);
+        summary_eq(r.lg, &want);
+        run_close(&r);
+        /* Whatever log is current holds exactly what its row says. */
+        assert_int_equal(log_size(path, db_int(path, "SELECT log FROM "
+                                                     "flow_log")),
+                         db_int(path, "SELECT bytes FROM flow_log"));
+        /* A restart after the end restores the same figures. */
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, &want);
+        run_close(&r);
+}
+
+/* A ledger from before the log (schema 0016 and 0017) kept its batches as
+ * blobs in flow_batches: they are read, before the log's views, and
+ * deleted when the batches close into a file. */
+static void test_store_batches_blob(void **state)
+{
+        struct fx *fx = *state;
+        const char *path = fx->path[0];
+        struct dedup_flow_stats want, at_k;
+        size_t k = 7 * EVERY + 3, len;
+        sqlite3_stmt *st = NULL;
+        sqlite3 *db = NULL;
+        unsigned char *blob;
+        char f[160];
+        struct run r;
+        FILE *fp;
+
+        oracle(&want);
+        assert_int_equal(run_open(fx, path, &r), 0);
+        play(fx, path, &r, 0, k, 0);
+        dedup_flow_stats_get(r.fl, &at_k);
+        run_close(&r);
+        /* The log's views as one blob row, as 0016 wrote them. */
+        log_path(path, f, sizeof(f));
+        len = (size_t)db_int(path, "SELECT bytes FROM flow_log");
+        assert_true(len > 0);
+        blob = malloc(len);
+        assert_non_null(blob);
+        fp = fopen(f, "rb");
+        assert_non_null(fp);
+        assert_int_equal(fread(blob, 1, len, fp), len);
+        fclose(fp);
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "INSERT INTO flow_batches (views) "
+                                            "VALUES (?1)",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_bind_blob(st, 1, blob, (int)len,
+                                           SQLITE_STATIC),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        sqlite3_finalize(st);
+        assert_int_equal(sqlite3_exec(db, "DELETE FROM flow_log", NULL, NULL,
+                                      NULL),
+                         SQLITE_OK);
+        sqlite3_close(db);
+        free(blob);
+        assert_int_equal(unlink(f), 0);
+
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, &at_k);
+        play(fx, path, &r, k, nev, 0);
+        finish(r.fl);
+        assert_int_equal(commit(fx, &r), 0);
+        summary_eq(r.lg, &want);
+        run_close(&r);
+        /* Closed into files since: the blob is gone, a log took over. */
+        assert_int_equal(db_int(path, "SELECT count(*) FROM flow_batches"), 0);
+        assert_int_equal(log_files(path), 1);
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, &want);
+        run_close(&r);
 }
 
 /* A flow_entries row as a ledger from before the packed store wrote it. */
@@ -590,13 +762,13 @@ static void test_store_legacy(void **state)
         run_close(&r);
         /* ... with its entries as rows instead. */
         db_exec(path, "DELETE FROM flow_batches; DELETE FROM flow_gens; "
-                      "DELETE FROM flow_entries");
+                      "DELETE FROM flow_log; DELETE FROM flow_entries");
         legacy_row(path, 1, "a", "delivered", 1);
         legacy_row(path, 2, "b", "pending", 0);
 
         assert_int_equal(run_open(fx, path, &r), 0);
         assert_int_equal(db_int(path, "SELECT count(*) FROM flow_entries"), 0);
-        assert_true(db_int(path, "SELECT count(*) FROM flow_batches") > 0);
+        assert_true(db_int(path, "SELECT bytes FROM flow_log") > 0);
         /* b's copy, and a second copy of a: both entries came back. */
         assert_int_equal(dedup_flow_sink(r.fl, 0, 1, 1050, "b", 1), 0);
         assert_int_equal(dedup_flow_sink(r.fl, 0, 2, 1060, "a", 1), 0);
@@ -622,6 +794,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_store_crash, fx_setup,
                                             fx_teardown),
             cmocka_unit_test_setup_teardown(test_store_legacy, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_store_log_tail, fx_setup,
+                                            fx_teardown),
+            cmocka_unit_test_setup_teardown(test_store_batches_blob, fx_setup,
                                             fx_teardown),
         };
 

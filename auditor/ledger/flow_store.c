@@ -1,9 +1,13 @@
 /*
  * flow_store.c - the flow engine's entries, packed (schema/0016_flow_store
- * .sql): each commit appends the views it changed as one blob to
- * flow_batches; once the batches hold LEDGER_FLOW_GEN_VIEWS views, their
- * latest views go, sorted by id, to a file of their own ("<gen>.flow",
- * written once by idfiles.c's code, as the id windows' closed generations).
+ * .sql, 0018_flow_log.sql): each commit appends the views it changed to
+ * the batches' log ("<log>.flowlog", made durable before the transaction
+ * that records its new length in flow_log commits); once the batches hold
+ * LEDGER_FLOW_GEN_VIEWS views, their latest views go, sorted by id, to a
+ * file of their own ("<gen>.flow", written once by idfiles.c's code, as
+ * the id windows' closed generations), and the next commit starts a new
+ * log.  A ledger from before the log may still have batches as blobs in
+ * flow_batches: they are read before the log's views.
  *
  * A view, 128 bytes, little-endian:
  *     0 id.lo   8 id.hi   16 seq   24 born
@@ -65,7 +69,8 @@ struct ledger_flow_store {
         uint32_t *key_of;
         struct flow_key *keys;
         size_t nkeys;
-        /* the views of flow_batches, in order, and their ids' latest */
+        /* the batches' views (flow_batches', then the log's), in order,
+         * and their ids' latest */
         unsigned char *b;
         size_t bn, bcap;
         uint32_t *bslots; /* index + 1; 0: empty */
@@ -78,6 +83,12 @@ struct ledger_flow_store {
         size_t wn, wcap;
         int closing; /* the transaction closes the batches into a file */
         struct flow_gen wgen;
+        /* the batches' log: its number (0: none yet) and the length its
+         * flow_log row says; what the open transaction makes them
+         * (wlogged: it wrote the row) */
+        uint64_t log, wlog;
+        size_t logbytes, wlogbytes;
+        int wlogged;
 };
 
 /* ------------------------------------------------------------------ */
@@ -542,6 +553,59 @@ out:
         return rc;
 }
 
+/* The views of the batches' log, up to the length flow_log says (past it:
+ * a commit that did not complete). */
+static int log_load(struct ledger *lg, char *errstr, size_t errstr_size)
+{
+        struct ledger_flow_store *fs = lg->fs;
+        sqlite3_stmt *st = NULL;
+        unsigned char *buf = NULL;
+        size_t at, bytes, chunk = 4096 * VIEW;
+        int64_t log = 0, len = 0;
+        int rc = -1, src;
+
+        if (ledger_prepare(lg, "SELECT log, bytes FROM flow_log", &st, errstr,
+                           errstr_size))
+                return -1;
+        src = sqlite3_step(st);
+        if (src == SQLITE_ROW) {
+                log = sqlite3_column_int64(st, 0);
+                len = sqlite3_column_int64(st, 1);
+        } else if (src != SQLITE_DONE) {
+                ledger_err(lg, "cannot read the flow log's row", errstr,
+                           errstr_size);
+                goto out;
+        }
+        if (log < 0 || len < 0 || (size_t)len % VIEW) {
+                snprintf(errstr, errstr_size,
+                         "the ledger's flow log row is damaged");
+                goto out;
+        }
+        bytes = (size_t)len;
+        if (bytes && !(buf = malloc(chunk))) {
+                snprintf(errstr, errstr_size, "out of memory");
+                goto out;
+        }
+        for (at = 0; at < bytes; at += chunk) {
+                size_t n = bytes - at < chunk ? bytes - at : chunk;
+                if (ledger_idfile_pread(lg, LEDGER_IDFILE_FLOWLOG,
+                                        (uint64_t)log, at, buf, n, errstr,
+                                        errstr_size))
+                        goto out;
+                if (b_add(fs, buf, n / VIEW)) {
+                        snprintf(errstr, errstr_size, "out of memory");
+                        goto out;
+                }
+        }
+        fs->log = (uint64_t)log;
+        fs->logbytes = bytes;
+        rc = 0;
+out:
+        free(buf);
+        sqlite3_finalize(st);
+        return rc;
+}
+
 /* The files of flow_gens, indexed; then the batches' views. */
 static int gens_load(struct ledger *lg, char *errstr, size_t errstr_size)
 {
@@ -606,7 +670,7 @@ static int gens_load(struct ledger *lg, char *errstr, size_t errstr_size)
                            errstr_size);
                 goto out;
         }
-        rc = 0;
+        rc = log_load(lg, errstr, errstr_size);
 out:
         sqlite3_finalize(st);
         return rc;
@@ -622,8 +686,10 @@ int ledger_flow_store_open(struct ledger *lg, char *errstr, size_t errstr_size)
         }
         if (topics_load(lg, errstr, errstr_size) ||
             gens_load(lg, errstr, errstr_size) ||
-            (!lg->readonly && ledger_idfiles_sweep(lg, LEDGER_IDFILE_FLOW,
-                                                   errstr, errstr_size))) {
+            (!lg->readonly && (ledger_idfiles_sweep(lg, LEDGER_IDFILE_FLOW,
+                                                    errstr, errstr_size) ||
+                               ledger_idfiles_sweep(lg, LEDGER_IDFILE_FLOWLOG,
+                                                    errstr, errstr_size)))) {
                 ledger_flow_store_free(lg);
                 return -1;
         }
@@ -813,6 +879,7 @@ void ledger_flow_store_begin(struct ledger *lg)
 
         fs->wn = 0;
         fs->closing = 0;
+        fs->wlogged = 0;
         gen_release(&fs->wgen);
 }
 
@@ -870,32 +937,38 @@ out:
         return rc;
 }
 
-/* Appends n views at v as batch rows of at most 65,536 views. */
-static int batch_put(struct ledger *lg, const unsigned char *v, size_t n,
-                     char *errstr, size_t errstr_size)
+/* Appends the transaction's views to the batches' log (a new one when
+ * the transaction closes the batches into a file, or there is none), made
+ * durable, and records its length in flow_log. */
+static int log_put(struct ledger *lg, char *errstr, size_t errstr_size)
 {
+        struct ledger_flow_store *fs = lg->fs;
         sqlite3_stmt *st = NULL;
-        size_t k, m;
-        int rc = -1;
+        size_t at = fs->closing || !fs->log ? 0 : fs->logbytes;
+        uint64_t log = fs->closing || !fs->log ? fs->log + 1 : fs->log;
+        int rc;
 
-        if (ledger_prepare(lg, "INSERT INTO flow_batches (views) VALUES (?1)",
+        if (fs->wn &&
+            ledger_idfile_append(lg, LEDGER_IDFILE_FLOWLOG, log, at, fs->w,
+                                 fs->wn * VIEW, errstr, errstr_size))
+                return -1;
+        if (ledger_prepare(lg,
+                           "INSERT OR REPLACE INTO flow_log (one, log, bytes) "
+                           "VALUES (1, ?1, ?2)",
                            &st, errstr, errstr_size))
                 return -1;
-        for (k = 0; k < n; k += m) {
-                m = n - k < 65536 ? n - k : 65536;
-                if (ledger_step_done(lg, st,
-                                     sqlite3_bind_blob(st, 1, v + k * VIEW,
-                                                       (int)(m * VIEW),
-                                                       SQLITE_STATIC),
-                                     "cannot write the flow batch", errstr,
-                                     errstr_size))
-                        goto out;
-                sqlite3_reset(st);
-        }
-        rc = 0;
-out:
+        rc = ledger_step_done(
+            lg, st,
+            sqlite3_bind_int64(st, 1, (int64_t)log) |
+                sqlite3_bind_int64(st, 2, (int64_t)(at + fs->wn * VIEW)),
+            "cannot write the flow log's row", errstr, errstr_size);
         sqlite3_finalize(st);
-        return rc;
+        if (rc)
+                return -1;
+        fs->wlog = log;
+        fs->wlogbytes = at + fs->wn * VIEW;
+        fs->wlogged = 1;
+        return 0;
 }
 
 int ledger_flow_store_flush(struct ledger *lg, char *errstr,
@@ -909,7 +982,7 @@ int ledger_flow_store_flush(struct ledger *lg, char *errstr,
                                           : LEDGER_FLOW_GEN_VIEWS) &&
             gen_close(lg, errstr, errstr_size))
                 return -1;
-        return batch_put(lg, fs->w, fs->wn, errstr, errstr_size);
+        return log_put(lg, errstr, errstr_size);
 }
 
 void ledger_flow_store_committed(struct ledger *lg)
@@ -922,6 +995,15 @@ void ledger_flow_store_committed(struct ledger *lg)
                 memset(&fs->wgen, 0, sizeof(fs->wgen));
                 b_clear(fs);
                 fs->closing = 0;
+        }
+        if (fs->wlogged) {
+                /* The batches closed into a file: their log goes. */
+                if (fs->log && fs->log != fs->wlog)
+                        ledger_idfile_unlink(lg, LEDGER_IDFILE_FLOWLOG,
+                                             fs->log);
+                fs->log = fs->wlog;
+                fs->logbytes = fs->wlogbytes;
+                fs->wlogged = 0;
         }
         if (fs->wn && b_add(fs, fs->w, fs->wn))
                 /* Out of memory: lookups would miss these, so the next
@@ -1132,7 +1214,7 @@ int ledger_flow_store_incarnate(struct ledger *lg, const char *topic,
                         snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
-        if (fs->wn && batch_put(lg, fs->w, fs->wn, errstr, errstr_size))
+        if (fs->wn && log_put(lg, errstr, errstr_size))
                 goto out;
         rc = 0;
 out:
@@ -1187,7 +1269,7 @@ int ledger_flow_store_legacy(struct ledger *lg,
                        errstr, errstr_size))
                 goto out;
         in_txn = 1;
-        if (batch_put(lg, fs->w, fs->wn, errstr, errstr_size) ||
+        if (log_put(lg, errstr, errstr_size) ||
             ledger_exec(lg,
                         "DELETE FROM flow_entries WHERE live IN (0, 1) AND "
                         "outcome NOT IN ('lost', 'duplicated', "

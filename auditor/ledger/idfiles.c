@@ -27,10 +27,11 @@
 
 #include "../../base/kconf.h"
 #include "../../base/le.h"
+#include "../../base/log.h"
 #include "internal.h"
 
 /* The file name suffix of each enum ledger_idfile_kind. */
-static const char *const idfile_suffix[] = {".ids", ".flow"};
+static const char *const idfile_suffix[] = {".ids", ".flow", ".flowlog"};
 
 /* "<dir>/<gen><suffix>" into buf; -1 (and why in errstr, when given) if
  * it does not fit. */
@@ -205,6 +206,61 @@ fail:
         if (fd >= 0)
                 close(fd);
         return -1;
+}
+
+int ledger_idfile_append(struct ledger *lg, enum ledger_idfile_kind kind,
+                         uint64_t gen, size_t at, const unsigned char *blob,
+                         size_t len, char *errstr, size_t errstr_size)
+{
+        char path[4096];
+        size_t done = 0;
+        int fd = -1, rc;
+
+        if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
+                        errstr_size))
+                return -1;
+        /* At 0 a new file: a leftover of the same number (its commit never
+         * made) is emptied. */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (at ? 0 : O_TRUNC),
+                  0644);
+        if (fd < 0)
+                goto fail;
+        while (done < len) {
+                ssize_t n = pwrite(fd, blob + done, len - done,
+                                   (off_t)(at + done));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        if (!n)
+                                errno = EIO;
+                        goto fail;
+                }
+                done += (size_t)n;
+        }
+        if (fdatasync(fd))
+                goto fail;
+        rc = close(fd);
+        fd = -1;
+        if (rc)
+                goto fail;
+        return at ? 0 : dir_sync(lg, errstr, errstr_size);
+fail:
+        snprintf(errstr, errstr_size, "cannot write %s: %s", path,
+                 strerror(errno));
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
+void ledger_idfile_unlink(const struct ledger *lg,
+                          enum ledger_idfile_kind kind, uint64_t gen)
+{
+        char path[4096];
+
+        if (!idfile_path(lg, kind, gen, path, sizeof(path), NULL, 0) &&
+            unlink(path) && errno != ENOENT)
+                log_warn("cannot remove %s: %s (removed at the next load)",
+                         path, strerror(errno));
 }
 
 int ledger_idfile_write(struct ledger *lg, uint64_t gen,
@@ -460,6 +516,7 @@ int ledger_idfiles_sweep(struct ledger *lg, enum ledger_idfile_kind kind,
             "SELECT 1 FROM msgid_gens WHERE gen = ?1 AND file_bytes IS NOT "
             "NULL",
             "SELECT 1 FROM flow_gens WHERE gen = ?1",
+            "SELECT 1 FROM flow_log WHERE log = ?1",
         };
         sqlite3_stmt *st = NULL;
         char path[4096];

@@ -280,8 +280,10 @@ void ledger_chunk_bound(const struct dedup_id *id, int64_t *h1, int64_t *h2);
  * (a commit unlinks the files the transaction dropped), ledger_rollback()
  * ends a failed transaction if one is open (its drops stay). */
 enum ledger_idfile_kind {
-        LEDGER_IDFILE_IDS,  /* "<gen>.ids": an id window's generation */
-        LEDGER_IDFILE_FLOW, /* "<gen>.flow": flow entries (flow_store.c) */
+        LEDGER_IDFILE_IDS,     /* "<gen>.ids": an id window's generation */
+        LEDGER_IDFILE_FLOW,    /* "<gen>.flow": flow entries (flow_store.c) */
+        LEDGER_IDFILE_FLOWLOG, /* "<log>.flowlog": the flow store's
+                                  batches (flow_store.c) */
 };
 int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
                         size_t errstr_size);
@@ -294,6 +296,14 @@ int ledger_idfiles_init(struct ledger *lg, const char *path, char *errstr,
 int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
                          uint64_t gen, const unsigned char *blob, size_t len,
                          char *errstr, size_t errstr_size);
+/* append: writes blob at offset at of kind's file gen (created, or
+ * emptied, when at is 0) and makes it durable; unlink: removes kind's
+ * file gen (a failure is logged: the next load's sweep removes it). */
+int ledger_idfile_append(struct ledger *lg, enum ledger_idfile_kind kind,
+                         uint64_t gen, size_t at, const unsigned char *blob,
+                         size_t len, char *errstr, size_t errstr_size);
+void ledger_idfile_unlink(const struct ledger *lg,
+                          enum ledger_idfile_kind kind, uint64_t gen);
 void *ledger_idfile_map(const struct ledger *lg, enum ledger_idfile_kind kind,
                         uint64_t gen, size_t bytes, char *errstr,
                         size_t errstr_size);
