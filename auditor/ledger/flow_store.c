@@ -388,26 +388,82 @@ static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
 /* Latest views, in id order                                           */
 /* ------------------------------------------------------------------ */
 
-static int view_cmp(const void *a, const void *b)
+struct view_key {
+        uint64_t lo, hi;
+        size_t k; /* its place in the batches */
+};
+
+static int key_less(const struct view_key *x, const struct view_key *y)
 {
-        return id_cmp(a, b);
+        return x->lo < y->lo || (x->lo == y->lo && x->hi < y->hi);
 }
 
-/* The batches' latest views, copied and sorted by id. */
+/* Sorts the n keys at a by id, with tmp (room for n): a counting pass on
+ * the top 16 bits of lo (ids are hashes: a few keys per bucket), then
+ * insertion within each bucket.  0, or -1 (out of memory). */
+static int keys_sort(struct view_key *a, struct view_key *tmp, size_t n)
+{
+        size_t *at = calloc(65537, sizeof(*at)), k, b;
+
+        if (!at)
+                return -1;
+        for (k = 0; k < n; k++)
+                at[(a[k].lo >> 48) + 1]++;
+        for (b = 1; b <= 65536; b++)
+                at[b] += at[b - 1];
+        for (k = 0; k < n; k++)
+                tmp[at[a[k].lo >> 48]++] = a[k];
+        /* at[b] is now where bucket b ends. */
+        for (b = 0, k = 0; b < 65536; b++) {
+                size_t end = at[b], i;
+                for (i = k + 1; i < end; i++) {
+                        struct view_key x = tmp[i];
+                        size_t j = i;
+                        for (; j > k && key_less(&x, &tmp[j - 1]); j--)
+                                tmp[j] = tmp[j - 1];
+                        tmp[j] = x;
+                }
+                k = end;
+        }
+        memcpy(a, tmp, n * sizeof(*a));
+        free(at);
+        return 0;
+}
+
+/* The batches' latest views, copied and sorted by id.  Sorted as keys,
+ * then copied once: qsort moving the 128-byte views themselves was 12 %
+ * of a flow scan's samples (view_cmp, msort, memmove), qsort of the keys
+ * still 5 %. */
 static int b_latest(const struct ledger_flow_store *fs, unsigned char **out,
                     size_t *n)
 {
         size_t k, m = 0;
         unsigned char *v = malloc((fs->bn ? fs->bn : 1) * VIEW);
+        struct view_key *keys = malloc((fs->bn ? fs->bn : 1) * 2 *
+                                       sizeof(*keys));
 
-        if (!v)
+        if (!v || !keys) {
+                free(v);
+                free(keys);
                 return -1;
+        }
         for (k = 0; k < fs->bn; k++) {
                 const unsigned char *p = fs->b + k * VIEW;
-                if (fs->bslots[b_slot(fs, v_lo(p), v_hi(p))] == k + 1)
-                        memcpy(v + m++ * VIEW, p, VIEW);
+                uint64_t lo = v_lo(p), hi = v_hi(p);
+                if (fs->bslots[b_slot(fs, lo, hi)] == k + 1) {
+                        keys[m].lo = lo;
+                        keys[m].hi = hi;
+                        keys[m++].k = k;
+                }
         }
-        qsort(v, m, VIEW, view_cmp);
+        if (keys_sort(keys, keys + fs->bn, m)) {
+                free(v);
+                free(keys);
+                return -1;
+        }
+        for (k = 0; k < m; k++)
+                memcpy(v + k * VIEW, fs->b + keys[k].k * VIEW, VIEW);
+        free(keys);
         *out = v;
         *n = m;
         return 0;
