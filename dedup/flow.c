@@ -111,6 +111,28 @@ static uint32_t h_find(const struct dedup_flow *fl, const struct dedup_id *id,
         return NIL;
 }
 
+void dedup_flow_prefetch(const struct dedup_flow *fl,
+                         const struct dedup_id *id, int stage)
+{
+        size_t s;
+        uint32_t v;
+
+        if (!fl->nslots)
+                return;
+        s = (size_t)id->lo & (fl->nslots - 1);
+        if (!stage) {
+                __builtin_prefetch(&fl->slots[s]);
+                return;
+        }
+        v = fl->slots[s];
+        if (!v)
+                return;
+        if (stage == 1)
+                __builtin_prefetch(&fl->ents[v - 1]);
+        else
+                __builtin_prefetch(fl->arena + fl->ents[v - 1].idpos);
+}
+
 static void h_put(struct dedup_flow *fl, uint32_t i)
 {
         size_t mask = fl->nslots - 1, s = h_home(&fl->ents[i], mask);

@@ -243,6 +243,14 @@ void dedup_flow_stats_get(const struct dedup_flow *fl,
 void dedup_flow_outstanding(const struct dedup_flow *fl, uint64_t *pending,
                             uint64_t *awaiting);
 
+/* A hint, no effect on the state: brings the memory a read of id will
+ * touch towards the cache, a few records ahead of it (the table is
+ * larger than any cache: each read misses on its slot, its entry and its
+ * bytes).  Stage 0 the slot; stage 1, some records later, the entry the
+ * slot names; stage 2, later still, the entry's id bytes. */
+void dedup_flow_prefetch(const struct dedup_flow *fl,
+                         const struct dedup_id *id, int stage);
+
 /* Calls cb for every live entry whose outcome is o (any when o is
  * DEDUP_FLOW__OUTCOMES), in arrival order; cb returning non-zero stops. */
 typedef int(dedup_flow_cb)(void *opaque, const struct dedup_flow_view *v);

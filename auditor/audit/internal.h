@@ -282,8 +282,15 @@ struct audit_rec {
  * classified (topics, the --dedup-key settings): safe on any thread. */
 void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
                         struct audit_rec *r);
-/* Starts loading the id window's memory that classifying r will read. */
+/* Starts loading the id window's memory that classifying r will read
+ * (and the flow's: its slot). */
 void audit_record_prefetch(const struct audit *a, const struct audit_rec *r);
+/* Without helpers: before the verdict of msgs[k] (of n), parses the
+ * record a few ahead of it into recs (at k = 0 the first few) and starts
+ * loading what the verdicts of the next ones will read.  Every record is
+ * parsed by the time its verdict comes. */
+void audit_record_ahead(const struct audit *a, rd_kafka_message_t **msgs,
+                        struct audit_rec *recs, size_t n, size_t k);
 /* The verdict of rkm, parsed into r (NULL: parsed here). */
 void audit_message(struct audit *a, rd_kafka_message_t *rkm,
                    struct audit_rec *r, int64_t now, int *fatal, char *errstr,

@@ -437,10 +437,12 @@ int audit_run(struct audit *a, char *errstr, size_t errstr_size)
                                         audit_record_prefetch(
                                             a,
                                             &recs[k + AUDIT_PREFETCH_AHEAD]);
+                        } else {
+                                audit_record_ahead(a, msgs, recs, (size_t)n,
+                                                   (size_t)k);
                         }
-                        audit_message(a, msgs[k],
-                                      pooled || preparsed ? &recs[k] : NULL,
-                                      now, &fatal, errstr, errstr_size);
+                        audit_message(a, msgs[k], &recs[k], now, &fatal,
+                                      errstr, errstr_size);
                 }
                 /* Every record parsed (some may be left after a fatal
                  * error); the helpers may still be freeing the last

@@ -143,8 +143,48 @@ void audit_record_parse(const struct audit *a, const rd_kafka_message_t *rkm,
 
 void audit_record_prefetch(const struct audit *a, const struct audit_rec *r)
 {
-        if (r->part != AUDIT_REC_NONE)
-                dedup_tracker_prefetch(a->tr, r->part, &r->h);
+        if (r->part == AUDIT_REC_NONE)
+                return;
+        dedup_tracker_prefetch(a->tr, r->part, &r->h);
+        if (a->flow && r->h.id_hashed)
+                dedup_flow_prefetch(a->flow, &r->h.id_hash, 0);
+}
+
+/* How far ahead of its verdict audit_record_ahead() parses a record. */
+#define AUDIT_PARSE_AHEAD 12
+
+static void rec_flow_stage(const struct audit *a, const struct audit_rec *r,
+                           int stage)
+{
+        if (r->part != AUDIT_REC_NONE && r->h.id_hashed)
+                dedup_flow_prefetch(a->flow, &r->h.id_hash, stage);
+}
+
+void audit_record_ahead(const struct audit *a, rd_kafka_message_t **msgs,
+                        struct audit_rec *recs, size_t n, size_t k)
+{
+        size_t j;
+
+        if (!k)
+                for (j = 0; j < n && j < AUDIT_PARSE_AHEAD; j++) {
+                        audit_record_parse(a, msgs[j], &recs[j]);
+                        audit_record_prefetch(a, &recs[j]);
+                }
+        j = k + AUDIT_PARSE_AHEAD;
+        if (j < n) {
+                audit_record_parse(a, msgs[j], &recs[j]);
+                audit_record_prefetch(a, &recs[j]);
+                /* audit_message() reads the message (offset, partition). */
+                __builtin_prefetch(msgs[j]);
+        }
+        if (!a->flow)
+                return;
+        /* The flow's table takes three misses in a row: each started once
+         * the one before it has had time to land. */
+        if ((j = k + AUDIT_PARSE_AHEAD * 2 / 3) < n)
+                rec_flow_stage(a, &recs[j], 1);
+        if ((j = k + AUDIT_PARSE_AHEAD / 3) < n)
+                rec_flow_stage(a, &recs[j], 2);
 }
 
 static void audit_record(struct audit *a, struct ledger_part *lp,
