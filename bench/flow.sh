@@ -97,12 +97,13 @@ echo "rep,tool,records,seconds,records_per_s,max_rss_kib,cpu_seconds" >"$runs"
 total=$((2 * records))
 
 # The flow's part of ledger $1, in bytes: its tables' pages (dbstat) and
-# its files (<ledger>-ids/*.flow); empty when sqlite3 has no dbstat.
+# its files (<ledger>-ids/*.flow, and the batches' log *.flowlog); empty
+# when sqlite3 has no dbstat.
 flow_bytes=""
 flow_ledger_bytes() {
   local t f=0 x
   t=$(sqlite3 "$1" "SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'flow%'" 2>/dev/null) || return 0
-  for x in "$1"-ids/*.flow; do
+  for x in "$1"-ids/*.flow "$1"-ids/*.flowlog; do
     [ -f "$x" ] && f=$((f + $(stat -c %s "$x")))
   done
   echo $((t + f))
@@ -181,7 +182,7 @@ done
 bench_out ""
 bench_out "flow/kcat = $(awk -v a="${med[flow]}" -v b="${med[kcat]}" 'BEGIN { printf "%.2f", a / b }') (records/s); flow/plain = $(awk -v a="${med[flow]}" -v b="${med[plain]}" 'BEGIN { printf "%.2f", a / b }'); CPU s flow - plain = $(awk -v a="${cpu_med[flow]}" -v b="${cpu_med[plain]}" 'BEGIN { printf "%.2f", a - b }')"
 [ -z "$flow_bytes" ] ||
-  bench_out "the flow's part of the ledger after a flow scan: $(bench_fmt "$flow_bytes") bytes, $(awk -v b="$flow_bytes" -v n="$records" 'BEGIN { printf "%.0f", b / n }') bytes per source id (its flow_* tables' pages and its .flow files)"
+  bench_out "the flow's part of the ledger after a flow scan: $(bench_fmt "$flow_bytes") bytes, $(awk -v b="$flow_bytes" -v n="$records" 'BEGIN { printf "%.0f", b / n }') bytes per source id (its flow_* tables' pages, its .flow files and its log)"
 bench_out "(eosaudit produce wrote the source at $(bench_fmt "$prod_rps") records/s, eosaudit process copied it at $(bench_fmt "$proc_rps") records/s)"
 bench_out "load average at end: $(bench_load)"
 
