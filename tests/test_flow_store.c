@@ -592,6 +592,39 @@ static int64_t log_path(const char *path, char *f, size_t size)
         return log;
 }
 
+/* Events [0, k) of the script into a fresh ledger at path, committed and
+ * closed; their figures into at_k. */
+static void run_to(struct fx *fx, const char *path, size_t k,
+                   struct dedup_flow_stats *at_k)
+{
+        struct run r;
+
+        assert_int_equal(run_open(fx, path, &r), 0);
+        play(fx, path, &r, 0, k, 0);
+        dedup_flow_stats_get(r.fl, at_k);
+        run_close(&r);
+}
+
+/* Reopens the ledger at path, which must hold at_k, and plays the rest of
+ * the script: the oracle's figures, before and after another restart. */
+static void run_rest(struct fx *fx, const char *path, size_t k,
+                     const struct dedup_flow_stats *at_k,
+                     const struct dedup_flow_stats *want)
+{
+        struct run r;
+
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, at_k);
+        play(fx, path, &r, k, nev, 0);
+        finish(r.fl);
+        assert_int_equal(commit(fx, &r), 0);
+        summary_eq(r.lg, want);
+        run_close(&r);
+        assert_int_equal(run_open(fx, path, &r), 0);
+        summary_eq(r.lg, want);
+        run_close(&r);
+}
+
 /* A commit that wrote its views to the log and died before its
  * transaction committed leaves bytes past the length flow_log says: a
  * restart reads none of them, and the next commit writes over them. */
@@ -605,20 +638,13 @@ static void test_store_log_tail(void **state)
         char f[160];
         int64_t bytes;
         size_t i;
-        struct run r;
         FILE *fp;
 
         oracle(&want);
-        assert_int_equal(run_open(fx, path, &r), 0);
-        play(fx, path, &r, 0, k, 0);
-        dedup_flow_stats_get(r.fl, &at_k);
-        run_close(&r);
+        run_to(fx, path, k, &at_k);
         bytes = db_int(path, "SELECT bytes FROM flow_log");
         assert_true(bytes > 0);
-        log_path(path, f, sizeof(f));
-        assert_int_equal(log_size(path, db_int(path, "SELECT log FROM "
-                                                     "flow_log")),
-                         bytes);
+        assert_int_equal(log_size(path, log_path(path, f, sizeof(f))), bytes);
         /* Views that would count if read: the log's first three, made
          * held, lost (source seen, due, no copy) and later than all. */
         fp = fopen(f, "rb");
@@ -636,21 +662,11 @@ static void test_store_log_tail(void **state)
         assert_int_equal(fwrite(junk, 1, sizeof(junk), fp), sizeof(junk));
         assert_int_equal(fclose(fp), 0);
 
-        assert_int_equal(run_open(fx, path, &r), 0);
-        summary_eq(r.lg, &at_k);
-        play(fx, path, &r, k, nev, 0);
-        finish(r.fl);
-        assert_int_equal(commit(fx, &r), 0);
-        summary_eq(r.lg, &want);
-        run_close(&r);
+        run_rest(fx, path, k, &at_k, &want);
         /* Whatever log is current holds exactly what its row says. */
         assert_int_equal(log_size(path, db_int(path, "SELECT log FROM "
                                                      "flow_log")),
                          db_int(path, "SELECT bytes FROM flow_log"));
-        /* A restart after the end restores the same figures. */
-        assert_int_equal(run_open(fx, path, &r), 0);
-        summary_eq(r.lg, &want);
-        run_close(&r);
 }
 
 /* A ledger from before the log (schema 0016 and 0017) kept its batches as
@@ -666,14 +682,10 @@ static void test_store_batches_blob(void **state)
         sqlite3 *db = NULL;
         unsigned char *blob;
         char f[160];
-        struct run r;
         FILE *fp;
 
         oracle(&want);
-        assert_int_equal(run_open(fx, path, &r), 0);
-        play(fx, path, &r, 0, k, 0);
-        dedup_flow_stats_get(r.fl, &at_k);
-        run_close(&r);
+        run_to(fx, path, k, &at_k);
         /* The log's views as one blob row, as 0016 wrote them. */
         log_path(path, f, sizeof(f));
         len = (size_t)db_int(path, "SELECT bytes FROM flow_log");
@@ -702,19 +714,10 @@ static void test_store_batches_blob(void **state)
         free(blob);
         assert_int_equal(unlink(f), 0);
 
-        assert_int_equal(run_open(fx, path, &r), 0);
-        summary_eq(r.lg, &at_k);
-        play(fx, path, &r, k, nev, 0);
-        finish(r.fl);
-        assert_int_equal(commit(fx, &r), 0);
-        summary_eq(r.lg, &want);
-        run_close(&r);
+        run_rest(fx, path, k, &at_k, &want);
         /* Closed into files since: the blob is gone, a log took over. */
         assert_int_equal(db_int(path, "SELECT count(*) FROM flow_batches"), 0);
         assert_int_equal(log_files(path), 1);
-        assert_int_equal(run_open(fx, path, &r), 0);
-        summary_eq(r.lg, &want);
-        run_close(&r);
 }
 
 /* A flow_entries row as a ledger from before the packed store wrote it. */

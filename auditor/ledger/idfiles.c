@@ -170,42 +170,8 @@ int ledger_idfile_create(struct ledger *lg, enum ledger_idfile_kind kind,
                          uint64_t gen, const unsigned char *blob, size_t len,
                          char *errstr, size_t errstr_size)
 {
-        char path[4096];
-        size_t done = 0;
-        int fd = -1, rc = -1;
-
-        if (idfile_path(lg, kind, gen, path, sizeof(path), errstr,
-                        errstr_size))
-                return -1;
-        /* A leftover of the same number (written, its commit never made)
-         * is overwritten. */
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                goto fail;
-        while (done < len) {
-                ssize_t n = write(fd, blob + done, len - done);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        if (!n)
-                                errno = EIO;
-                        goto fail;
-                }
-                done += (size_t)n;
-        }
-        if (fdatasync(fd))
-                goto fail;
-        rc = close(fd);
-        fd = -1;
-        if (rc)
-                goto fail;
-        return dir_sync(lg, errstr, errstr_size);
-fail:
-        snprintf(errstr, errstr_size, "cannot write ledger ids to %s: %s",
-                 path, strerror(errno));
-        if (fd >= 0)
-                close(fd);
-        return -1;
+        return ledger_idfile_append(lg, kind, gen, 0, blob, len, errstr,
+                                    errstr_size);
 }
 
 int ledger_idfile_append(struct ledger *lg, enum ledger_idfile_kind kind,
@@ -245,7 +211,7 @@ int ledger_idfile_append(struct ledger *lg, enum ledger_idfile_kind kind,
                 goto fail;
         return at ? 0 : dir_sync(lg, errstr, errstr_size);
 fail:
-        snprintf(errstr, errstr_size, "cannot write %s: %s", path,
+        snprintf(errstr, errstr_size, "cannot write ledger file %s: %s", path,
                  strerror(errno));
         if (fd >= 0)
                 close(fd);
