@@ -61,6 +61,11 @@ struct flow_key {
         uint32_t key, part;
 };
 
+struct view_key {
+        uint64_t lo, hi;
+        size_t k; /* its place in the batches */
+};
+
 struct ledger_flow_store {
         /* tid -> topic, as flow_topics holds them */
         char **topics;
@@ -83,6 +88,11 @@ struct ledger_flow_store {
         size_t wn, wcap;
         int closing; /* the transaction closes the batches into a file */
         struct flow_gen wgen;
+        /* b_latest()'s views and keys: kept for the next close (fresh
+         * pages for each were 3 % of a flow scan's samples) */
+        unsigned char *lv;
+        struct view_key *lk;
+        size_t lcap;
         /* the batches' log: its number (0: none yet) and the length its
          * flow_log row says; what the open transaction makes them
          * (wlogged: it wrote the row) */
@@ -388,11 +398,6 @@ static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
 /* Latest views, in id order                                           */
 /* ------------------------------------------------------------------ */
 
-struct view_key {
-        uint64_t lo, hi;
-        size_t k; /* its place in the batches */
-};
-
 static int key_less(const struct view_key *x, const struct view_key *y)
 {
         return x->lo < y->lo || (x->lo == y->lo && x->hi < y->hi);
@@ -430,41 +435,40 @@ static int keys_sort(struct view_key *a, struct view_key *tmp, size_t n)
         return 0;
 }
 
-/* The batches' latest views, copied and sorted by id.  Sorted as keys,
- * then copied once: qsort moving the 128-byte views themselves was 12 %
- * of a flow scan's samples (view_cmp, msort, memmove), qsort of the keys
- * still 5 %. */
-static int b_latest(const struct ledger_flow_store *fs, unsigned char **out,
+/* The batches' latest views, copied and sorted by id, into *out (the
+ * store's: valid until the next call).  Sorted as keys, then copied once:
+ * qsort moving the 128-byte views themselves was 12 % of a flow scan's
+ * samples (view_cmp, msort, memmove), qsort of the keys still 5 %. */
+static int b_latest(struct ledger_flow_store *fs, unsigned char **out,
                     size_t *n)
 {
         size_t k, m = 0;
-        unsigned char *v = malloc((fs->bn ? fs->bn : 1) * VIEW);
-        struct view_key *keys = malloc((fs->bn ? fs->bn : 1) * 2 *
-                                       sizeof(*keys));
 
-        if (!v || !keys) {
-                free(v);
-                free(keys);
-                return -1;
+        if (fs->bn > fs->lcap) {
+                unsigned char *v = realloc(fs->lv, fs->bn * VIEW);
+                struct view_key *keys;
+                if (v)
+                        fs->lv = v;
+                keys = realloc(fs->lk, fs->bn * 2 * sizeof(*keys));
+                if (!v || !keys)
+                        return -1;
+                fs->lk = keys;
+                fs->lcap = fs->bn;
         }
         for (k = 0; k < fs->bn; k++) {
                 const unsigned char *p = fs->b + k * VIEW;
                 uint64_t lo = v_lo(p), hi = v_hi(p);
                 if (fs->bslots[b_slot(fs, lo, hi)] == k + 1) {
-                        keys[m].lo = lo;
-                        keys[m].hi = hi;
-                        keys[m++].k = k;
+                        fs->lk[m].lo = lo;
+                        fs->lk[m].hi = hi;
+                        fs->lk[m++].k = k;
                 }
         }
-        if (keys_sort(keys, keys + fs->bn, m)) {
-                free(v);
-                free(keys);
+        if (keys_sort(fs->lk, fs->lk + fs->bn, m))
                 return -1;
-        }
         for (k = 0; k < m; k++)
-                memcpy(v + k * VIEW, fs->b + keys[k].k * VIEW, VIEW);
-        free(keys);
-        *out = v;
+                memcpy(fs->lv + k * VIEW, fs->b + fs->lk[k].k * VIEW, VIEW);
+        *out = fs->lv;
         *n = m;
         return 0;
 }
@@ -533,7 +537,6 @@ out:
                         ledger_idfile_unmap((void *)map[k], fs->gens[k].bytes);
         free(map);
         free(at);
-        free(bv);
         return rc;
 }
 
@@ -560,6 +563,8 @@ void ledger_flow_store_free(struct ledger *lg)
         free(fs->gens);
         gen_release(&fs->wgen);
         free(fs->w);
+        free(fs->lv);
+        free(fs->lk);
         free(fs);
         lg->fs = NULL;
 }
@@ -989,7 +994,6 @@ static int gen_close(struct ledger *lg, char *errstr, size_t errstr_size)
         rc = 0;
 out:
         sqlite3_finalize(st);
-        free(v);
         return rc;
 }
 
