@@ -447,16 +447,22 @@ static void flow_say(struct audit *a, int64_t now)
  */
 #define FLOW_TS_AHEAD_MS 1000
 #define FLOW_TS_IDLE_MS 1000
+/* Sinks held so read no copies: the sources they wait for run on, past a
+ * quarter of the bound (reading them first is what lets their copies,
+ * later in the records' time, meet them), up to half of it; then they
+ * are held as the bound says, and the sinks go. */
+#define FLOW_HOLD_TS_AT(max) ((max) / 2)
 
-/* Whether a part of role has records to read now (not at its end). */
-static int side_reading(const struct audit *a, int role)
+/* Whether a part of role has records to read now (not at its end); a
+ * sink part held in the records' time (ts_pace()) counts if ts_held. */
+static int side_reading(const struct audit *a, int role, int ts_held)
 {
         uint32_t p;
 
         for (p = 0; p < a->nparts; p++)
                 if (a->rt[p].flow_role == role && !a->rt[p].done &&
                     !a->rt[p].eof && !a->rt[p].flow_held &&
-                    !a->rt[p].flow_ts_held)
+                    (ts_held || !a->rt[p].flow_ts_held))
                         return 1;
         return 0;
 }
@@ -612,17 +618,19 @@ static void flow_pace(struct audit *a, int64_t now)
         dedup_flow_outstanding(a->flow, &src, &snk);
         if (a->fls.held_role == AUDIT_FLOW_SOURCE) {
                 if (src <= FLOW_FREE_AT(max) ||
-                    !side_reading(a, AUDIT_FLOW_SINK))
+                    !side_reading(a, AUDIT_FLOW_SINK, 1))
                         side_free(a, now);
         } else if (a->fls.held_role == AUDIT_FLOW_SINK) {
                 if (snk <= FLOW_FREE_AT(max) ||
-                    !side_reading(a, AUDIT_FLOW_SOURCE))
+                    !side_reading(a, AUDIT_FLOW_SOURCE, 0))
                         side_free(a, now);
         } else if (src > FLOW_HOLD_AT(max) &&
-                   side_reading(a, AUDIT_FLOW_SINK)) {
+                   (side_reading(a, AUDIT_FLOW_SINK, 0) ||
+                    (src > FLOW_HOLD_TS_AT(max) &&
+                     side_reading(a, AUDIT_FLOW_SINK, 1)))) {
                 side_hold(a, AUDIT_FLOW_SOURCE);
         } else if (snk > FLOW_HOLD_AT(max) &&
-                   side_reading(a, AUDIT_FLOW_SOURCE)) {
+                   side_reading(a, AUDIT_FLOW_SOURCE, 0)) {
                 side_hold(a, AUDIT_FLOW_SINK);
         }
 }
