@@ -815,7 +815,8 @@ void dedup_flow_tick(struct dedup_flow *fl)
                         while (fl->plists[p].head != NIL &&
                                src_aged(fl, fl->plists[p].head))
                                 make_due(fl, fl->plists[p].head);
-        while (fl->awaiting.head != NIL && sink_aged(fl, fl->awaiting.head))
+        while (!fl->conf.sinks_at_finish && fl->awaiting.head != NIL &&
+               sink_aged(fl, fl->awaiting.head))
                 make_due(fl, fl->awaiting.head);
 }
 

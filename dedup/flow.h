@@ -40,7 +40,11 @@
  * due_records records or due_ms ms (records' time) past it
  * (dedup_flow_tick(); a heuristic: a slow processor reads as loss).
  * A sink-only entry ages (turns UNEXPECTED) once the sources have moved
- * due_records records or due_ms ms past it, and at dedup_flow_finish().
+ * due_records records or due_ms ms past it, and at dedup_flow_finish()
+ * (there only, with sinks_at_finish: in a scan whose sinks run ahead of
+ * their sources, aging by the sources' progress judged copies unexpected
+ * whose sources were still to be read, each an evidence row written and
+ * taken back).
  *
  * Counting: delivered, lost, duplicated and pending count source ids (a
  * repeated source id is one entry, counted in source_repeats: the
@@ -125,6 +129,10 @@ struct dedup_flow_config {
         int by_frontier;      /* due by dedup_flow_frontier() only */
         uint64_t due_records; /* 0: not by records */
         int64_t due_ms;       /* 0: not by time */
+        int sinks_at_finish;  /* sink-only entries age at
+                                 dedup_flow_finish() only (a scan, which
+                                 reads every sink to its end first), not
+                                 by due_records/due_ms */
 };
 
 void dedup_flow_config_defaults(struct dedup_flow_config *c);

@@ -276,6 +276,9 @@ int audit_flow_setup(struct audit *a, char *errstr, size_t errstr_size)
                 a->fls.fr_name = a->conf.processor_offsets_topic;
         }
         fc.by_frontier = a->fls.fr != NULL;
+        /* A scan reads every sink to its end before it judges what it
+         * found no source for (audit_flow_end()). */
+        fc.sinks_at_finish = !a->conf.follow;
         a->flow = dedup_flow_new(&fc);
         a->fls.pend = calloc(a->nparts ? a->nparts : 1, sizeof(int64_t));
         if (!a->flow || !a->fls.pend) {
