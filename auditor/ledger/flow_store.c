@@ -83,6 +83,12 @@ struct ledger_flow_store {
         /* the files, oldest first */
         struct flow_gen *gens;
         size_t ngens, gcap;
+        /* one Bloom filter over every file's ids (8 bits per view;
+         * nfb words, a power of two; 0: none), so that an id in no file,
+         * every new one, costs one probe, not one per file; fbviews: the
+         * views in it */
+        uint64_t *fb;
+        size_t nfb, fbviews;
         /* what the open transaction adds (committed: kept) */
         unsigned char *w;
         size_t wn, wcap;
@@ -336,6 +342,76 @@ static int gen_index(struct flow_gen *g, const unsigned char *p, size_t n)
         return 0;
 }
 
+/* The files' filter: its word and bits for (lo, hi), apart from the
+ * files' own (gen_index()). */
+static uint64_t fb_bits(uint64_t lo)
+{
+        return bloom_bits(lo >> 40);
+}
+
+static int fb_maybe(const struct ledger_flow_store *fs, uint64_t lo,
+                    uint64_t hi)
+{
+        uint64_t want = fb_bits(lo);
+
+        return !fs->nfb || (fs->fb[hi & (fs->nfb - 1)] & want) == want;
+}
+
+static void fb_put(struct ledger_flow_store *fs, const unsigned char *v,
+                   size_t n)
+{
+        size_t k;
+
+        for (k = 0; k < n; k++)
+                fs->fb[v_hi(v + k * VIEW) & (fs->nfb - 1)] |= fb_bits(
+                    v_lo(v + k * VIEW));
+        fs->fbviews += n;
+}
+
+/* Adds the n views at v, a file's, to the files' filter: made larger (and
+ * filled again from the files) when they pass 8 bits a view.  When it
+ * cannot be (out of memory, a file unreadable), there is none: every
+ * file's own filter is probed again, nothing is missed. */
+static void fb_add(struct ledger *lg, const unsigned char *v, size_t n)
+{
+        struct ledger_flow_store *fs = lg->fs;
+        size_t want = fs->fbviews + n, nw = 1, g;
+        char err[256];
+
+        if (fs->nfb && want <= fs->nfb * 8) {
+                fb_put(fs, v, n);
+                return;
+        }
+        if (fs->fbviews && !fs->nfb)
+                return; /* given up */
+        while (nw * 8 < want * 2)
+                nw *= 2;
+        free(fs->fb);
+        fs->fbviews = 0;
+        if (!(fs->fb = calloc(nw, sizeof(*fs->fb))))
+                goto none;
+        fs->nfb = nw;
+        for (g = 0; g < fs->ngens; g++) {
+                const unsigned char *map;
+                if (!fs->gens[g].bytes)
+                        continue;
+                map = ledger_idfile_map(lg, LEDGER_IDFILE_FLOW,
+                                        fs->gens[g].gen, fs->gens[g].bytes,
+                                        err, sizeof(err));
+                if (!map)
+                        goto none;
+                fb_put(fs, map, fs->gens[g].n);
+                ledger_idfile_unmap((void *)map, fs->gens[g].bytes);
+        }
+        fb_put(fs, v, n);
+        return;
+none:
+        free(fs->fb);
+        fs->fb = NULL;
+        fs->nfb = 0;
+        fs->fbviews = 1; /* given up */
+}
+
 static void gen_release(struct flow_gen *g)
 {
         if (g->fd >= 0 && g->lo)
@@ -565,6 +641,7 @@ void ledger_flow_store_free(struct ledger *lg)
         free(fs->w);
         free(fs->lv);
         free(fs->lk);
+        free(fs->fb);
         free(fs);
         lg->fs = NULL;
 }
@@ -683,6 +760,7 @@ static int gens_load(struct ledger *lg, char *errstr, size_t errstr_size)
                 struct flow_gen g;
                 void *map = NULL;
                 int64_t n = sqlite3_column_int64(st, 1);
+                int bad;
                 memset(&g, 0, sizeof(g));
                 g.gen = (uint64_t)sqlite3_column_int64(st, 0);
                 g.bytes = (size_t)sqlite3_column_int64(st, 2);
@@ -696,7 +774,10 @@ static int gens_load(struct ledger *lg, char *errstr, size_t errstr_size)
                     !(map = ledger_idfile_map(lg, LEDGER_IDFILE_FLOW, g.gen,
                                               g.bytes, errstr, errstr_size)))
                         goto out;
-                if (gen_index(&g, map, (size_t)n) || gen_push(fs, &g)) {
+                bad = gen_index(&g, map, (size_t)n);
+                if (!bad) /* before the push: a refill reads the others */
+                        fb_add(lg, map, (size_t)n);
+                if (bad || gen_push(fs, &g)) {
                         ledger_idfile_unmap(map, g.bytes);
                         gen_release(&g);
                         snprintf(errstr, errstr_size, "out of memory");
@@ -974,6 +1055,9 @@ static int gen_close(struct ledger *lg, char *errstr, size_t errstr_size)
                 snprintf(errstr, errstr_size, "out of memory");
                 goto out;
         }
+        /* Before it commits: if it does not, the filter only says "maybe"
+         * for ids no file has. */
+        fb_add(lg, v, n);
         g->bytes = n * VIEW;
         if (ledger_idfile_create(lg, LEDGER_IDFILE_FLOW, g->gen, v, g->bytes,
                                  errstr, errstr_size) ||
@@ -1091,7 +1175,8 @@ int ledger_flow_store_find(struct ledger *lg, const struct dedup_id *id,
                 if (fs->bslots[s])
                         hit = fs->b + (fs->bslots[s] - 1) * VIEW;
         }
-        for (g = fs->ngens; !hit && g-- > 0;) {
+        for (g = fb_maybe(fs, id->lo, id->hi) ? fs->ngens : 0;
+             !hit && g-- > 0;) {
                 r = gen_find(lg, &fs->gens[g], id->lo, id->hi, p, errstr,
                              errstr_size);
                 if (r < 0)
