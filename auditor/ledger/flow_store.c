@@ -484,9 +484,11 @@ static int key_less(const struct view_key *x, const struct view_key *y)
  * insertion within each bucket.  0, or -1 (out of memory). */
 static int keys_sort(struct view_key *a, struct view_key *tmp, size_t n)
 {
-        size_t *at = calloc(65537, sizeof(*at)), k, b;
+        size_t *at, k, b;
 
-        if (!at)
+        if (!n)
+                return 0;
+        if (!(at = calloc(65537, sizeof(*at))))
                 return -1;
         for (k = 0; k < n; k++)
                 at[(a[k].lo >> 48) + 1]++;
