@@ -437,9 +437,9 @@ static void flow_say(struct audit *a, int64_t now)
  * those of every source partition still being read is ahead of the
  * sources: what it reads now are copies of records not read yet.  Each
  * becomes an entry awaiting its source, written to the ledger at the
- * next commit, aged unexpected (an evidence row, taken back when the
- * source comes) and written again: of a 2M-record flow scan, more than
- * 2.5 views per id.  Read after its source, a copy meets it in memory.
+ * next commit and again when its source comes (of a 2M-record flow scan
+ * that read its sinks first, 2.7 views per id, BENCHMARKS.md).  Read
+ * after its source, a copy meets it in memory.
  * So a sink part whose last record is more than FLOW_TS_AHEAD_MS later
  * than the earliest last record of the sources being read is paused,
  * and resumed once the sources are no more than FLOW_TS_AHEAD_MS / 2
