@@ -443,7 +443,7 @@ static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
 {
         unsigned char buf[2 * LEDGER_FLOW_STEP * VIEW];
         uint64_t want = bloom_bits(hi >> 24);
-        size_t first, cnt, i;
+        size_t first, cnt, i, done = 0, part;
 
         if (!g->n || (g->bloom[lo & (g->nbloom - 1)] & want) != want)
                 return 0;
@@ -452,20 +452,31 @@ static int gen_find(struct ledger *lg, struct flow_gen *g, uint64_t lo,
             (g->fd = ledger_idfile_open(lg, LEDGER_IDFILE_FLOW, g->gen, errstr,
                                         errstr_size)) < 0)
                 return -1;
-        if (ledger_idfile_pread_fd(g->fd, first * VIEW, buf, cnt * VIEW)) {
-                snprintf(errstr, errstr_size,
-                         "cannot read the ledger's flow file %llu: %s",
-                         (unsigned long long)g->gen, strerror(errno));
-                return -1;
-        }
-        for (i = 0; i < cnt; i++) {
-                const unsigned char *p = buf + i * VIEW;
-                if (v_lo(p) == lo && v_hi(p) == hi) {
-                        memcpy(out, p, VIEW);
-                        return 1;
+        /* The id lies in the step that starts below it, or is the next
+         * step's first: one step and one view are read, the rest of the
+         * span only if that view has the same lo (2 KiB instead of 4 per
+         * revival; the copy was 7 % of a reviving scan's samples). */
+        part = cnt < LEDGER_FLOW_STEP + 1 ? cnt : LEDGER_FLOW_STEP + 1;
+        while (done < cnt) {
+                if (ledger_idfile_pread_fd(g->fd, (first + done) * VIEW, buf,
+                                           part * VIEW)) {
+                        snprintf(errstr, errstr_size,
+                                 "cannot read the ledger's flow file %llu: "
+                                 "%s",
+                                 (unsigned long long)g->gen, strerror(errno));
+                        return -1;
                 }
-                if (v_lo(p) > lo)
-                        break;
+                for (i = 0; i < part; i++) {
+                        const unsigned char *p = buf + i * VIEW;
+                        if (v_lo(p) == lo && v_hi(p) == hi) {
+                                memcpy(out, p, VIEW);
+                                return 1;
+                        }
+                        if (v_lo(p) > lo)
+                                return 0;
+                }
+                done += part;
+                part = cnt - done;
         }
         return 0;
 }
